@@ -1,0 +1,101 @@
+// Shared CUDA state: the stream, the cuBLAS handle, device queries and the
+// counted allocator. One process-wide instance, made on first use.
+#include "cuda_util.h"
+
+#include <stdio.h>
+
+#include "../src/device.h"
+
+static cudaStream_t g_stream = nullptr;
+static cublasHandle_t g_cublas = nullptr;
+
+extern "C" int device_cuda_built(void) { return 1; }
+
+extern "C" int device_cuda_count(lc_error *why)
+{
+    int n = 0;
+    cudaError_t rc = cudaGetDeviceCount(&n);
+    if (rc != cudaSuccess) {
+        lc_error_set(why, "no CUDA device: %s", cudaGetErrorString(rc));
+        cudaGetLastError(); // clear the sticky status of the failed query
+        return 0;
+    }
+    if (n == 0)
+        lc_error_set(why, "no CUDA device");
+    return n;
+}
+
+extern "C" void device_cuda_describe(char *buf, size_t n)
+{
+    if (!n)
+        return;
+    buf[0] = '\0';
+    lc_error why;
+    if (device_cuda_count(&why) == 0)
+        return;
+    cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess)
+        return;
+    snprintf(buf, n, "%s, %d SMs, sm_%d%d, %.1f GiB", prop.name, prop.multiProcessorCount,
+             prop.major, prop.minor, (double)prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
+}
+
+extern "C" int lc_cuda_available(lc_error *why)
+{
+    return device_cuda_count(why) > 0 ? RUNNER_OK : RUNNER_UNSUPPORTED;
+}
+
+extern "C" cudaStream_t lc_cuda_stream(void)
+{
+    if (!g_stream && cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking) != cudaSuccess)
+        g_stream = nullptr;
+    return g_stream;
+}
+
+extern "C" cublasHandle_t lc_cublas_handle(lc_error *err)
+{
+    if (g_cublas)
+        return g_cublas;
+    cublasHandle_t h;
+    cublasStatus_t rc = cublasCreate(&h);
+    if (rc != CUBLAS_STATUS_SUCCESS) {
+        lc_error_set(err, "cublasCreate: %s", cublasGetStatusString(rc));
+        return nullptr;
+    }
+    // strict FP32: no TF32 tensor-op shortcuts in these runners
+    if ((rc = cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH)) != CUBLAS_STATUS_SUCCESS ||
+        (rc = cublasSetStream(h, lc_cuda_stream())) != CUBLAS_STATUS_SUCCESS) {
+        lc_error_set(err, "cuBLAS setup: %s", cublasGetStatusString(rc));
+        cublasDestroy(h);
+        return nullptr;
+    }
+    g_cublas = h;
+    return g_cublas;
+}
+
+extern "C" int lc_device_alloc(lc_device_pool *pool, void **ptr, size_t bytes, lc_error *err)
+{
+    *ptr = nullptr;
+    cudaError_t rc = cudaMalloc(ptr, bytes ? bytes : 1);
+    if (rc != cudaSuccess) {
+        cudaGetLastError();
+        *ptr = nullptr;
+        size_t free_b = 0, total_b = 0;
+        cudaMemGetInfo(&free_b, &total_b);
+        lc_error_set(err, "out of device memory: %zu bytes requested, %zu of %zu free (%s)", bytes,
+                     free_b, total_b, cudaGetErrorString(rc));
+        return RUNNER_ERROR;
+    }
+    pool->current += bytes;
+    if (pool->current > pool->peak)
+        pool->peak = pool->current;
+    return RUNNER_OK;
+}
+
+extern "C" void lc_device_free(lc_device_pool *pool, void *ptr, size_t bytes)
+{
+    if (!ptr)
+        return;
+    cudaFree(ptr);
+    pool->current -= bytes;
+}

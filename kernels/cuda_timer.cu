@@ -1,0 +1,66 @@
+// CUDA-event timer on the shared stream (the CUDA half of src/timer.h).
+#include "cuda_util.h"
+
+#include <stdlib.h>
+
+#include "../src/timer.h"
+
+namespace {
+struct cuda_timer {
+    cudaEvent_t start, stop;
+};
+} // namespace
+
+extern "C" int cuda_timer_create(void **impl, lc_error *err)
+{
+    cuda_timer *t = (cuda_timer *)calloc(1, sizeof *t);
+    if (!t) {
+        lc_error_set(err, "out of host memory");
+        return 1;
+    }
+    if (cudaEventCreate(&t->start) != cudaSuccess || cudaEventCreate(&t->stop) != cudaSuccess) {
+        lc_error_set(err, "cudaEventCreate: %s", cudaGetErrorString(cudaGetLastError()));
+        free(t);
+        return 1;
+    }
+    *impl = t;
+    return 0;
+}
+
+extern "C" int cuda_timer_start(void *impl, lc_error *err)
+{
+    cuda_timer *t = (cuda_timer *)impl;
+    cudaError_t rc = cudaEventRecord(t->start, lc_cuda_stream());
+    if (rc != cudaSuccess) {
+        lc_error_set(err, "cudaEventRecord: %s", cudaGetErrorString(rc));
+        return 1;
+    }
+    return 0;
+}
+
+extern "C" int cuda_timer_stop(void *impl, double *ms, lc_error *err)
+{
+    cuda_timer *t = (cuda_timer *)impl;
+    float elapsed = 0;
+    cudaError_t rc = cudaEventRecord(t->stop, lc_cuda_stream());
+    if (rc == cudaSuccess)
+        rc = cudaEventSynchronize(t->stop);
+    if (rc == cudaSuccess)
+        rc = cudaEventElapsedTime(&elapsed, t->start, t->stop);
+    if (rc != cudaSuccess) {
+        lc_error_set(err, "CUDA timer: %s", cudaGetErrorString(rc));
+        return 1;
+    }
+    *ms = elapsed;
+    return 0;
+}
+
+extern "C" void cuda_timer_destroy(void *impl)
+{
+    cuda_timer *t = (cuda_timer *)impl;
+    if (!t)
+        return;
+    cudaEventDestroy(t->start);
+    cudaEventDestroy(t->stop);
+    free(t);
+}

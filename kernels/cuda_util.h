@@ -1,0 +1,60 @@
+/* Checked CUDA and cuBLAS calls for runner code. Errors carry file and line
+ * into the caller's lc_error and return RUNNER_ERROR from the enclosing
+ * function; nothing exits. Use inside functions that take `lc_error *err`
+ * and clean up through their own destroy path. */
+#ifndef LSTMCHECK_CUDA_UTIL_H
+#define LSTMCHECK_CUDA_UTIL_H
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "../src/lstm.h"
+#include "../src/runner.h"
+
+#define CUDA_CHECK(call)                                                            \
+    do {                                                                            \
+        cudaError_t cuda_check_rc_ = (call);                                        \
+        if (cuda_check_rc_ != cudaSuccess) {                                        \
+            lc_error_set(err, "%s:%d: %s: %s", __FILE__, __LINE__, #call,           \
+                         cudaGetErrorString(cuda_check_rc_));                       \
+            return RUNNER_ERROR;                                                    \
+        }                                                                           \
+    } while (0)
+
+/* After every kernel launch: launch errors show up here, not later. */
+#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
+
+#define CUBLAS_CHECK(call)                                                          \
+    do {                                                                            \
+        cublasStatus_t cublas_check_rc_ = (call);                                   \
+        if (cublas_check_rc_ != CUBLAS_STATUS_SUCCESS) {                            \
+            lc_error_set(err, "%s:%d: %s: %s", __FILE__, __LINE__, #call,           \
+                         cublasGetStatusString(cublas_check_rc_));                  \
+            return RUNNER_ERROR;                                                    \
+        }                                                                           \
+    } while (0)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The one stream every GPU runner and the timer use. */
+cudaStream_t lc_cuda_stream(void);
+/* A cuBLAS handle on that stream with strict FP32 math (no TF32), or NULL
+ * with err set. */
+cublasHandle_t lc_cublas_handle(lc_error *err);
+/* RUNNER_OK when a CUDA device can be used; the standard available(). */
+int lc_cuda_available(lc_error *why);
+
+/* Device allocations counted per runner instance, so each runner reports
+ * the peak device memory it held. */
+typedef struct lc_device_pool {
+    size_t current, peak;
+} lc_device_pool;
+int lc_device_alloc(lc_device_pool *pool, void **ptr, size_t bytes, lc_error *err);
+void lc_device_free(lc_device_pool *pool, void *ptr, size_t bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,21 @@
+/* Fault names, and the switches themselves in the test build. */
+#include "faults.h"
+
+#ifdef LSTMCHECK_FAULTS
+lstm_fault lstm_active_fault = FAULT_NONE;
+double lstm_extra_work_percent = 0.0;
+#endif
+
+const char *lstm_fault_name(lstm_fault f)
+{
+    static const char *const names[FAULT_COUNT] = {
+        [FAULT_NONE] = "none",
+        [FAULT_GATE_ORDER] = "gate_order",
+        [FAULT_MISSING_BIAS] = "missing_bias",
+        [FAULT_BWD_TIME_OFFSET] = "bwd_time_offset",
+        [FAULT_WRONG_ACTIVATION] = "wrong_activation",
+        [FAULT_WGRAD_LAST_STEP] = "wgrad_last_step",
+        [FAULT_TRANSPOSED_WEIGHT] = "transposed_weight",
+    };
+    return (f >= 0 && f < FAULT_COUNT) ? names[f] : "unknown";
+}

@@ -1,0 +1,40 @@
+/* Test-only fault switches. The product build compiles every FAULT_ON(...)
+ * to 0; the tests link a second build of the CPU runner made with
+ * LSTMCHECK_FAULTS defined, where the switches below are live. They prove
+ * that the numerics gate and the perf verdict catch what they claim to. */
+#ifndef LSTMCHECK_FAULTS_H
+#define LSTMCHECK_FAULTS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum lstm_fault {
+    FAULT_NONE = 0,
+    FAULT_GATE_ORDER,        /* forward reads the i and f gates swapped */
+    FAULT_MISSING_BIAS,      /* forward leaves out b_hh */
+    FAULT_BWD_TIME_OFFSET,   /* backward pairs dW_hh with h_t instead of h_{t-1} */
+    FAULT_WRONG_ACTIVATION,  /* the g gate goes through sigmoid instead of tanh */
+    FAULT_WGRAD_LAST_STEP,   /* weight gradients from the last step only */
+    FAULT_TRANSPOSED_WEIGHT, /* W_hh read as if stored transposed */
+    FAULT_COUNT
+} lstm_fault;
+
+const char *lstm_fault_name(lstm_fault f);
+
+#ifdef LSTMCHECK_FAULTS
+extern lstm_fault lstm_active_fault;
+/* Extra work, in percent of the runner's own FLOPs, done in forward and
+ * backward: a known slowdown for the perf verdict's power tests. */
+extern double lstm_extra_work_percent;
+#define FAULT_ON(f) (lstm_active_fault == (f))
+#define EXTRA_WORK_PERCENT() (lstm_extra_work_percent)
+#else
+#define FAULT_ON(f) 0
+#define EXTRA_WORK_PERCENT() 0.0
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,85 @@
+/* The numerics gate: a runner's outputs and gradients against the
+ * reference on the same inputs, element by element, with the tolerance
+ * rule of tolerance.h. A runner that fails the gate is never timed. */
+#ifndef LSTMCHECK_GATE_H
+#define LSTMCHECK_GATE_H
+
+#include "lstm.h"
+#include "runner.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gate_status {
+    GATE_PASS = 0,
+    GATE_FAIL = 1,  /* a tensor is out of tolerance, NaN or Inf */
+    GATE_SKIP = 2,  /* the runner cannot run here or takes no such shape */
+    GATE_ERROR = 3, /* the runner returned an error */
+} gate_status;
+
+typedef struct gate_tensor_summary {
+    char name[32];
+    double max_abs_err;
+    double worst_ratio; /* error / allowed at the worst element */
+    int failed;
+} gate_tensor_summary;
+
+typedef struct gate_worst {
+    char tensor[32];
+    int ndim;
+    int index[3];
+    double value, ref, err, allowed, ratio;
+    int not_finite;
+} gate_worst;
+
+#define GATE_MAX_TENSORS 64
+
+typedef struct gate_report {
+    gate_status status;
+    char reason[512];       /* why it skipped or errored */
+    gate_worst worst;       /* the element with the largest error/allowed */
+    int tensors_checked, tensors_failed;
+    int ntensors;
+    gate_tensor_summary tensors[GATE_MAX_TENSORS];
+} gate_report;
+
+/* The inputs and reference results of one (shape, seed, lengths), made
+ * once and shared by every runner checked or timed on them. Runners that
+ * return only (hy, cy) get a problem seeded by dhy; the others by dy. */
+typedef struct numerics_context {
+    lstm_shape shape;
+    uint64_t seed;
+    int *lengths; /* NULL: fixed length */
+    lstm_problem problem[2];
+    lstm_results reference[2];
+    int ready[2];
+} numerics_context;
+
+int numerics_context_init(numerics_context *c, const lstm_shape *s, uint64_t seed,
+                          const int *lengths, lc_error *err);
+void numerics_context_free(numerics_context *c);
+/* The problem and reference for this runner (computed on first use). */
+int numerics_context_get(numerics_context *c, const runner_ops *r, const lstm_problem **p,
+                         const lstm_results **ref, lc_error *err);
+
+/* Which tensors the gate compares for this runner (LSTM_VIEWS_ mask). */
+unsigned gate_views(const runner_ops *r);
+
+/* Compare got with ref over views; fills rep (status PASS or FAIL). */
+void gate_compare(const runner_ops *r, const lstm_results *ref, const lstm_results *got,
+                  unsigned views, gate_report *rep);
+
+/* Run r once (forward, zero grads, backward, read back) on the context's
+ * inputs and compare. With dump_dir, write inputs, reference and runner
+ * tensors as .npy files plus index.json under dump_dir/<runner>/. */
+gate_status gate_run(const runner_ops *r, numerics_context *c, const char *dump_dir,
+                     gate_report *rep);
+
+/* One line: "PASS cpu worst dw_hh.0[12,7] ratio 0.03" or the failure. */
+void gate_format_summary(const runner_ops *r, const gate_report *rep, char *buf, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
