@@ -1,2 +1,31 @@
+/* lstmcheck: the command-line entry. Each command lives in cmd_*.c. */
 #include <stdio.h>
-int main(void) { return 0; }
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+
+int main(int argc, char **argv)
+{
+    cli_options o;
+    lc_error err = {{0}};
+    cli_defaults(&o);
+    int rc = cli_parse(argc, argv, &o, &err);
+    if (rc) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        cli_free(&o);
+        return rc;
+    }
+    if (o.help) {
+        fputs(cli_usage(o.command), stdout);
+        cli_free(&o);
+        return 0;
+    }
+    if (!strcmp(o.command, "list")) rc = cmd_list(&o);
+    else if (!strcmp(o.command, "check")) rc = cmd_check(&o);
+    else if (!strcmp(o.command, "bench")) rc = cmd_bench(&o);
+    else if (!strcmp(o.command, "baseline")) rc = cmd_baseline(&o);
+    else rc = cmd_profile(&o);
+    cli_free(&o);
+    return rc;
+}

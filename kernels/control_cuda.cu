@@ -1,0 +1,68 @@
+// The CUDA control workload: a fixed-shape cuBLAS SGEMM on the shared
+// stream (the CUDA half of src/control.h).
+#include "cuda_util.h"
+
+#include <stdlib.h>
+
+#include "../src/control.h"
+
+namespace {
+struct cuda_control {
+    int n;
+    float *a, *b, *c;
+    lc_device_pool pool;
+};
+} // namespace
+
+extern "C" void cuda_control_destroy(void *impl)
+{
+    cuda_control *c = (cuda_control *)impl;
+    if (!c)
+        return;
+    size_t bytes = (size_t)c->n * c->n * sizeof(float);
+    lc_device_free(&c->pool, c->a, bytes);
+    lc_device_free(&c->pool, c->b, bytes);
+    lc_device_free(&c->pool, c->c, bytes);
+    free(c);
+}
+
+static int control_alloc(cuda_control *c, lc_error *err)
+{
+    size_t bytes = (size_t)c->n * c->n * sizeof(float);
+    if (lc_device_alloc(&c->pool, (void **)&c->a, bytes, err) ||
+        lc_device_alloc(&c->pool, (void **)&c->b, bytes, err) ||
+        lc_device_alloc(&c->pool, (void **)&c->c, bytes, err))
+        return RUNNER_ERROR;
+    // the values do not matter for timing; zero keeps them finite
+    CUDA_CHECK(cudaMemsetAsync(c->a, 0, bytes, lc_cuda_stream()));
+    CUDA_CHECK(cudaMemsetAsync(c->b, 0, bytes, lc_cuda_stream()));
+    return RUNNER_OK;
+}
+
+extern "C" int cuda_control_create(void **impl, int n, lc_error *err)
+{
+    cuda_control *c = (cuda_control *)calloc(1, sizeof *c);
+    if (!c) {
+        lc_error_set(err, "out of host memory");
+        return 1;
+    }
+    c->n = n;
+    if (control_alloc(c, err) != RUNNER_OK) {
+        cuda_control_destroy(c);
+        return 1;
+    }
+    *impl = c;
+    return 0;
+}
+
+extern "C" int cuda_control_launch(void *impl, lc_error *err)
+{
+    cuda_control *c = (cuda_control *)impl;
+    cublasHandle_t h = lc_cublas_handle(err);
+    if (!h)
+        return 1;
+    const float one = 1.0f, zero = 0.0f;
+    CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, c->n, c->n, c->n, &one, c->a, c->n, c->b,
+                             c->n, &zero, c->c, c->n));
+    return 0;
+}

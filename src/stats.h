@@ -1,0 +1,37 @@
+/* Summary statistics of timing samples, and the rank test the verdict uses. */
+#ifndef LSTMCHECK_STATS_H
+#define LSTMCHECK_STATS_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sample_summary {
+    int n;
+    double mean, std; /* std: unbiased (n-1), 0 for n < 2 */
+    double median, min, max, q1, q3;
+    double mad;       /* median absolute deviation from the median (unscaled) */
+} sample_summary;
+
+/* Summarize n values (n may be 0: all zero). Quantiles interpolate
+ * linearly between order statistics (NumPy's default). */
+void stats_summarize(const double *v, int n, sample_summary *s);
+double stats_quantile_sorted(const double *sorted, int n, double q);
+/* Robust relative spread: 1.4826 * MAD / median (a normal sigma estimate). */
+double stats_robust_rel_spread(const sample_summary *s);
+
+/* Two-sided Mann-Whitney U test with tie correction and the normal
+ * approximation (with continuity correction); returns the p-value for
+ * "a and b come from the same distribution". Also returns through
+ * *a_greater the probability estimate P(a > b) + P(a = b)/2. */
+double stats_mann_whitney(const double *a, int na, const double *b, int nb, double *a_greater);
+
+/* Upper quantile of the standard normal distribution: z with P(Z > z) = p. */
+double stats_normal_upper_quantile(double p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
