@@ -11,7 +11,16 @@ extern "C" {
 #endif
 
 /* cuBLAS + own-kernel runners (kernels/runner_<name>.cu) */
-#define LSTMCHECK_GPU_RUNNERS_CUBLAS
+extern const runner_ops runner_aten_ops;
+extern const runner_ops runner_naive_ops;
+extern const runner_ops runner_jit_ops;
+extern const runner_ops runner_jit_premul_ops;
+extern const runner_ops runner_jit_premul_bias_ops;
+extern const runner_ops runner_jit_simple_ops;
+extern const runner_ops runner_jit_multilayer_ops;
+#define LSTMCHECK_GPU_RUNNERS_CUBLAS \
+    &runner_aten_ops, &runner_naive_ops, &runner_jit_ops, &runner_jit_premul_ops, \
+    &runner_jit_premul_bias_ops, &runner_jit_simple_ops, &runner_jit_multilayer_ops,
 
 /* cuDNN and variable-length runners */
 #define LSTMCHECK_GPU_RUNNERS_CUDNN

@@ -21,6 +21,15 @@
 
 #include "cuda_util.h"
 
+// Propagate a RUNNER_ERROR (err already set by the callee).
+#ifndef LC_TRY
+#define LC_TRY(call)                                                                \
+    do {                                                                            \
+        if ((call) != RUNNER_OK)                                                    \
+            return RUNNER_ERROR;                                                    \
+    } while (0)
+#endif
+
 // ---------------------------------------------------------------------------
 // One LSTM step, forward:
 //   pre = pre_a + pre_b + bias_a + bias_b            (rows x 4H)

@@ -1,0 +1,439 @@
+// Shared instance state and orchestration of the cuBLAS GPU runners
+// (see lstm_gpu_common.cuh).
+#include "lstm_gpu_common.cuh"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+namespace {
+
+// Allocate n floats on the device, counted in the instance's pool and
+// remembered for lc_gpu_destroy.
+int gpu_alloc(lc_gpu_state *s, float **ptr, size_t n, lc_error *err)
+{
+    *ptr = nullptr;
+    if (s->nallocs == s->cap_allocs) {
+        const int nc = s->cap_allocs ? 2 * s->cap_allocs : 32;
+        lc_gpu_alloc_rec *a = (lc_gpu_alloc_rec *)realloc(s->allocs, (size_t)nc * sizeof *a);
+        if (!a) {
+            lc_error_set(err, "%s: out of host memory", s->name);
+            return RUNNER_ERROR;
+        }
+        s->allocs = a;
+        s->cap_allocs = nc;
+    }
+    void *p = nullptr;
+    const size_t bytes = n * sizeof(float);
+    if (lc_device_alloc(&s->pool, &p, bytes, err) != RUNNER_OK) {
+        lc_error why = *err;
+        lc_error_set(err, "%s: %s", s->name, why.msg);
+        return RUNNER_ERROR;
+    }
+    s->allocs[s->nallocs].ptr = p;
+    s->allocs[s->nallocs].bytes = bytes;
+    s->nallocs++;
+    *ptr = (float *)p;
+    return RUNNER_OK;
+}
+
+int upload(lc_gpu_state *s, float *dst, const float *src, size_t n, lc_error *err)
+{
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyHostToDevice, s->stream));
+    return RUNNER_OK;
+}
+
+// Device -> double host tensor, through the float staging buffer.
+int fetch(lc_gpu_state *s, double *dst, const float *src, size_t n, lc_error *err)
+{
+    if (!dst || !src || n == 0)
+        return RUNNER_OK;
+    if (n > s->host_elems) {
+        lc_error_set(err, "%s: read-back of %zu elements exceeds the staging buffer", s->name, n);
+        return RUNNER_ERROR;
+    }
+    CUDA_CHECK(cudaMemcpyAsync(s->host, src, n * sizeof(float), cudaMemcpyDeviceToHost, s->stream));
+    CUDA_CHECK(cudaStreamSynchronize(s->stream));
+    lstm_copy_to_double(dst, s->host, n);
+    return RUNNER_OK;
+}
+
+size_t max3(size_t a, size_t b, size_t c)
+{
+    size_t m = a > b ? a : b;
+    return m > c ? m : c;
+}
+
+int gpu_create(lc_gpu_state *s, const lstm_problem *p, unsigned needs, lc_error *err)
+{
+    const size_t T = (size_t)s->T, B = (size_t)s->B, I = (size_t)s->I, H = (size_t)s->H,
+                 L = (size_t)s->L;
+    const size_t BH = B * H, G = 4 * H;
+    s->stream = lc_cuda_stream();
+    if (!s->stream) {
+        lc_error_set(err, "%s: cannot create the CUDA stream", s->name);
+        return RUNNER_ERROR;
+    }
+    s->blas = lc_cublas_handle(err);
+    if (!s->blas)
+        return RUNNER_ERROR;
+    s->layers = (lc_gpu_layer *)calloc(L, sizeof *s->layers);
+    s->host_elems = max3(T * B * (I > H ? I : H), G * (I > H ? I : H), L * BH);
+    s->host = (float *)malloc(s->host_elems * sizeof(float));
+    if (!s->layers || !s->host) {
+        lc_error_set(err, "%s: out of host memory", s->name);
+        return RUNNER_ERROR;
+    }
+    const bool state_only = (s->caps & RUNNER_STATE_ONLY) != 0;
+    for (int l = 0; l < s->L; l++) {
+        lc_gpu_layer *ly = &s->layers[l];
+        ly->in_size = lstm_layer_input_size(&p->shape, l);
+        const size_t In = (size_t)ly->in_size;
+        LC_TRY(gpu_alloc(s, &ly->w_ih, G * In, err));
+        LC_TRY(gpu_alloc(s, &ly->w_hh, G * H, err));
+        LC_TRY(gpu_alloc(s, &ly->b_ih, G, err));
+        LC_TRY(gpu_alloc(s, &ly->b_hh, G, err));
+        LC_TRY(gpu_alloc(s, &ly->dw_ih, G * In, err));
+        LC_TRY(gpu_alloc(s, &ly->dw_hh, G * H, err));
+        LC_TRY(gpu_alloc(s, &ly->db_ih, G, err));
+        LC_TRY(gpu_alloc(s, &ly->db_hh, G, err));
+        LC_TRY(gpu_alloc(s, &ly->gates, T * B * G, err));
+        LC_TRY(gpu_alloc(s, &ly->hs, (T + 1) * BH, err));
+        LC_TRY(gpu_alloc(s, &ly->cs, (T + 1) * BH, err));
+        LC_TRY(upload(s, ly->w_ih, p->w_ih[l], G * In, err));
+        LC_TRY(upload(s, ly->w_hh, p->w_hh[l], G * H, err));
+        LC_TRY(upload(s, ly->b_ih, p->b_ih[l], G, err));
+        LC_TRY(upload(s, ly->b_hh, p->b_hh[l], G, err));
+        LC_TRY(upload(s, ly->hs, p->h0 + (size_t)l * BH, BH, err)); // hs[0] = h0[l]
+        LC_TRY(upload(s, ly->cs, p->c0 + (size_t)l * BH, BH, err)); // cs[0] = c0[l]
+    }
+    LC_TRY(gpu_alloc(s, &s->x, T * B * I, err));
+    LC_TRY(upload(s, s->x, p->x, T * B * I, err));
+    if (p->dy && !state_only) {
+        LC_TRY(gpu_alloc(s, &s->dy, T * BH, err));
+        LC_TRY(upload(s, s->dy, p->dy, T * BH, err));
+    }
+    if (p->dhy) {
+        LC_TRY(gpu_alloc(s, &s->dhy, L * BH, err));
+        LC_TRY(upload(s, s->dhy, p->dhy, L * BH, err));
+    }
+    if (p->dcy && !state_only) {
+        LC_TRY(gpu_alloc(s, &s->dcy, L * BH, err));
+        LC_TRY(upload(s, s->dcy, p->dcy, L * BH, err));
+    }
+    LC_TRY(gpu_alloc(s, &s->dx, T * B * I, err));
+    LC_TRY(gpu_alloc(s, &s->dh0, L * BH, err));
+    LC_TRY(gpu_alloc(s, &s->dc0, L * BH, err));
+    LC_TRY(gpu_alloc(s, &s->dgates, T * B * G, err));
+    if (s->L > 1)
+        LC_TRY(gpu_alloc(s, &s->d_out, T * BH, err));
+    LC_TRY(gpu_alloc(s, &s->dh, BH, err));
+    LC_TRY(gpu_alloc(s, &s->dc, BH, err));
+    if (needs & LC_NEED_STEP)
+        LC_TRY(gpu_alloc(s, &s->step, B * G, err));
+    if (needs & LC_NEED_SCRATCH)
+        LC_TRY(gpu_alloc(s, &s->scratch, (size_t)LC_UNFUSED_SCRATCH_ROWS * BH, err));
+    LC_TRY(gpu_alloc(s, &s->bias_ws, (size_t)LC_BIAS_GRAD_CHUNKS * G, err));
+    LC_TRY(lc_gpu_zero_grads(s, err));
+    // the uploads read pageable host memory of the problem: finish them here
+    CUDA_CHECK(cudaStreamSynchronize(s->stream));
+    return RUNNER_OK;
+}
+
+} // namespace
+
+int lc_gemm(const lc_gpu_state *s, bool trans_a, bool trans_b, int M, int N, int K, float alpha,
+            const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc,
+            lc_error *err)
+{
+    if (M <= 0 || N <= 0)
+        return RUNNER_OK;
+    // row-major C (M x N) = op(A) op(B)  <=>  column-major C^T (N x M) = op(B)^T op(A)^T:
+    // the same flags, B first, N and M swapped (proof in the header).
+    CUBLAS_CHECK(cublasSgemm(s->blas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                             trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha, B, ldb, A, lda,
+                             &beta, C, ldc));
+    return RUNNER_OK;
+}
+
+int lc_gpu_create(const lstm_problem *p, const char *name, unsigned caps, unsigned needs,
+                  void **out, lc_error *err)
+{
+    *out = nullptr;
+    const lstm_shape *sh = &p->shape;
+    if (lstm_shape_validate(sh, err))
+        return RUNNER_UNSUPPORTED;
+    if (sh->num_layers > 1 && !(caps & RUNNER_MULTILAYER)) {
+        lc_error_set(err, "%s runs one layer only (numLayers=%d)", name, sh->num_layers);
+        return RUNNER_UNSUPPORTED;
+    }
+    for (int b = 0; p->lengths && b < sh->batch; b++) {
+        if (p->lengths[b] != sh->seq_length) {
+            lc_error_set(err, "%s does not take variable-length batches", name);
+            return RUNNER_UNSUPPORTED;
+        }
+    }
+    // cuBLAS takes int sizes and strides: T*B rows and every dimension must fit
+    const long long TB = (long long)sh->seq_length * sh->batch;
+    if (TB > INT_MAX || 4LL * sh->hidden_size > INT_MAX) {
+        lc_error_set(err, "%s: T*B=%lld or 4H is too large for int GEMM sizes", name, TB);
+        return RUNNER_UNSUPPORTED;
+    }
+    lc_gpu_state *s = (lc_gpu_state *)calloc(1, sizeof *s);
+    if (!s) {
+        lc_error_set(err, "%s: out of host memory", name);
+        return RUNNER_ERROR;
+    }
+    s->p = p;
+    s->name = name;
+    s->caps = caps;
+    s->T = sh->seq_length;
+    s->B = sh->batch;
+    s->I = sh->input_size;
+    s->H = sh->hidden_size;
+    s->L = sh->num_layers;
+    if (gpu_create(s, p, needs, err) != RUNNER_OK) {
+        lc_gpu_destroy(s);
+        return RUNNER_ERROR;
+    }
+    *out = s;
+    return RUNNER_OK;
+}
+
+void lc_gpu_destroy(void *state)
+{
+    lc_gpu_state *s = (lc_gpu_state *)state;
+    if (!s)
+        return;
+    if (s->stream && s->nallocs)
+        cudaStreamSynchronize(s->stream); // nothing in flight may still use the buffers
+    for (int i = s->nallocs - 1; i >= 0; i--)
+        lc_device_free(&s->pool, s->allocs[i].ptr, s->allocs[i].bytes);
+    cudaGetLastError(); // leave no sticky error of a failed run to the next runner
+    free(s->allocs);
+    free(s->layers);
+    free(s->host);
+    free(s);
+}
+
+int lc_gpu_zero_grads(void *state, lc_error *err)
+{
+    lc_gpu_state *s = (lc_gpu_state *)state;
+    const size_t G = 4 * (size_t)s->H;
+    for (int l = 0; l < s->L; l++) {
+        lc_gpu_layer *ly = &s->layers[l];
+        CUDA_CHECK(cudaMemsetAsync(ly->dw_ih, 0, G * (size_t)ly->in_size * sizeof(float), s->stream));
+        CUDA_CHECK(cudaMemsetAsync(ly->dw_hh, 0, G * (size_t)s->H * sizeof(float), s->stream));
+        CUDA_CHECK(cudaMemsetAsync(ly->db_ih, 0, G * sizeof(float), s->stream));
+        CUDA_CHECK(cudaMemsetAsync(ly->db_hh, 0, G * sizeof(float), s->stream));
+    }
+    return RUNNER_OK;
+}
+
+int lc_gpu_read_results(void *state, lstm_results *r, lc_error *err)
+{
+    lc_gpu_state *s = (lc_gpu_state *)state;
+    const size_t T = (size_t)s->T, B = (size_t)s->B, I = (size_t)s->I, H = (size_t)s->H;
+    const size_t BH = B * H, G = 4 * H;
+    CUDA_CHECK(cudaStreamSynchronize(s->stream));
+    if (s->forward_done) {
+        if (!(s->caps & RUNNER_STATE_ONLY))
+            LC_TRY(fetch(s, r->y, s->layers[s->L - 1].hs + BH, T * BH, err));
+        for (int l = 0; l < s->L; l++) {
+            const lc_gpu_layer *ly = &s->layers[l];
+            LC_TRY(fetch(s, r->hy + (size_t)l * BH, ly->hs + T * BH, BH, err)); // hs[T]
+            LC_TRY(fetch(s, r->cy + (size_t)l * BH, ly->cs + T * BH, BH, err)); // cs[T]
+        }
+    }
+    if (!s->backward_done)
+        return RUNNER_OK;
+    LC_TRY(fetch(s, r->dx, s->dx, T * B * I, err));
+    LC_TRY(fetch(s, r->dh0, s->dh0, (size_t)s->L * BH, err));
+    LC_TRY(fetch(s, r->dc0, s->dc0, (size_t)s->L * BH, err));
+    for (int l = 0; l < s->L; l++) {
+        const lc_gpu_layer *ly = &s->layers[l];
+        LC_TRY(fetch(s, r->dw_ih[l], ly->dw_ih, G * (size_t)ly->in_size, err));
+        LC_TRY(fetch(s, r->dw_hh[l], ly->dw_hh, G * H, err));
+        LC_TRY(fetch(s, r->db_ih[l], ly->db_ih, G, err));
+        LC_TRY(fetch(s, r->db_hh[l], ly->db_hh, G, err));
+    }
+    return RUNNER_OK;
+}
+
+size_t lc_gpu_peak_device_bytes(void *state)
+{
+    const lc_gpu_state *s = (const lc_gpu_state *)state;
+    return s ? s->pool.peak : 0;
+}
+
+const float *lc_layer_input(const lc_gpu_state *s, int l)
+{
+    return l == 0 ? s->x : s->layers[l - 1].hs + (size_t)s->B * s->H;
+}
+
+float *lc_gates_at(const lc_gpu_state *s, int l, int t)
+{
+    return s->layers[l].gates + (size_t)t * s->B * 4 * s->H;
+}
+
+lc_cell_fwd lc_step_cell(const lc_gpu_state *s, int l, int t)
+{
+    const lc_gpu_layer *ly = &s->layers[l];
+    const size_t BH = (size_t)s->B * s->H, H = (size_t)s->H;
+    lc_cell_fwd a;
+    memset(&a, 0, sizeof a);
+    a.rows = s->B;
+    a.H = s->H;
+    a.pre_a = lc_gates_at(s, l, t);
+    a.ld_pre_a = 4 * H;
+    a.c_prev = ly->cs + (size_t)t * BH;
+    a.ld_c_prev = H;
+    a.gates = lc_gates_at(s, l, t);
+    a.ld_gates = 4 * H;
+    a.c = ly->cs + (size_t)(t + 1) * BH;
+    a.ld_c = H;
+    a.h = ly->hs + (size_t)(t + 1) * BH;
+    a.ld_h = H;
+    return a;
+}
+
+int lc_gemm_input_step(const lc_gpu_state *s, int l, int t, float *C, float beta, lc_error *err)
+{
+    const lc_gpu_layer *ly = &s->layers[l];
+    const int In = ly->in_size;
+    const float *in_t = lc_layer_input(s, l) + (size_t)t * s->B * In;
+    // (B x In) (4H x In)^T -> (B x 4H)
+    return lc_gemm(s, false, true, s->B, 4 * s->H, In, 1.0f, in_t, In, ly->w_ih, In, beta, C,
+                   4 * s->H, err);
+}
+
+int lc_gemm_recurrent_step(const lc_gpu_state *s, int l, int t, float *C, float beta,
+                           lc_error *err)
+{
+    const lc_gpu_layer *ly = &s->layers[l];
+    const float *h_prev = ly->hs + (size_t)t * s->B * s->H; // hs[t] = h_{t-1}
+    // (B x H) (4H x H)^T -> (B x 4H)
+    return lc_gemm(s, false, true, s->B, 4 * s->H, s->H, 1.0f, h_prev, s->H, ly->w_hh, s->H, beta,
+                   C, 4 * s->H, err);
+}
+
+int lc_gemm_input_all(const lc_gpu_state *s, int l, float beta, lc_error *err)
+{
+    const lc_gpu_layer *ly = &s->layers[l];
+    const int In = ly->in_size;
+    // (T*B x In) (4H x In)^T -> (T*B x 4H)
+    return lc_gemm(s, false, true, s->T * s->B, 4 * s->H, In, 1.0f, lc_layer_input(s, l), In,
+                   ly->w_ih, In, beta, ly->gates, 4 * s->H, err);
+}
+
+int lc_forward_jit(lc_gpu_state *s, lc_error *err)
+{
+    for (int l = 0; l < s->L; l++) {
+        const lc_gpu_layer *ly = &s->layers[l];
+        for (int t = 0; t < s->T; t++) {
+            LC_TRY(lc_gemm_input_step(s, l, t, lc_gates_at(s, l, t), 0.0f, err));
+            LC_TRY(lc_gemm_recurrent_step(s, l, t, s->step, 0.0f, err));
+            lc_cell_fwd a = lc_step_cell(s, l, t);
+            a.pre_b = s->step;
+            a.ld_pre_b = 4 * (size_t)s->H;
+            a.bias_a = ly->b_ih;
+            a.bias_b = ly->b_hh;
+            LC_TRY(lc_cell_forward(&a, s->stream, err));
+        }
+    }
+    s->forward_done = 1;
+    return RUNNER_OK;
+}
+
+int lc_gpu_backward(lc_gpu_state *s, bool unfused, bool per_gate, lc_error *err)
+{
+    const int T = s->T, B = s->B, H = s->H, G = 4 * s->H, TB = s->T * s->B;
+    const size_t BH = (size_t)B * H, BG = (size_t)B * G, Hs = (size_t)H;
+    if (!s->forward_done) {
+        lc_error_set(err, "%s: backward before forward", s->name);
+        return RUNNER_ERROR;
+    }
+    for (int l = s->L - 1; l >= 0; l--) {
+        const lc_gpu_layer *ly = &s->layers[l];
+        const int In = ly->in_size;
+        const float *in = lc_layer_input(s, l);
+        // gradient into this layer's outputs: dy on top (NULL for a
+        // state-only runner), else what the layer above computed
+        const float *dseq = l == s->L - 1 ? s->dy : s->d_out;
+        const float *dhy_l = s->dhy ? s->dhy + (size_t)l * BH : nullptr;
+        const float *dcy_l = s->dcy ? s->dcy + (size_t)l * BH : nullptr;
+        for (int t = T - 1; t >= 0; t--) {
+            float *dg_t = s->dgates + (size_t)t * BG;
+            lc_cell_bwd a;
+            memset(&a, 0, sizeof a);
+            a.rows = B;
+            a.H = H;
+            a.gates = ly->gates + (size_t)t * BG;
+            a.ld_gates = (size_t)G;
+            a.c = ly->cs + (size_t)(t + 1) * BH; // c_t
+            a.ld_c = Hs;
+            a.c_prev = ly->cs + (size_t)t * BH;  // c_{t-1}
+            a.ld_c_prev = Hs;
+            a.dh_a = dseq ? dseq + (size_t)t * BH : nullptr;
+            a.ld_dh_a = Hs;
+            a.dh_b = t == T - 1 ? dhy_l : s->dh; // recurrent dh from step t+1
+            a.ld_dh_b = Hs;
+            a.dc = t == T - 1 ? dcy_l : s->dc;
+            a.ld_dc = Hs;
+            a.dgates = dg_t;
+            a.ld_dgates = (size_t)G;
+            a.dc_prev = t == 0 ? s->dc0 + (size_t)l * BH : s->dc;
+            a.ld_dc_prev = Hs;
+            if (unfused)
+                LC_TRY(lc_cell_backward_unfused(&a, s->scratch, s->stream, err));
+            else
+                LC_TRY(lc_cell_backward(&a, s->stream, err));
+            // dh_{t-1} = dgates_t (B x 4H) W_hh (4H x H); the cell above has
+            // consumed s->dh already (stream order), so it can be overwritten
+            float *dh_out = t == 0 ? s->dh0 + (size_t)l * BH : s->dh;
+            if (per_gate) {
+                for (int q = 0; q < 4; q++)
+                    LC_TRY(lc_gemm(s, false, false, B, H, H, 1.0f, dg_t + (size_t)q * H, G,
+                                   ly->w_hh + (size_t)q * H * H, H, q ? 1.0f : 0.0f, dh_out, H,
+                                   err));
+            } else {
+                LC_TRY(lc_gemm(s, false, false, B, H, G, 1.0f, dg_t, G, ly->w_hh, H, 0.0f, dh_out,
+                               H, err));
+            }
+        }
+        // over all T*B rows at once; h_{t-1} of every step is hs[0..T-1]
+        float *d_in = l == 0 ? s->dx : s->d_out;
+        if (per_gate) {
+            for (int q = 0; q < 4; q++) {
+                const float *dg_q = s->dgates + (size_t)q * H;
+                // dW_ih[q] (H x In) += dg_q^T (H x TB) in (TB x In)
+                LC_TRY(lc_gemm(s, true, false, H, In, TB, 1.0f, dg_q, G, in, In, 1.0f,
+                               ly->dw_ih + (size_t)q * H * In, In, err));
+                // dW_hh[q] (H x H) += dg_q^T h_prev (TB x H)
+                LC_TRY(lc_gemm(s, true, false, H, H, TB, 1.0f, dg_q, G, ly->hs, H, 1.0f,
+                               ly->dw_hh + (size_t)q * H * H, H, err));
+            }
+        } else {
+            // dW_ih (4H x In) += dgates^T (4H x TB) in (TB x In)
+            LC_TRY(lc_gemm(s, true, false, G, In, TB, 1.0f, s->dgates, G, in, In, 1.0f, ly->dw_ih,
+                           In, err));
+            // dW_hh (4H x H) += dgates^T h_prev (TB x H)
+            LC_TRY(lc_gemm(s, true, false, G, H, TB, 1.0f, s->dgates, G, ly->hs, H, 1.0f,
+                           ly->dw_hh, H, err));
+        }
+        LC_TRY(lc_bias_grad(TB, G, s->dgates, (size_t)G, s->bias_ws, ly->db_ih, ly->db_hh,
+                            s->stream, err));
+        // input gradient (TB x In) = dgates (TB x 4H) W_ih (4H x In); for
+        // l > 0 it overwrites d_out, which this layer's steps no longer read
+        if (per_gate) {
+            for (int q = 0; q < 4; q++)
+                LC_TRY(lc_gemm(s, false, false, TB, In, H, 1.0f, s->dgates + (size_t)q * H, G,
+                               ly->w_ih + (size_t)q * H * In, In, q ? 1.0f : 0.0f, d_in, In, err));
+        } else {
+            LC_TRY(lc_gemm(s, false, false, TB, In, G, 1.0f, s->dgates, G, ly->w_ih, In, 0.0f, d_in,
+                           In, err));
+        }
+    }
+    s->backward_done = 1;
+    return RUNNER_OK;
+}

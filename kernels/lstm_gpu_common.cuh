@@ -1,0 +1,120 @@
+// Shared instance state and orchestration pieces of the cuBLAS GPU runners
+// (runner_aten/naive/jit/jit_premul/jit_premul_bias/jit_simple/jit_multilayer).
+//
+// Device layout per layer l (all row-major, FP32):
+//   gates (T, B, 4H): the step's pre-activations, overwritten in place by
+//                     the activated i, f, g, o that the backward needs
+//   hs    (T+1, B, H): hs[0] = h0[l], hs[t+1] = h_t. So hs + B*H is the
+//                     layer's output sequence (y for the last layer, the
+//                     next layer's input), hs[0..T-1] are the h_{t-1} that
+//                     dW_hh needs, and hs[T] is hy[l]. Same for cs and c.
+// Everything runs on lc_cuda_stream(); GEMMs on lc_cublas_handle() (strict
+// FP32, CUBLAS_PEDANTIC_MATH). Every allocation goes through the instance's
+// lc_device_pool and is freed by lc_gpu_destroy, also after a failed create.
+#ifndef LSTMCHECK_LSTM_GPU_COMMON_CUH
+#define LSTMCHECK_LSTM_GPU_COMMON_CUH
+
+#include "cuda_util.h"
+#include "lstm_cells.cuh"
+
+struct lc_gpu_layer {
+    int in_size;                          // I for layer 0, H above
+    float *w_ih, *w_hh, *b_ih, *b_hh;     // parameters
+    float *dw_ih, *dw_hh, *db_ih, *db_hh; // gradients, accumulated until zero_grads
+    float *gates;                         // (T, B, 4H)
+    float *hs, *cs;                       // (T+1, B, H)
+};
+
+struct lc_gpu_alloc_rec {
+    void *ptr;
+    size_t bytes;
+};
+
+// What a runner needs besides the common buffers.
+enum {
+    LC_NEED_STEP = 1u << 0,    // step: one (B, 4H) buffer for a per-step GEMM output
+    LC_NEED_SCRATCH = 1u << 1, // scratch of the unfused cells (3 x B x H)
+};
+
+struct lc_gpu_state {
+    const lstm_problem *p;
+    const char *name;
+    unsigned caps;
+    int T, B, I, H, L;
+    cudaStream_t stream;
+    cublasHandle_t blas;
+    lc_device_pool pool;
+    lc_gpu_alloc_rec *allocs;
+    int nallocs, cap_allocs;
+    lc_gpu_layer *layers;   // L entries
+    float *x;               // (T, B, I)
+    float *dy;              // (T, B, H) or NULL (no dy seed, or a state-only runner)
+    float *dhy, *dcy;       // (L, B, H) or NULL
+    float *dx;              // (T, B, I)
+    float *dh0, *dc0;       // (L, B, H)
+    float *dgates;          // (T, B, 4H) gradient of the pre-activations, one layer at a time
+    float *d_out;           // (T, B, H) gradient into a lower layer's outputs; L > 1 only
+    float *dh, *dc;         // (B, H) running state gradients
+    float *step;            // (B, 4H) when LC_NEED_STEP
+    float *scratch;         // (3, B, H) when LC_NEED_SCRATCH
+    float *bias_ws;         // LC_BIAS_GRAD_CHUNKS x 4H
+    float *host;            // host staging for read-back
+    size_t host_elems;
+    int forward_done, backward_done;
+};
+
+// Row-major GEMM on cuBLAS (column-major):  C = alpha * op(A) op(B) + beta * C
+// with op(A) M x K, op(B) K x N, C M x N, all row-major, lda/ldb/ldc the row
+// strides. Proof of the mapping: a row-major X (r x c, stride ld) is, read
+// column-major, the matrix X^T (c x r, leading dimension ld). So row-major C
+// is column-major C^T = (op(A) op(B))^T = op(B)^T op(A)^T. Column-major B's
+// memory is B^T, so op(B)^T is "B's memory, transposed iff transB": cuBLAS
+// computes C^T (N x M, ldc) = opB(Bmem) (N x K, ldb) * opA(Amem) (K x M, lda)
+// with the SAME transpose flags, operands swapped and M, N swapped.
+int lc_gemm(const lc_gpu_state *s, bool trans_a, bool trans_b, int M, int N, int K, float alpha,
+            const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc,
+            lc_error *err);
+
+// Create: checks the problem (no per-sequence lengths; L > 1 only with
+// RUNNER_MULTILAYER in caps), allocates, uploads parameters, x, h0, c0 and
+// the backward seeds (dy, dhy, dcy; a RUNNER_STATE_ONLY runner takes dhy
+// only), zeroes the gradients, and waits for the uploads. On failure
+// everything is freed and *out stays NULL.
+int lc_gpu_create(const lstm_problem *p, const char *name, unsigned caps, unsigned needs,
+                  void **out, lc_error *err);
+void lc_gpu_destroy(void *state);
+int lc_gpu_zero_grads(void *state, lc_error *err);
+int lc_gpu_read_results(void *state, lstm_results *r, lc_error *err);
+size_t lc_gpu_peak_device_bytes(void *state);
+
+// The input sequence of layer l: x, or layer l-1's output hs + B*H.
+const float *lc_layer_input(const lc_gpu_state *s, int l);
+// Pointers into a layer's (T, B, w) buffers at step t.
+float *lc_gates_at(const lc_gpu_state *s, int l, int t); // (B, 4H) of step t
+// The fused/unfused cell arguments of step t of layer l: pre_a = gates[t]
+// (overwritten with the activations), c_prev = cs[t], c = cs[t+1],
+// h = hs[t+1]; the caller sets pre_b and the biases.
+lc_cell_fwd lc_step_cell(const lc_gpu_state *s, int l, int t);
+
+// Per-step GEMMs, rows = B:  C (B x 4H) = in_t W_ih^T + beta C,  C = h_{t-1} W_hh^T + beta C
+int lc_gemm_input_step(const lc_gpu_state *s, int l, int t, float *C, float beta, lc_error *err);
+int lc_gemm_recurrent_step(const lc_gpu_state *s, int l, int t, float *C, float beta,
+                           lc_error *err);
+// gates (T*B x 4H) = in W_ih^T + beta gates: the input projection of all steps
+int lc_gemm_input_all(const lc_gpu_state *s, int l, float beta, lc_error *err);
+
+// The jit forward (jit, jit_simple, jit_multilayer): per layer and step, two
+// GEMMs (x_t W_ih^T into gates[t], h W_hh^T into step) and one fused cell
+// adding both and both biases. Needs LC_NEED_STEP.
+int lc_forward_jit(lc_gpu_state *s, lc_error *err);
+
+// The backward of every runner here. Per layer (top down) and step (last
+// first): the cell backward (fused, or unfused: needs LC_NEED_SCRATCH) and
+// the recurrent GEMM dh_{t-1} = dgates_t W_hh (per_gate: four B x H x H
+// GEMMs, one per gate block); then over all T*B rows: dW_ih += dgates^T in,
+// dW_hh += dgates^T h_prev, the bias reduction into db_ih and db_hh, and the
+// input gradient dgates W_ih (into dx or the layer below's d_out). per_gate
+// splits those GEMMs by gate block as well (the naive runner).
+int lc_gpu_backward(lc_gpu_state *s, bool unfused, bool per_gate, lc_error *err);
+
+#endif
