@@ -22,8 +22,12 @@ extern const runner_ops runner_jit_multilayer_ops;
     &runner_aten_ops, &runner_naive_ops, &runner_jit_ops, &runner_jit_premul_ops, \
     &runner_jit_premul_bias_ops, &runner_jit_simple_ops, &runner_jit_multilayer_ops,
 
-/* cuDNN and variable-length runners */
-#define LSTMCHECK_GPU_RUNNERS_CUDNN
+/* cuDNN and variable-length runners (kernels/runner_<name>.cu) */
+extern const runner_ops runner_cudnn_ops;
+extern const runner_ops runner_cudnn_tf32_ops;
+extern const runner_ops runner_cudnn_persist_ops;
+extern const runner_ops runner_vl_cudnn_ops;
+#define LSTMCHECK_GPU_RUNNERS_CUDNN &runner_cudnn_ops, &runner_cudnn_tf32_ops, &runner_cudnn_persist_ops, &runner_vl_cudnn_ops,
 
 #ifdef __cplusplus
 }
