@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what lstmcheck needs on a fresh Debian machine: a C compiler,
+# CMake, Ninja, OpenBLAS and cJSON. The CUDA toolkit and cuDNN are not
+# Debian packages here: when /usr/local/cuda/bin/nvcc exists the GPU
+# runners are built, otherwise the CPU part alone (GPU tests report skipped).
+set -euo pipefail
+pkgs=(build-essential cmake ninja-build libopenblas-dev libcjson-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+echo "dependencies present: ${pkgs[*]}"

@@ -1,0 +1,13 @@
+# Fails when the unit test table and the CMake list of names differ.
+execute_process(COMMAND ${EXE} --list OUTPUT_VARIABLE listed RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "unit_tests --list failed")
+endif()
+string(REPLACE "\n" ";" listed "${listed}")
+list(REMOVE_ITEM listed "")
+list(SORT listed)
+set(names ${NAMES})
+list(SORT names)
+if(NOT "${listed}" STREQUAL "${names}")
+  message(FATAL_ERROR "unit tests in the table: ${listed}\nregistered in CMake: ${names}")
+endif()

@@ -1,0 +1,73 @@
+/* Command-line parsing: the original's flags, spellings, and bad input. */
+#include "unit.h"
+
+#include <string.h>
+
+#include "cli.h"
+
+static int parse(cli_options *o, lc_error *err, int argc, const char **argv)
+{
+    cli_defaults(o);
+    return cli_parse(argc, (char **)argv, o, err);
+}
+
+int test_cli_flags(void)
+{
+    cli_options o;
+    lc_error err;
+    const char *a[] = {"lstmcheck", "bench", "--seqLength", "7", "--num-layers=2", "--input_size", "9",
+                       "--hiddenSize", "11", "--miniBatch", "3", "--rnns", "cpu", "ref", "--print-json",
+                       "--nloops", "5", "--sep", ",", "--device", "cpu"};
+    CHECK(parse(&o, &err, (int)(sizeof a / sizeof a[0]), a) == 0, "%s", err.msg);
+    CHECK(o.shape.seq_length == 7 && o.shape.num_layers == 2 && o.shape.input_size == 9 &&
+              o.shape.hidden_size == 11 && o.shape.batch == 3, "shape");
+    CHECK(o.nrnns == 2 && !strcmp(o.rnns[0], "cpu") && !strcmp(o.rnns[1], "ref"), "rnns");
+    CHECK(!strcmp(o.print_json, "oss"), "bare --print-json is oss, got '%s'", o.print_json);
+    CHECK(o.nloops == 5 && !strcmp(o.sep, ",") && !strcmp(o.device, "cpu"), "others");
+    cli_free(&o);
+    const char *b[] = {"lstmcheck", "bench", "--print-json", "pep", "--lengths", "3,4", "5"};
+    CHECK(parse(&o, &err, 7, b) == 0, "%s", err.msg);
+    CHECK(!strcmp(o.print_json, "pep") && o.nlengths == 3 && o.lengths[2] == 5 && o.shape.batch == 3,
+          "pep / lengths");
+    cli_free(&o);
+    char norm[64];
+    cli_normalize_flag("--variable_lstms", norm, sizeof norm);
+    CHECK(!strcmp(norm, "variable-lstms"), "%s", norm);
+    cli_normalize_flag("--sleepBetweenSeconds", norm, sizeof norm);
+    CHECK(!strcmp(norm, "sleep-between-seconds"), "%s", norm);
+    return 0;
+}
+
+/* Each bad command line gets exit code 2 and a message naming the problem. */
+int test_cli_errors(void)
+{
+    struct { const char *argv[6]; int argc; const char *msg; } cases[] = {
+        {{"lstmcheck"}, 1, "missing command"},
+        {{"lstmcheck", "fly"}, 2, "unknown command"},
+        {{"lstmcheck", "bench", "--seqLength", "0"}, 4, "seq-length"},
+        {{"lstmcheck", "bench", "--hiddenSize", "-3"}, 4, "hidden-size"},
+        {{"lstmcheck", "bench", "--miniBatch", "12x"}, 4, "mini-batch"},
+        {{"lstmcheck", "bench", "--inputSize", "99999999999999999999"}, 4, "input-size"},
+        {{"lstmcheck", "bench", "--frobnicate"}, 3, "unknown flag"},
+        {{"lstmcheck", "bench", "--device", "tpu"}, 4, "--device"},
+        {{"lstmcheck", "bench", "--nloops"}, 3, "needs a value"},
+        {{"lstmcheck", "bench", "--print-json", "xml"}, 4, "--print-json"},
+        {{"lstmcheck", "bench", "--rnns"}, 3, "at least one"},
+        {{"lstmcheck", "list", "--seqLength", "3"}, 4, "does not apply"},
+        {{"lstmcheck", "bench", "--lengths", "3,0"}, 4, "positive"},
+        {{"lstmcheck", "bench", "--time-budget", "nan"}, 4, "seconds"},
+        {{"lstmcheck", "baseline", "erase"}, 3, "subcommand"},
+        {{"lstmcheck", "bench", "stray"}, 3, "unexpected argument"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cli_options o;
+        lc_error err = {{0}};
+        int rc = parse(&o, &err, cases[i].argc, cases[i].argv);
+        CHECK(rc == CLI_EXIT_USAGE, "case %zu: exit %d", i, rc);
+        CHECK(strstr(err.msg, cases[i].msg) != NULL, "case %zu: message '%s' lacks '%s'", i, err.msg,
+              cases[i].msg);
+        CHECK(strchr(err.msg, '\n') == NULL, "case %zu: message is not one line", i);
+        cli_free(&o);
+    }
+    return 0;
+}

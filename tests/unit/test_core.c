@@ -1,0 +1,187 @@
+/* Tolerance rule, runner table, .npy files, statistics, the gate's report. */
+#include "unit.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gate.h"
+#include "npy.h"
+#include "runner.h"
+#include "stats.h"
+#include "tolerance.h"
+
+int test_tolerance_rule(void)
+{
+    lstm_shape a = {.seq_length = 10, .batch = 4, .input_size = 32, .hidden_size = 32, .num_layers = 1};
+    lstm_shape longer = a, wider = a;
+    longer.seq_length = 40;
+    wider.input_size = 224; /* I + H: 64 -> 256 */
+    double base = tolerance_scale(&a, TENSOR_FORWARD, PRECISION_FP32);
+    /* sqrt(N) with N = T (I + H): four times T doubles the scale */
+    CHECK_NEAR(tolerance_scale(&longer, TENSOR_FORWARD, PRECISION_FP32) / base, 2.0, 1e-12);
+    CHECK_NEAR(tolerance_scale(&wider, TENSOR_FORWARD, PRECISION_FP32) / base, 2.0, 1e-12);
+    CHECK_NEAR(base, TOLERANCE_SAFETY * ldexp(1.0, -24) * sqrt(10.0 * 64.0), 1e-18);
+    CHECK(tolerance_scale(&a, TENSOR_PARAM_GRAD, PRECISION_FP32) >
+              tolerance_scale(&a, TENSOR_INPUT_GRAD, PRECISION_FP32) &&
+              tolerance_scale(&a, TENSOR_INPUT_GRAD, PRECISION_FP32) > base,
+          "gradient tolerances must include the forward depth");
+    CHECK_NEAR(tolerance_scale(&a, TENSOR_FORWARD, PRECISION_TF32) / base, 8192.0, 1e-9);
+    CHECK(tolerance_kind_of("dw_hh") == TENSOR_PARAM_GRAD && tolerance_kind_of("dh0") == TENSOR_INPUT_GRAD &&
+              tolerance_kind_of("cy") == TENSOR_FORWARD, "tensor kinds");
+    CHECK_NEAR(tolerance_allowed(0.5, -2.0, 1.0), 1.5, 0);
+    return 0;
+}
+
+static int ok_available(lc_error *e) { (void)e; return RUNNER_OK; }
+static int ok_create(const lstm_problem *p, void **s, lc_error *e) { (void)p; (void)e; *s = NULL; return RUNNER_OK; }
+static int ok_step(void *s, lc_error *e) { (void)s; (void)e; return RUNNER_OK; }
+static int ok_read(void *s, lstm_results *r, lc_error *e) { (void)s; (void)r; (void)e; return RUNNER_OK; }
+static size_t ok_peak(void *s) { (void)s; return 0; }
+static void ok_destroy(void *s) { (void)s; }
+
+int test_registry_valid(void)
+{
+    lc_error err;
+    CHECK(!registry_validate(lstm_runners, &err), "%s", err.msg);
+    CHECK(registry_find("cpu") && registry_find("ref") && !registry_find("nope"), "lookup");
+    runner_ops good = {.name = "x", .device = "cpu", .description = "d",
+                       .caps = RUNNER_BACKWARD, .available = ok_available, .create = ok_create,
+                       .forward = ok_step, .backward = ok_step, .zero_grads = ok_step,
+                       .read_results = ok_read, .peak_device_bytes = ok_peak, .destroy = ok_destroy};
+    const runner_ops *table[3] = {&good, NULL, NULL};
+    CHECK(!registry_validate(table, &err), "%s", err.msg);
+    runner_ops no_bwd = good;
+    no_bwd.backward = NULL;
+    table[0] = &no_bwd;
+    CHECK(registry_validate(table, &err) && strstr(err.msg, "backward"), "a missing backward passed: %s", err.msg);
+    runner_ops bad_dev = good;
+    bad_dev.device = "tpu";
+    table[0] = &bad_dev;
+    CHECK(registry_validate(table, &err), "device tpu accepted");
+    table[0] = &good;
+    table[1] = &good;
+    CHECK(registry_validate(table, &err) && strstr(err.msg, "twice"), "duplicate accepted");
+    const runner_ops *empty[1] = {NULL};
+    CHECK(registry_validate(empty, &err), "empty table accepted");
+    return 0;
+}
+
+int test_npy_round_trip(void)
+{
+    lc_error err;
+    char dir[] = "/tmp/lstmcheck_npy_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    char path[256];
+    snprintf(path, sizeof path, "%s/a.npy", dir);
+    double v[6] = {1.5, -2.25, 3, 0, 1e-300, -7};
+    size_t dims[2] = {2, 3};
+    CHECK(!npy_write(path, NPY_F64, v, 2, dims, &err), "%s", err.msg);
+    npy_dtype dt;
+    void *data;
+    int nd;
+    size_t got[8];
+    CHECK(!npy_read(path, &dt, &data, &nd, got, &err), "%s", err.msg);
+    CHECK(dt == NPY_F64 && nd == 2 && got[0] == 2 && got[1] == 3, "header read back wrong");
+    CHECK(!memcmp(data, v, sizeof v), "data differs");
+    free(data);
+    /* header: magic, version 1.0, total header a multiple of 64 */
+    FILE *f = fopen(path, "rb");
+    unsigned char h[10];
+    CHECK(f && fread(h, 1, 10, f) == 10, "reopen");
+    fclose(f);
+    CHECK(!memcmp(h, "\x93NUMPY\x01\x00", 8), "magic");
+    CHECK((10 + (h[8] | h[9] << 8)) % 64 == 0, "header length not aligned");
+    /* one dimension is written (N,) as NumPy does */
+    float w[3] = {1, 2, 3};
+    size_t d1[1] = {3};
+    snprintf(path, sizeof path, "%s/b.npy", dir);
+    CHECK(!npy_write(path, NPY_F32, w, 1, d1, &err), "%s", err.msg);
+    f = fopen(path, "rb");
+    char hdr[128] = {0};
+    CHECK(f && fread(hdr, 1, 127, f) > 0, "reopen");
+    fclose(f);
+    CHECK(strstr(hdr + 10, "'shape': (3,), }") != NULL, "1-d shape spelled %s", hdr + 10);
+    /* no temporary file is left behind */
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "ls %s | grep -c tmp >/dev/null", dir);
+    CHECK(system(cmd) != 0, "a temporary file was left in %s", dir);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0, "cleanup");
+    CHECK(npy_read("/nonexistent/x.npy", &dt, &data, &nd, got, &err) && strstr(err.msg, "/nonexistent/x.npy"),
+          "a missing file must name itself");
+    return 0;
+}
+
+int test_stats_summary(void)
+{
+    double v[5] = {5, 1, 4, 2, 3};
+    sample_summary s;
+    stats_summarize(v, 5, &s);
+    CHECK(s.n == 5 && s.min == 1 && s.max == 5 && s.median == 3 && s.q1 == 2 && s.q3 == 4, "order statistics");
+    CHECK_NEAR(s.mean, 3, 0);
+    CHECK_NEAR(s.std, sqrt(2.5), 1e-15);
+    CHECK_NEAR(s.mad, 1, 0);
+    double one[1] = {7};
+    stats_summarize(one, 1, &s);
+    CHECK(s.std == 0 && s.median == 7, "single sample");
+    return 0;
+}
+
+int test_stats_mann_whitney(void)
+{
+    /* a clear shift: every a below every b (n = 10 each): exact two-sided
+     * p = 2 / C(20, 10) = 1.08e-5; the normal approximation gives 1.8e-4 */
+    double a[10], b[10];
+    for (int i = 0; i < 10; i++) {
+        a[i] = i;
+        b[i] = 100 + i;
+    }
+    double greater;
+    double p = stats_mann_whitney(a, 10, b, 10, &greater);
+    CHECK(p < 3e-4 && p > 1e-5, "p = %g", p);
+    CHECK_NEAR(greater, 0.0, 0);
+    /* identical samples: no evidence */
+    p = stats_mann_whitney(a, 10, a, 10, &greater);
+    CHECK(p > 0.9, "p = %g for identical samples", p);
+    CHECK_NEAR(greater, 0.5, 1e-12);
+    CHECK_NEAR(stats_normal_upper_quantile(0.025), 1.959964, 1e-5);
+    return 0;
+}
+
+int test_gate_reports_worst_element(void)
+{
+    lc_error err;
+    lstm_shape s = {.seq_length = 2, .batch = 3, .input_size = 2, .hidden_size = 4, .num_layers = 1};
+    lstm_results ref, got;
+    CHECK(!lstm_results_alloc(&ref, &s, &err) && !lstm_results_alloc(&got, &s, &err), "%s", err.msg);
+    for (size_t i = 0; i < 24; i++)
+        ref.y[i] = got.y[i] = 0.5;
+    got.y[(1 * 3 + 2) * 4 + 1] = 0.6; /* y[1,2,1] */
+    const runner_ops *cpu = registry_find("cpu");
+    gate_report rep;
+    gate_compare(cpu, &ref, &got, LSTM_VIEWS_OUTPUTS | LSTM_VIEWS_STATE | LSTM_VIEWS_GRADS, &rep);
+    CHECK(rep.status == GATE_FAIL && rep.tensors_failed == 1, "status %d failed %d", rep.status, rep.tensors_failed);
+    CHECK(!strcmp(rep.worst.tensor, "y") && rep.worst.index[0] == 1 && rep.worst.index[1] == 2 &&
+              rep.worst.index[2] == 1, "worst at %s[%d,%d,%d]", rep.worst.tensor, rep.worst.index[0],
+          rep.worst.index[1], rep.worst.index[2]);
+    CHECK_NEAR(rep.worst.err, 0.1, 1e-12);
+    char line[1024];
+    gate_format_summary(cpu, &rep, line, sizeof line);
+    CHECK(strstr(line, "FAIL cpu") && strstr(line, "y[1,2,1]") && strstr(line, "allowed"), "summary: %s", line);
+    /* NaN always fails, even where the reference is large */
+    got.y[(1 * 3 + 2) * 4 + 1] = 0.5;
+    got.dw_hh[0][3] = NAN;
+    gate_compare(cpu, &ref, &got, LSTM_VIEWS_OUTPUTS | LSTM_VIEWS_GRADS, &rep);
+    CHECK(rep.status == GATE_FAIL && rep.worst.not_finite && !strcmp(rep.worst.tensor, "dw_hh.0"),
+          "NaN not caught: %s", rep.worst.tensor);
+    got.dw_hh[0][3] = INFINITY;
+    gate_compare(cpu, &ref, &got, LSTM_VIEWS_GRADS, &rep);
+    CHECK(rep.status == GATE_FAIL, "Inf not caught");
+    got.dw_hh[0][3] = 0;
+    gate_compare(cpu, &ref, &got, LSTM_VIEWS_OUTPUTS | LSTM_VIEWS_STATE | LSTM_VIEWS_GRADS, &rep);
+    CHECK(rep.status == GATE_PASS, "equal results fail");
+    lstm_results_free(&ref);
+    lstm_results_free(&got);
+    return 0;
+}

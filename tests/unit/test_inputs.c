@@ -1,0 +1,114 @@
+/* The input generator: bit-identical values for a seed, documented ranges. */
+#include "unit.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "inputs.h"
+
+static uint32_t bits_of(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* Golden bits for seed 17 at T=2 B=2 I=3 H=4 L=1: a change to the algorithm
+ * changes these, and every stored baseline or dump with them. */
+int test_inputs_golden_values(void)
+{
+    lc_error err;
+    lstm_shape s = {.seq_length = 2, .batch = 2, .input_size = 3, .hidden_size = 4, .num_layers = 1};
+    lstm_problem p;
+    CHECK(!lstm_problem_alloc(&p, &s, &err), "%s", err.msg);
+    CHECK(!lstm_inputs_generate(&p, 17, SEED_DY, &err), "%s", err.msg);
+    const uint32_t x_bits[3] = {0xbf0a341eu, 0x3f6a0a5fu, 0x3ec01fb8u};
+    const uint32_t w_bits[2] = {0x3bd83e80u, 0xbdaf26b8u};
+    for (int i = 0; i < 3; i++)
+        CHECK(bits_of(p.x[i]) == x_bits[i], "x[%d] = %.9g has bits 0x%08x, expected 0x%08x", i,
+              p.x[i], bits_of(p.x[i]), x_bits[i]);
+    for (int i = 0; i < 2; i++)
+        CHECK(bits_of(p.w_ih[0][i]) == w_bits[i], "w_ih[%d] = %.9g has bits 0x%08x, expected 0x%08x",
+              i, p.w_ih[0][i], bits_of(p.w_ih[0][i]), w_bits[i]);
+    lstm_problem_free(&p);
+    return 0;
+}
+
+int test_inputs_same_seed_same_values(void)
+{
+    lc_error err;
+    lstm_shape s = {.seq_length = 3, .batch = 2, .input_size = 5, .hidden_size = 6, .num_layers = 2};
+    lstm_problem a, b, c;
+    CHECK(!lstm_problem_alloc(&a, &s, &err) && !lstm_problem_alloc(&b, &s, &err) &&
+              !lstm_problem_alloc(&c, &s, &err), "%s", err.msg);
+    CHECK(!lstm_inputs_generate(&a, 9, SEED_DY | SEED_DHY, &err), "%s", err.msg);
+    CHECK(!lstm_inputs_generate(&b, 9, SEED_DY | SEED_DHY, &err), "%s", err.msg);
+    CHECK(!lstm_inputs_generate(&c, 10, SEED_DY | SEED_DHY, &err), "%s", err.msg);
+    size_t nx = lstm_seq_elems(&s, 5);
+    CHECK(!memcmp(a.x, b.x, nx * sizeof(float)), "x differs for the same seed");
+    CHECK(!memcmp(a.w_hh[1], b.w_hh[1], lstm_w_hh_elems(&s) * sizeof(float)), "w_hh differs");
+    CHECK(!memcmp(a.dhy, b.dhy, lstm_state_elems(&s) * sizeof(float)), "dhy differs");
+    CHECK(memcmp(a.x, c.x, nx * sizeof(float)) != 0, "seeds 9 and 10 give the same x");
+    /* streams of different tensors are unrelated */
+    CHECK(memcmp(a.h0, a.c0, lstm_state_elems(&s) * sizeof(float)) != 0, "h0 equals c0");
+    CHECK(a.dcy == NULL, "dcy drawn without being asked for");
+    lstm_problem_free(&a);
+    lstm_problem_free(&b);
+    lstm_problem_free(&c);
+    return 0;
+}
+
+int test_inputs_distributions(void)
+{
+    lc_error err;
+    lstm_shape s = {.seq_length = 50, .batch = 20, .input_size = 100, .hidden_size = 64, .num_layers = 1};
+    lstm_problem p;
+    CHECK(!lstm_problem_alloc(&p, &s, &err), "%s", err.msg);
+    CHECK(!lstm_inputs_generate(&p, 1, SEED_DY, &err), "%s", err.msg);
+    size_t n = lstm_seq_elems(&s, 100);
+    double sum = 0, sq = 0;
+    for (size_t i = 0; i < n; i++) {
+        sum += p.x[i];
+        sq += (double)p.x[i] * p.x[i];
+        CHECK(p.x[i] >= -6 && p.x[i] <= 6, "x[%zu] = %g outside [-6, 6]", i, p.x[i]);
+    }
+    double mean = sum / n, var = sq / n - mean * mean;
+    CHECK(fabs(mean) < 0.01, "x mean %g", mean);
+    CHECK(fabs(var - 1) < 0.02, "x variance %g", var);
+    const double bound = 1.0 / sqrt(64.0);
+    double wmin = 1, wmax = -1;
+    for (size_t i = 0; i < lstm_w_ih_elems(&s, 0); i++) {
+        wmin = fmin(wmin, p.w_ih[0][i]);
+        wmax = fmax(wmax, p.w_ih[0][i]);
+    }
+    CHECK(wmin >= -bound && wmax < bound, "w_ih range [%g, %g] outside +-%g", wmin, wmax, bound);
+    CHECK(wmin < -0.95 * bound && wmax > 0.95 * bound, "w_ih range [%g, %g] does not fill +-%g",
+          wmin, wmax, bound);
+    lstm_problem_free(&p);
+    return 0;
+}
+
+int test_inputs_lengths(void)
+{
+    lc_error err;
+    lstm_shape s = {.seq_length = 99, .batch = 200, .input_size = 1, .hidden_size = 1, .num_layers = 1};
+    lstm_problem p;
+    CHECK(!lstm_problem_alloc(&p, &s, &err), "%s", err.msg);
+    CHECK(!lstm_inputs_lengths(&p, 17, 30, 99, &err), "%s", err.msg);
+    int lo = 1000, hi = 0;
+    for (int b = 0; b < 200; b++) {
+        lo = p.lengths[b] < lo ? p.lengths[b] : lo;
+        hi = p.lengths[b] > hi ? p.lengths[b] : hi;
+    }
+    CHECK(lo >= 30 && hi <= 99 && lo < 35 && hi > 94, "lengths span %d..%d", lo, hi);
+    const int bad[2] = {0, 5};
+    lstm_shape s2 = s;
+    s2.batch = 2;
+    lstm_problem q;
+    CHECK(!lstm_problem_alloc(&q, &s2, &err), "%s", err.msg);
+    CHECK(lstm_inputs_set_lengths(&q, bad, 2, &err) != 0, "length 0 accepted");
+    CHECK(strstr(err.msg, "outside 1..99") != NULL, "message: %s", err.msg);
+    lstm_problem_free(&p);
+    lstm_problem_free(&q);
+    return 0;
+}

@@ -1,0 +1,210 @@
+/* The reference against central finite differences and a hand-computed step. */
+#include "unit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "inputs.h"
+#include "reference.h"
+
+/* loss = sum(y*dy) + sum(hy*dhy) + sum(cy*dcy), from a forward pass */
+static double loss_of(const lstm_problem *p, lstm_results *r)
+{
+    lc_error err;
+    if (lstm_reference_forward(p, r, NULL, &err))
+        return NAN;
+    const lstm_shape *s = &p->shape;
+    double L = 0;
+    for (size_t i = 0; i < lstm_seq_elems(s, s->hidden_size); i++)
+        L += r->y[i] * (p->dy ? p->dy[i] : 0);
+    for (size_t i = 0; i < lstm_state_elems(s); i++) {
+        L += r->hy[i] * (p->dhy ? p->dhy[i] : 0);
+        L += r->cy[i] * (p->dcy ? p->dcy[i] : 0);
+    }
+    return L;
+}
+
+/* Compare the analytic gradient of every element of a float tensor with
+ * a central difference. The perturbed values are floats, so the step is
+ * measured after rounding: (f(x+) - f(x-)) / (x+ - x-) is exact in that. */
+static int check_tensor(const char *name, lstm_problem *p, float *data, size_t n,
+                        const double *analytic, lstm_results *scratch, double *worst)
+{
+    for (size_t i = 0; i < n; i++) {
+        float keep = data[i];
+        float step = 1e-3f * (fabsf(keep) > 1 ? fabsf(keep) : 1.0f);
+        float up = keep + step, down = keep - step;
+        data[i] = up;
+        double lu = loss_of(p, scratch);
+        data[i] = down;
+        double ld = loss_of(p, scratch);
+        data[i] = keep;
+        double fd = (lu - ld) / ((double)up - (double)down);
+        double err = fabs(fd - analytic[i]);
+        double scale = 1e-5 + 1e-4 * fabs(analytic[i]);
+        if (err / scale > *worst)
+            *worst = err / scale;
+        CHECK(err <= scale, "%s[%zu]: analytic %.10g, finite difference %.10g", name, i,
+              analytic[i], fd);
+    }
+    return 0;
+}
+
+static int fd_case(lstm_shape s, const int *lengths, unsigned seeds)
+{
+    lc_error err;
+    lstm_problem p;
+    lstm_results grad, scratch;
+    CHECK(!lstm_problem_alloc(&p, &s, &err), "%s", err.msg);
+    CHECK(!lstm_inputs_generate(&p, 5, seeds, &err), "%s", err.msg);
+    if (lengths)
+        CHECK(!lstm_inputs_set_lengths(&p, lengths, s.batch, &err), "%s", err.msg);
+    CHECK(!lstm_results_alloc(&grad, &s, &err), "%s", err.msg);
+    CHECK(!lstm_results_alloc(&scratch, &s, &err), "%s", err.msg);
+    CHECK(!lstm_reference_run(&p, &grad, &err), "%s", err.msg);
+    double worst = 0;
+    int rc = check_tensor("dx", &p, p.x, lstm_seq_elems(&s, s.input_size), grad.dx, &scratch, &worst) ||
+             check_tensor("dh0", &p, p.h0, lstm_state_elems(&s), grad.dh0, &scratch, &worst) ||
+             check_tensor("dc0", &p, p.c0, lstm_state_elems(&s), grad.dc0, &scratch, &worst);
+    for (int l = 0; !rc && l < s.num_layers; l++) {
+        char n1[16], n2[16], n3[16], n4[16];
+        snprintf(n1, sizeof n1, "dw_ih.%d", l);
+        snprintf(n2, sizeof n2, "dw_hh.%d", l);
+        snprintf(n3, sizeof n3, "db_ih.%d", l);
+        snprintf(n4, sizeof n4, "db_hh.%d", l);
+        rc = check_tensor(n1, &p, p.w_ih[l], lstm_w_ih_elems(&s, l), grad.dw_ih[l], &scratch, &worst) ||
+             check_tensor(n2, &p, p.w_hh[l], lstm_w_hh_elems(&s), grad.dw_hh[l], &scratch, &worst) ||
+             check_tensor(n3, &p, p.b_ih[l], 4 * (size_t)s.hidden_size, grad.db_ih[l], &scratch, &worst) ||
+             check_tensor(n4, &p, p.b_hh[l], 4 * (size_t)s.hidden_size, grad.db_hh[l], &scratch, &worst);
+    }
+    printf("worst |fd - analytic| / allowed = %.3g over every gradient element\n", worst);
+    lstm_problem_free(&p);
+    lstm_results_free(&grad);
+    lstm_results_free(&scratch);
+    return rc;
+}
+
+int test_reference_fd_one_layer(void)
+{
+    return fd_case((lstm_shape){.seq_length = 4, .batch = 2, .input_size = 3, .hidden_size = 5, .num_layers = 1},
+                   NULL, SEED_DY);
+}
+
+int test_reference_fd_two_layers(void)
+{
+    return fd_case((lstm_shape){.seq_length = 3, .batch = 2, .input_size = 4, .hidden_size = 3, .num_layers = 2},
+                   NULL, SEED_DY | SEED_DHY | SEED_DCY);
+}
+
+int test_reference_fd_three_layers(void)
+{
+    return fd_case((lstm_shape){.seq_length = 3, .batch = 1, .input_size = 2, .hidden_size = 3, .num_layers = 3},
+                   NULL, SEED_DY | SEED_DCY);
+}
+
+int test_reference_fd_variable_length(void)
+{
+    const int lengths[3] = {4, 1, 2};
+    return fd_case((lstm_shape){.seq_length = 4, .batch = 3, .input_size = 3, .hidden_size = 4, .num_layers = 2},
+                   lengths, SEED_DY | SEED_DHY | SEED_DCY);
+}
+
+int test_reference_fd_state_only(void)
+{
+    /* the jit_simple case: gradient flows from hy alone */
+    return fd_case((lstm_shape){.seq_length = 5, .batch = 2, .input_size = 3, .hidden_size = 4, .num_layers = 1},
+                   NULL, SEED_DHY);
+}
+
+/* One step, I = H = 1, weights chosen so the gates are known numbers:
+ * sigmoid(ln 3) = 3/4, sigmoid(0) = 1/2, tanh(ln 3) = 4/5, sigmoid(-ln 3) = 1/4. */
+int test_reference_one_step_by_hand(void)
+{
+    lc_error err;
+    lstm_shape s = {.seq_length = 1, .batch = 1, .input_size = 1, .hidden_size = 1, .num_layers = 1};
+    lstm_problem p;
+    lstm_results r;
+    CHECK(!lstm_problem_alloc(&p, &s, &err), "%s", err.msg);
+    CHECK(!lstm_results_alloc(&r, &s, &err), "%s", err.msg);
+    const double ln3 = log(3.0);
+    /* x = 1, h0 = 0, so each pre-activation is W_ih + b_ih + b_hh; put the
+     * exact value in the biases split as float + remainder-free halves */
+    p.x[0] = 1.0f;
+    p.h0[0] = 0.0f;
+    p.c0[0] = 0.4f;
+    p.w_hh[0][0] = p.w_hh[0][1] = p.w_hh[0][2] = p.w_hh[0][3] = 0.5f; /* multiplied by h0 = 0 */
+    float pre[4] = {(float)ln3, 0.0f, (float)ln3, (float)-ln3};
+    for (int j = 0; j < 4; j++) {
+        p.w_ih[0][j] = pre[j];
+        p.b_ih[0][j] = 0.0f;
+        p.b_hh[0][j] = 0.0f;
+    }
+    p.dy = malloc(sizeof(float));
+    p.dy[0] = 1.0f;
+    CHECK(!lstm_reference_run(&p, &r, &err), "%s", err.msg);
+    /* float(ln 3) differs from ln 3 by < 3e-8, which moves the gates by < 1e-8 */
+    const double i = 0.75, f = 0.5, g = 0.8, o = 0.25, c0 = (double)0.4f;
+    const double c = f * c0 + i * g; /* 0.2 + 0.6 = 0.8 */
+    const double h = o * tanh(c);
+    CHECK_NEAR(r.cy[0], c, 1e-7);
+    CHECK_NEAR(r.hy[0], h, 1e-7);
+    CHECK_NEAR(r.y[0], h, 1e-7);
+    /* backward with dy = 1: dc = o (1 - tanh^2 c); dc0 = dc f; do = tanh c */
+    const double tc = tanh(c), dc = o * (1 - tc * tc);
+    CHECK_NEAR(r.dc0[0], dc * f, 1e-7);
+    CHECK_NEAR(r.db_ih[0][3], tc * o * (1 - o), 1e-7);          /* o gate */
+    CHECK_NEAR(r.db_ih[0][0], dc * g * i * (1 - i), 1e-7);      /* i gate */
+    CHECK_NEAR(r.db_ih[0][1], dc * c0 * f * (1 - f), 1e-7);     /* f gate */
+    CHECK_NEAR(r.db_ih[0][2], dc * i * (1 - g * g), 1e-7);      /* g gate */
+    CHECK_NEAR(r.dw_hh[0][0], 0.0, 0);                          /* h0 = 0 */
+    CHECK_NEAR(r.dx[0], r.db_ih[0][0] * pre[0] + r.db_ih[0][1] * pre[1] + r.db_ih[0][2] * pre[2] +
+                            r.db_ih[0][3] * pre[3], 1e-12);
+    lstm_problem_free(&p);
+    lstm_results_free(&r);
+    return 0;
+}
+
+/* Past a sequence's length outputs are zero and the state stops there. */
+int test_reference_variable_length_semantics(void)
+{
+    lc_error err;
+    lstm_shape s = {.seq_length = 5, .batch = 2, .input_size = 3, .hidden_size = 4, .num_layers = 2};
+    lstm_shape s2 = s;
+    s2.seq_length = 2;
+    lstm_problem p, q;
+    lstm_results r, rq;
+    const int lengths[2] = {5, 2};
+    CHECK(!lstm_problem_alloc(&p, &s, &err), "%s", err.msg);
+    CHECK(!lstm_inputs_generate(&p, 3, SEED_DY, &err), "%s", err.msg);
+    CHECK(!lstm_inputs_set_lengths(&p, lengths, 2, &err), "%s", err.msg);
+    CHECK(!lstm_results_alloc(&r, &s, &err), "%s", err.msg);
+    CHECK(!lstm_reference_forward(&p, &r, NULL, &err), "%s", err.msg);
+    for (int t = 2; t < 5; t++)
+        for (int k = 0; k < 4; k++)
+            CHECK(r.y[((size_t)t * 2 + 1) * 4 + k] == 0.0, "y[%d,1,%d] = %g past length 2", t, k,
+                  r.y[((size_t)t * 2 + 1) * 4 + k]);
+    /* sequence 1 alone with T = 2 must give the same hy and cy */
+    CHECK(!lstm_problem_alloc(&q, &s2, &err), "%s", err.msg);
+    CHECK(!lstm_results_alloc(&rq, &s2, &err), "%s", err.msg);
+    for (int l = 0; l < 2; l++) {
+        memcpy(q.w_ih[l], p.w_ih[l], lstm_w_ih_elems(&s, l) * sizeof(float));
+        memcpy(q.w_hh[l], p.w_hh[l], lstm_w_hh_elems(&s) * sizeof(float));
+        memcpy(q.b_ih[l], p.b_ih[l], 16 * sizeof(float));
+        memcpy(q.b_hh[l], p.b_hh[l], 16 * sizeof(float));
+    }
+    memcpy(q.x, p.x, lstm_seq_elems(&s2, 3) * sizeof(float));
+    memcpy(q.h0, p.h0, lstm_state_elems(&s) * sizeof(float));
+    memcpy(q.c0, p.c0, lstm_state_elems(&s) * sizeof(float));
+    CHECK(!lstm_reference_forward(&q, &rq, NULL, &err), "%s", err.msg);
+    for (int l = 0; l < 2; l++)
+        for (int k = 0; k < 4; k++) {
+            size_t idx = ((size_t)l * 2 + 1) * 4 + k;
+            CHECK(r.hy[idx] == rq.hy[idx], "hy[%d,1,%d]: %g vs %g alone", l, k, r.hy[idx], rq.hy[idx]);
+            CHECK(r.cy[idx] == rq.cy[idx], "cy[%d,1,%d]: %g vs %g alone", l, k, r.cy[idx], rq.cy[idx]);
+        }
+    lstm_problem_free(&p);
+    lstm_problem_free(&q);
+    lstm_results_free(&r);
+    lstm_results_free(&rq);
+    return 0;
+}

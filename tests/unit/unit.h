@@ -1,0 +1,30 @@
+/* A small test registry: each test is a function returning 0 (pass),
+ * 1 (fail) or UNIT_SKIP; CTest runs each by name (tests/unit/CMakeLists.txt). */
+#ifndef LSTMCHECK_UNIT_H
+#define LSTMCHECK_UNIT_H
+
+#include <math.h>
+#include <stdio.h>
+
+#define UNIT_SKIP 77
+
+#define CHECK(cond, ...)                                                    \
+    do {                                                                    \
+        if (!(cond)) {                                                      \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                   \
+            fprintf(stderr, "\n");                                          \
+            return 1;                                                       \
+        }                                                                   \
+    } while (0)
+
+#define CHECK_NEAR(a, b, tol)                                               \
+    CHECK(fabs((double)(a) - (double)(b)) <= (tol), "%s = %.17g, %s = %.17g, tolerance %g", \
+          #a, (double)(a), #b, (double)(b), (double)(tol))
+
+typedef struct unit_test {
+    const char *name;
+    int (*fn)(void);
+} unit_test;
+
+#endif

@@ -1,0 +1,2 @@
+/* Unit tests of the perf layer (verdict, baselines, machine key). */
+#define UNIT_EXTRA_TESTS
