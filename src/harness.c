@@ -46,19 +46,38 @@ void harness_result_summarize(harness_result *res)
 /* One iteration as the original's bench.py does it: forward timed,
  * backward timed, gradients zeroed outside the timed regions. The backward
  * seed dy was uploaded at create(): drawing it is outside the timing. */
-static int one_iteration(const runner_ops *r, void *state, device_timer *timer, double *fwd,
-                         double *bwd, lc_error *err)
+static void push(const harness_hooks *h, const char *name)
 {
-    if (device_timer_start(timer, err) || r->forward(state, err) != RUNNER_OK ||
-        device_timer_stop(timer, fwd, err))
-        return 1;
+    if (h && h->range_push)
+        h->range_push(h->ctx, name);
+}
+
+static void pop(const harness_hooks *h)
+{
+    if (h && h->range_pop)
+        h->range_pop(h->ctx);
+}
+
+static int one_iteration(const runner_ops *r, void *state, device_timer *timer,
+                         const harness_hooks *hooks, const char *label, double *fwd, double *bwd,
+                         lc_error *err)
+{
+    int rc = 0;
+    push(hooks, label);
+    push(hooks, "forward");
+    rc = device_timer_start(timer, err) || r->forward(state, err) != RUNNER_OK ||
+         device_timer_stop(timer, fwd, err);
+    pop(hooks);
     *bwd = 0;
-    if (r->caps & RUNNER_BACKWARD) {
-        if (device_timer_start(timer, err) || r->backward(state, err) != RUNNER_OK ||
-            device_timer_stop(timer, bwd, err) || r->zero_grads(state, err) != RUNNER_OK)
-            return 1;
+    if (!rc && (r->caps & RUNNER_BACKWARD)) {
+        push(hooks, "backward");
+        rc = device_timer_start(timer, err) || r->backward(state, err) != RUNNER_OK ||
+             device_timer_stop(timer, bwd, err);
+        pop(hooks);
+        rc = rc || r->zero_grads(state, err) != RUNNER_OK;
     }
-    return 0;
+    pop(hooks);
+    return rc;
 }
 
 int harness_run(const runner_ops *r, const lstm_problem *p, const harness_config *cfg,
@@ -99,7 +118,9 @@ int harness_run(const runner_ops *r, const lstm_problem *p, const harness_config
     for (int i = 0; i < cfg->warmup; i++) {
         if (i > 0 && cfg->time_budget_s > 0 && wall_seconds() - start > 0.25 * cfg->time_budget_s)
             break;
-        if (one_iteration(r, state, timer, &fwd, &bwd, err) ||
+        char label[96];
+        snprintf(label, sizeof label, "%s warmup %d", r->name, i);
+        if (one_iteration(r, state, timer, cfg->hooks, label, &fwd, &bwd, err) ||
             (control && control_run(control, &ctl, err)))
             goto done;
         res->warmup_done++;
@@ -108,7 +129,9 @@ int harness_run(const runner_ops *r, const lstm_problem *p, const harness_config
     }
     while (res->n < max) {
         int i = res->n;
-        if (one_iteration(r, state, timer, &res->fwd_ms[i], &res->bwd_ms[i], err))
+        char label[96];
+        snprintf(label, sizeof label, "%s iteration %d", r->name, i);
+        if (one_iteration(r, state, timer, cfg->hooks, label, &res->fwd_ms[i], &res->bwd_ms[i], err))
             goto done;
         if (control && control_run(control, &res->ctl_ms[i], err))
             goto done;

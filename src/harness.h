@@ -13,6 +13,15 @@
 extern "C" {
 #endif
 
+/* Optional observers of the timed loop (tracing, NVTX): called around every
+ * iteration, forward and backward, with names such as "cpu/iter 3",
+ * "forward", "backward". NULL members are not called. */
+typedef struct harness_hooks {
+    void (*range_push)(void *ctx, const char *name);
+    void (*range_pop)(void *ctx);
+    void *ctx;
+} harness_hooks;
+
 typedef struct harness_config {
     int warmup;              /* warm-up iterations (fewer if the budget runs out) */
     int min_samples;         /* never stop before this many (>= 2 unless max is 1) */
@@ -25,6 +34,7 @@ typedef struct harness_config {
     /* called after every warm-up iteration and sample (NULL: silent) */
     void (*progress)(void *ctx, const char *phase, int done, int total);
     void *progress_ctx;
+    const harness_hooks *hooks; /* NULL: none */
 } harness_config;
 
 typedef struct harness_result {
