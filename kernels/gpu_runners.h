@@ -27,7 +27,8 @@ extern const runner_ops runner_cudnn_ops;
 extern const runner_ops runner_cudnn_tf32_ops;
 extern const runner_ops runner_cudnn_persist_ops;
 extern const runner_ops runner_vl_cudnn_ops;
-#define LSTMCHECK_GPU_RUNNERS_CUDNN &runner_cudnn_ops, &runner_cudnn_tf32_ops, &runner_cudnn_persist_ops, &runner_vl_cudnn_ops,
+extern const runner_ops runner_vl_jit_ops;
+#define LSTMCHECK_GPU_RUNNERS_CUDNN &runner_cudnn_ops, &runner_cudnn_tf32_ops, &runner_cudnn_persist_ops, &runner_vl_cudnn_ops, &runner_vl_jit_ops,
 
 #ifdef __cplusplus
 }

@@ -2,5 +2,5 @@
 # checks this list against the runner table. Each becomes numerics and perf
 # tests that report skipped where no CUDA device exists.
 set(LSTMCHECK_CUDA_RUNNERS_CUBLAS aten naive jit jit_premul jit_premul_bias jit_simple jit_multilayer)
-set(LSTMCHECK_CUDA_RUNNERS_CUDNN cudnn cudnn_tf32 cudnn_persist vl_cudnn)
+set(LSTMCHECK_CUDA_RUNNERS_CUDNN cudnn cudnn_tf32 cudnn_persist vl_cudnn vl_jit)
 set(LSTMCHECK_CUDA_RUNNERS ${LSTMCHECK_CUDA_RUNNERS_CUBLAS} ${LSTMCHECK_CUDA_RUNNERS_CUDNN})

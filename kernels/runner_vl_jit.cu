@@ -1,0 +1,430 @@
+// Runner "vl_jit": variable-length batches on our own kernels, the way packed
+// sequences run. create sorts the batch by length (descending, stable) once
+// and uploads a permuted copy of the problem into the shared cuBLAS-runner
+// state (lstm_gpu_common.cuh); the sequences still running at step t are
+// then the first active[t] rows, a prefix that shrinks as t grows. Per layer
+// and step: two GEMMs (x_t W_ih^T, h W_hh^T) and one fused cell
+// (lstm_cells.cuh) over those rows only; the backward likewise, then the
+// weight and input gradients as single GEMMs over all T*B rows (the rows of
+// finished sequences hold zero gate gradients). read_results un-permutes.
+// Strict FP32. See docs/cudnn-runners.md.
+#include "gpu_runners.h"
+#include "lstm_cells.cuh"
+#include "lstm_gpu_common.cuh"
+
+#include <stdlib.h>
+#include <string.h>
+
+// Propagate a failure whose message the callee has written.
+#define VL_TRY(call)                                                                        \
+    do {                                                                                    \
+        if ((call) != RUNNER_OK)                                                            \
+            return RUNNER_ERROR;                                                            \
+    } while (0)
+
+namespace {
+
+const char kName[] = "vl_jit";
+const unsigned kCaps = RUNNER_MULTILAYER | RUNNER_VARLEN | RUNNER_BACKWARD | RUNNER_STATE_GRADS;
+
+struct vl_state {
+    const lstm_problem *p; // the caller's problem, original batch order
+    // The problem with the batch sorted by length and lengths = NULL: what
+    // the shared state was created from (it keeps a pointer to it). Owns its
+    // x, h0, c0, dy, dhy, dcy; the parameters are the caller's.
+    lstm_problem sorted;
+    lc_gpu_state *g;
+    int *perm;   // perm[j]: original batch index of sorted row j
+    int *len;    // len[j]: length of sorted row j, non-increasing in j
+    int *active; // active[t]: rows 0 .. active[t]-1 run at step t (T entries)
+    float *host; // read-back staging
+    size_t host_elems;
+};
+
+struct len_idx {
+    int len, idx;
+};
+
+// Longest first; equal lengths keep their batch order (qsort is not stable).
+int by_length_desc(const void *a, const void *b)
+{
+    const len_idx *x = (const len_idx *)a, *y = (const len_idx *)b;
+    if (x->len != y->len)
+        return x->len > y->len ? -1 : 1;
+    return x->idx < y->idx ? -1 : (x->idx > y->idx ? 1 : 0);
+}
+
+// A host copy of src (outer slices of B rows of `width` floats) whose row j
+// of every slice is src's row perm[j]; NULL for NULL src, *ok = false when
+// out of memory.
+float *dup_permuted(const float *src, size_t outer, int B, size_t width, const int *perm,
+                    bool *ok)
+{
+    if (!src)
+        return nullptr;
+    float *dst = (float *)malloc(outer * (size_t)B * width * sizeof(float) + 1);
+    if (!dst) {
+        *ok = false;
+        return nullptr;
+    }
+    for (size_t o = 0; o < outer; o++)
+        for (int j = 0; j < B; j++)
+            memcpy(dst + (o * (size_t)B + (size_t)j) * width,
+                   src + (o * (size_t)B + (size_t)perm[j]) * width, width * sizeof(float));
+    return dst;
+}
+
+void vl_destroy(void *vs)
+{
+    vl_state *v = (vl_state *)vs;
+    if (!v)
+        return;
+    lc_gpu_destroy(v->g); // synchronizes, frees every device buffer
+    free(v->sorted.x);
+    free(v->sorted.h0);
+    free(v->sorted.c0);
+    free(v->sorted.dy);
+    free(v->sorted.dhy);
+    free(v->sorted.dcy);
+    free(v->perm);
+    free(v->len);
+    free(v->active);
+    free(v->host);
+    free(v);
+}
+
+// The rows that finished sequences never write again must hold finite
+// zeros: the all-rows gradient GEMMs read them (times zero gate gradients).
+int init_device(vl_state *v, lc_error *err)
+{
+    lc_gpu_state *g = v->g;
+    const size_t T = (size_t)g->T, B = (size_t)g->B, H = (size_t)g->H;
+    const size_t BH = B * H, TBG = T * B * 4 * H;
+    for (int l = 0; l < g->L; l++) {
+        const lc_gpu_layer *ly = &g->layers[l];
+        CUDA_CHECK(cudaMemsetAsync(ly->hs + BH, 0, T * BH * sizeof(float), g->stream)); // past h0
+        CUDA_CHECK(cudaMemsetAsync(ly->cs + BH, 0, T * BH * sizeof(float), g->stream)); // past c0
+        CUDA_CHECK(cudaMemsetAsync(ly->gates, 0, TBG * sizeof(float), g->stream));
+    }
+    CUDA_CHECK(cudaMemsetAsync(g->dgates, 0, TBG * sizeof(float), g->stream));
+    if (g->d_out)
+        CUDA_CHECK(cudaMemsetAsync(g->d_out, 0, T * BH * sizeof(float), g->stream));
+    CUDA_CHECK(cudaStreamSynchronize(g->stream));
+    return RUNNER_OK;
+}
+
+int vl_create(const lstm_problem *p, void **out, lc_error *err)
+{
+    *out = nullptr;
+    const lstm_shape *sh = &p->shape;
+    if (lstm_shape_validate(sh, err))
+        return RUNNER_UNSUPPORTED;
+    const int T = sh->seq_length, B = sh->batch, I = sh->input_size, H = sh->hidden_size,
+              L = sh->num_layers;
+    vl_state *v = (vl_state *)calloc(1, sizeof *v);
+    len_idx *order = (len_idx *)malloc((size_t)B * sizeof *order);
+    if (!v || !order) {
+        free(v);
+        free(order);
+        lc_error_set(err, "%s: out of host memory", kName);
+        return RUNNER_ERROR;
+    }
+    v->p = p;
+    v->perm = (int *)malloc((size_t)B * sizeof(int));
+    v->len = (int *)malloc((size_t)B * sizeof(int));
+    v->active = (int *)malloc((size_t)T * sizeof(int));
+    if (!v->perm || !v->len || !v->active) {
+        free(order);
+        vl_destroy(v);
+        lc_error_set(err, "%s: out of host memory", kName);
+        return RUNNER_ERROR;
+    }
+    for (int b = 0; b < B; b++) {
+        order[b].len = lstm_length(p, b);
+        order[b].idx = b;
+        if (order[b].len < 1 || order[b].len > T) {
+            lc_error_set(err, "%s: length %d of sequence %d is outside 1..%d", kName,
+                         order[b].len, b, T);
+            free(order);
+            vl_destroy(v);
+            return RUNNER_ERROR;
+        }
+    }
+    qsort(order, (size_t)B, sizeof *order, by_length_desc);
+    for (int j = 0; j < B; j++) {
+        v->perm[j] = order[j].idx;
+        v->len[j] = order[j].len;
+    }
+    free(order);
+    for (int t = 0, n = B; t < T; t++) {
+        while (n > 0 && v->len[n - 1] <= t)
+            n--;
+        v->active[t] = n;
+    }
+
+    // the permuted problem
+    bool ok = true;
+    const size_t Ts = (size_t)T, Ls = (size_t)L, Hs = (size_t)H, Is = (size_t)I;
+    v->sorted.shape = *sh;
+    v->sorted.lengths = nullptr;
+    v->sorted.w_ih = p->w_ih;
+    v->sorted.w_hh = p->w_hh;
+    v->sorted.b_ih = p->b_ih;
+    v->sorted.b_hh = p->b_hh;
+    v->sorted.x = dup_permuted(p->x, Ts, B, Is, v->perm, &ok);
+    v->sorted.h0 = dup_permuted(p->h0, Ls, B, Hs, v->perm, &ok);
+    v->sorted.c0 = dup_permuted(p->c0, Ls, B, Hs, v->perm, &ok);
+    v->sorted.dy = dup_permuted(p->dy, Ts, B, Hs, v->perm, &ok);
+    v->sorted.dhy = dup_permuted(p->dhy, Ls, B, Hs, v->perm, &ok);
+    v->sorted.dcy = dup_permuted(p->dcy, Ls, B, Hs, v->perm, &ok);
+    // staging: a layer's hs / cs (T+1,B,H), dx (T,B,I), a weight gradient
+    const size_t wide = Is > Hs ? Is : Hs;
+    size_t n = (Ts + 1) * (size_t)B * Hs;
+    if (Ts * (size_t)B * Is > n)
+        n = Ts * (size_t)B * Is;
+    if (4 * Hs * wide > n)
+        n = 4 * Hs * wide;
+    if (Ls * (size_t)B * Hs > n)
+        n = Ls * (size_t)B * Hs;
+    v->host_elems = n;
+    v->host = (float *)malloc(n * sizeof(float));
+    if (!ok || !v->host) {
+        vl_destroy(v);
+        lc_error_set(err, "%s: out of host memory", kName);
+        return RUNNER_ERROR;
+    }
+
+    int rc = lc_gpu_create(&v->sorted, kName, kCaps, LC_NEED_STEP, (void **)&v->g, err);
+    if (rc == RUNNER_OK)
+        rc = init_device(v, err);
+    if (rc != RUNNER_OK) {
+        vl_destroy(v); // frees everything allocated so far
+        return rc;
+    }
+    *out = v;
+    return RUNNER_OK;
+}
+
+int vl_forward(void *vs, lc_error *err)
+{
+    vl_state *v = (vl_state *)vs;
+    lc_gpu_state *g = v->g;
+    const int B = g->B, H = g->H, G = 4 * g->H;
+    const size_t BH = (size_t)B * H;
+    for (int l = 0; l < g->L; l++) {
+        const lc_gpu_layer *ly = &g->layers[l];
+        const int In = ly->in_size;
+        const float *in = lc_layer_input(g, l);
+        for (int t = 0; t < g->T; t++) {
+            const int n = v->active[t];
+            if (n == 0)
+                break; // no sequence is this long (active[] only shrinks)
+            float *gates_t = lc_gates_at(g, l, t);
+            // gates_t[0:n] = in_t[0:n] W_ih^T        (n x In)(4H x In)^T
+            VL_TRY(lc_gemm(g, false, true, n, G, In, 1.0f, in + (size_t)t * B * In, In, ly->w_ih,
+                           In, 0.0f, gates_t, G, err));
+            // step[0:n] = h_{t-1}[0:n] W_hh^T        hs[t] holds h_{t-1}
+            VL_TRY(lc_gemm(g, false, true, n, G, H, 1.0f, ly->hs + (size_t)t * BH, H, ly->w_hh, H,
+                           0.0f, g->step, G, err));
+            lc_cell_fwd a = lc_step_cell(g, l, t);
+            a.rows = n;
+            a.pre_b = g->step;
+            a.ld_pre_b = (size_t)G;
+            a.bias_a = ly->b_ih;
+            a.bias_b = ly->b_hh;
+            VL_TRY(lc_cell_forward(&a, g->stream, err));
+        }
+    }
+    g->forward_done = 1;
+    return RUNNER_OK;
+}
+
+int vl_backward(void *vs, lc_error *err)
+{
+    vl_state *v = (vl_state *)vs;
+    lc_gpu_state *g = v->g;
+    const int T = g->T, B = g->B, H = g->H, G = 4 * g->H, TB = g->T * g->B;
+    const size_t BH = (size_t)B * H, BG = (size_t)B * G, Hs = (size_t)H;
+    if (!g->forward_done) {
+        lc_error_set(err, "%s: backward before forward", kName);
+        return RUNNER_ERROR;
+    }
+    for (int l = g->L - 1; l >= 0; l--) {
+        const lc_gpu_layer *ly = &g->layers[l];
+        const int In = ly->in_size;
+        const float *in = lc_layer_input(g, l);
+        const float *dseq = l == g->L - 1 ? g->dy : g->d_out; // gradient into the outputs
+        // dh, dc of every row start as the seeds of its last step: a row
+        // joins at its own last step t (active[t+1] <= row < active[t]),
+        // and the later steps only wrote rows below their smaller count
+        if (g->dhy)
+            CUDA_CHECK(cudaMemcpyAsync(g->dh, g->dhy + (size_t)l * BH, BH * sizeof(float),
+                                       cudaMemcpyDeviceToDevice, g->stream));
+        else
+            CUDA_CHECK(cudaMemsetAsync(g->dh, 0, BH * sizeof(float), g->stream));
+        if (g->dcy)
+            CUDA_CHECK(cudaMemcpyAsync(g->dc, g->dcy + (size_t)l * BH, BH * sizeof(float),
+                                       cudaMemcpyDeviceToDevice, g->stream));
+        else
+            CUDA_CHECK(cudaMemsetAsync(g->dc, 0, BH * sizeof(float), g->stream));
+        for (int t = T - 1; t >= 0; t--) {
+            const int n = v->active[t]; // n == B at t == 0: every length is >= 1
+            if (n == 0)
+                continue;
+            float *dg_t = g->dgates + (size_t)t * BG;
+            lc_cell_bwd a;
+            memset(&a, 0, sizeof a);
+            a.rows = n;
+            a.H = H;
+            a.gates = ly->gates + (size_t)t * BG;
+            a.ld_gates = (size_t)G;
+            a.c = ly->cs + (size_t)(t + 1) * BH; // c_t
+            a.ld_c = Hs;
+            a.c_prev = ly->cs + (size_t)t * BH;  // c_{t-1}
+            a.ld_c_prev = Hs;
+            a.dh_a = dseq ? dseq + (size_t)t * BH : nullptr;
+            a.ld_dh_a = Hs;
+            a.dh_b = g->dh;
+            a.ld_dh_b = Hs;
+            a.dc = g->dc;
+            a.ld_dc = Hs;
+            a.dgates = dg_t;
+            a.ld_dgates = (size_t)G;
+            a.dc_prev = t == 0 ? g->dc0 + (size_t)l * BH : g->dc;
+            a.ld_dc_prev = Hs;
+            VL_TRY(lc_cell_backward(&a, g->stream, err));
+            // dh_{t-1}[0:n] = dgates_t[0:n] (n x 4H) W_hh (4H x H)
+            float *dh_out = t == 0 ? g->dh0 + (size_t)l * BH : g->dh;
+            VL_TRY(lc_gemm(g, false, false, n, H, G, 1.0f, dg_t, G, ly->w_hh, H, 0.0f, dh_out, H,
+                           err));
+        }
+        // all T*B rows at once; finished rows have zero gate gradients and
+        // finite (zero) states, so they contribute nothing
+        // dW_ih (4H x In) += dgates^T (4H x TB) in (TB x In)
+        VL_TRY(lc_gemm(g, true, false, G, In, TB, 1.0f, g->dgates, G, in, In, 1.0f, ly->dw_ih, In,
+                       err));
+        // dW_hh (4H x H) += dgates^T h_prev (TB x H); hs[0..T-1] are the h_{t-1}
+        VL_TRY(lc_gemm(g, true, false, G, H, TB, 1.0f, g->dgates, G, ly->hs, H, 1.0f, ly->dw_hh, H,
+                       err));
+        VL_TRY(lc_bias_grad(TB, G, g->dgates, (size_t)G, g->bias_ws, ly->db_ih, ly->db_hh,
+                            g->stream, err));
+        // input gradient (TB x In) = dgates W_ih: dx, or the layer below's d_out
+        float *d_in = l == 0 ? g->dx : g->d_out;
+        VL_TRY(lc_gemm(g, false, false, TB, In, G, 1.0f, g->dgates, G, ly->w_ih, In, 0.0f, d_in, In,
+                       err));
+    }
+    g->backward_done = 1;
+    return RUNNER_OK;
+}
+
+int vl_zero_grads(void *vs, lc_error *err)
+{
+    return lc_gpu_zero_grads(((vl_state *)vs)->g, err);
+}
+
+// n floats from the device into the staging buffer.
+int fetch_raw(vl_state *v, const float *src, size_t n, lc_error *err)
+{
+    if (n > v->host_elems) {
+        lc_error_set(err, "%s: read-back of %zu elements exceeds the staging buffer", kName, n);
+        return RUNNER_ERROR;
+    }
+    CUDA_CHECK(cudaMemcpyAsync(v->host, src, n * sizeof(float), cudaMemcpyDeviceToHost,
+                               v->g->stream));
+    CUDA_CHECK(cudaStreamSynchronize(v->g->stream));
+    return RUNNER_OK;
+}
+
+// (outer, B, width) staged in sorted order -> dst in the original order.
+void unpermute_to_double(const vl_state *v, double *dst, size_t outer, size_t width)
+{
+    const size_t B = (size_t)v->g->B;
+    for (size_t o = 0; o < outer; o++)
+        for (size_t j = 0; j < B; j++)
+            lstm_copy_to_double(dst + (o * B + (size_t)v->perm[j]) * width,
+                                v->host + (o * B + j) * width, width);
+}
+
+int vl_read_results(void *vs, lstm_results *r, lc_error *err)
+{
+    vl_state *v = (vl_state *)vs;
+    lc_gpu_state *g = v->g;
+    const size_t T = (size_t)g->T, B = (size_t)g->B, I = (size_t)g->I, H = (size_t)g->H,
+                 L = (size_t)g->L;
+    const size_t BH = B * H, G = 4 * H;
+    CUDA_CHECK(cudaStreamSynchronize(g->stream));
+    if (g->forward_done) {
+        for (size_t l = 0; l < L; l++) {
+            const lc_gpu_layer *ly = &g->layers[l];
+            // hs (T+1,B,H): row j's last state is hs[len_j]; y_t is hs[t+1]
+            VL_TRY(fetch_raw(v, ly->hs, (T + 1) * BH, err));
+            for (size_t j = 0; j < B; j++)
+                lstm_copy_to_double(r->hy + l * BH + (size_t)v->perm[j] * H,
+                                    v->host + ((size_t)v->len[j] * B + j) * H, H);
+            if (l == L - 1) {
+                for (size_t t = 0; t < T; t++) {
+                    for (size_t j = 0; j < B; j++) {
+                        double *dst = r->y + (t * B + (size_t)v->perm[j]) * H;
+                        if (t < (size_t)v->len[j])
+                            lstm_copy_to_double(dst, v->host + ((t + 1) * B + j) * H, H);
+                        else
+                            memset(dst, 0, H * sizeof(double)); // past the sequence's end
+                    }
+                }
+            }
+            VL_TRY(fetch_raw(v, ly->cs, (T + 1) * BH, err));
+            for (size_t j = 0; j < B; j++)
+                lstm_copy_to_double(r->cy + l * BH + (size_t)v->perm[j] * H,
+                                    v->host + ((size_t)v->len[j] * B + j) * H, H);
+        }
+    }
+    if (!g->backward_done)
+        return RUNNER_OK;
+    // dx: padded rows are zero (zero gate gradients), as the semantics want
+    VL_TRY(fetch_raw(v, g->dx, T * B * I, err));
+    unpermute_to_double(v, r->dx, T, I);
+    VL_TRY(fetch_raw(v, g->dh0, L * BH, err));
+    unpermute_to_double(v, r->dh0, L, H);
+    VL_TRY(fetch_raw(v, g->dc0, L * BH, err));
+    unpermute_to_double(v, r->dc0, L, H);
+    // parameter gradients do not depend on the batch order
+    for (size_t l = 0; l < L; l++) {
+        const lc_gpu_layer *ly = &g->layers[l];
+        const size_t In = (size_t)ly->in_size;
+        VL_TRY(fetch_raw(v, ly->dw_ih, G * In, err));
+        lstm_copy_to_double(r->dw_ih[l], v->host, G * In);
+        VL_TRY(fetch_raw(v, ly->dw_hh, G * H, err));
+        lstm_copy_to_double(r->dw_hh[l], v->host, G * H);
+        VL_TRY(fetch_raw(v, ly->db_ih, G, err));
+        lstm_copy_to_double(r->db_ih[l], v->host, G);
+        VL_TRY(fetch_raw(v, ly->db_hh, G, err));
+        lstm_copy_to_double(r->db_hh[l], v->host, G);
+    }
+    return RUNNER_OK;
+}
+
+size_t vl_peak_device_bytes(void *vs)
+{
+    const vl_state *v = (const vl_state *)vs;
+    return v ? lc_gpu_peak_device_bytes(v->g) : 0;
+}
+
+} // namespace
+
+extern "C" const runner_ops runner_vl_jit_ops = {
+    .name = "vl_jit",
+    .device = "cuda",
+    .description = "FP32 cuBLAS, variable length: batch sorted by length once, per step 2 GEMMs "
+                   "+ 1 fused cell over the still-running rows only",
+    .caps = kCaps,
+    .precision = PRECISION_FP32,
+    .max_layers = 0,
+    .available = lc_cuda_available,
+    .create = vl_create,
+    .forward = vl_forward,
+    .backward = vl_backward,
+    .zero_grads = vl_zero_grads,
+    .read_results = vl_read_results,
+    .peak_device_bytes = vl_peak_device_bytes,
+    .destroy = vl_destroy,
+};
