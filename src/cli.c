@@ -109,10 +109,12 @@ static const opt_spec options[] = {
     {"no-progress", OPT_FLAG, "bench baseline"},
     {"baseline-dir", OPT_STR, "baseline"},
     {"json", OPT_FLAG, "baseline"},
+    {"shape-set", OPT_STR, "baseline"},
     {"max-seconds", OPT_DOUBLE, "baseline"},
     {"tool", OPT_STR, "profile"},
     {"out-dir", OPT_STR, "profile"},
     {"trace", OPT_STR, "bench profile"},
+    {"internal-run", OPT_FLAG, "profile"},
     {"sleep-between-seconds", OPT_DOUBLE, "profile"},
     {"help", OPT_FLAG, "bench check list baseline profile"},
 };
@@ -232,6 +234,9 @@ int cli_parse(int argc, char **argv, cli_options *o, lc_error *err)
             return CLI_EXIT_USAGE;
         }
         int rc = 0;
+        if (!strcmp(name, "seq-length") || !strcmp(name, "num-layers") || !strcmp(name, "input-size") ||
+            !strcmp(name, "hidden-size") || !strcmp(name, "mini-batch"))
+            o->shape_given = 1;
         if (!strcmp(name, "seq-length")) rc = set_int(name, value, 1, LSTM_MAX_DIM, &o->shape.seq_length, err);
         else if (!strcmp(name, "num-layers")) rc = set_int(name, value, 1, LSTM_MAX_DIM, &o->shape.num_layers, err);
         else if (!strcmp(name, "input-size")) rc = set_int(name, value, 1, LSTM_MAX_DIM, &o->shape.input_size, err);
@@ -309,6 +314,7 @@ int cli_parse(int argc, char **argv, cli_options *o, lc_error *err)
         else if (!strcmp(name, "no-progress")) o->progress = 0;
         else if (!strcmp(name, "baseline-dir")) o->baseline_dir = value;
         else if (!strcmp(name, "json")) o->json = 1;
+        else if (!strcmp(name, "shape-set")) o->shape_set = value;
         else if (!strcmp(name, "tool")) {
             if (strcmp(value, "nsys") && strcmp(value, "ncu") && strcmp(value, "none")) {
                 lc_error_set(err, "--tool expects nsys, ncu or none, got '%s'", value);
@@ -317,6 +323,7 @@ int cli_parse(int argc, char **argv, cli_options *o, lc_error *err)
             o->tool = value;
         } else if (!strcmp(name, "out-dir")) o->out_dir = value;
         else if (!strcmp(name, "trace")) o->trace_path = value;
+        else if (!strcmp(name, "internal-run")) o->internal_run = 1;
         else if (!strcmp(name, "help")) o->help = 1;
         if (rc)
             return rc;
@@ -386,10 +393,15 @@ const char *cli_usage(const char *command)
                "  update   gate, measure and write the baseline of this machine (atomically)\n"
                "  show     print the baseline entries of this machine\n"
                "  compare  measure now and give the verdict against the baseline (as ctest -L perf)\n"
-               "  --rnns A B ...  --device D  shape flags  --seed N  --nloops N  --warmup N\n"
+               "  --rnns A B ...    runners (default: every runner of the device)\n"
+               "  --shape-set NAME  one shape set of the perf matrix (cpu: small, layers; cuda: default, small)\n"
+               "  shape flags       one explicit shape instead of the perf matrix\n"
+               "  --device D  --seed N  --nloops N (samples per round)  --warmup N\n"
                "  --baseline-dir DIR  (default: the baselines/ folder of the source tree)\n"
                "  --json              machine-readable output (show, compare)\n"
-               "  --max-seconds S     measuring budget per (runner, shape)\n";
+               "  --max-seconds S     compare: measuring budget per (runner, shape) (default 60)\n"
+               "Exit: 0 all SAME or FASTER; 1 SLOWER, or numerics failed; 2 bad input or an\n"
+               "unusable baseline file; 3 no baseline here, or INCONCLUSIVE within the budget.\n";
     if (!strcmp(command, "profile"))
         return "usage: lstmcheck profile [flags]\n"
                "  --rnns A B ...  shape flags  --nloops N (default 5)  --sleep-between-seconds S\n"

@@ -19,6 +19,8 @@ typedef struct cli_options {
     const char *subcommand;  /* baseline: update, show, compare */
     lstm_shape shape;
     int batch_given;
+    int shape_given;         /* any of the five shape flags was given */
+    const char *shape_set;   /* baseline: a named shape set of the perf matrix */
     int warmup, nloops;      /* -1 / 0: the command's default */
     char device[8];          /* auto, cpu, cuda */
     const char *rnns[CLI_MAX_RNNS];
@@ -43,6 +45,7 @@ typedef struct cli_options {
     const char *out_dir;
     const char *trace_path;
     double sleep_between_s;
+    int internal_run;        /* profile: run the runners here (the re-executed child) */
 } cli_options;
 
 void cli_defaults(cli_options *o);

@@ -24,8 +24,8 @@ const char *lstm_fault_name(lstm_fault f);
 
 #ifdef LSTMCHECK_FAULTS
 extern lstm_fault lstm_active_fault;
-/* Extra work, in percent of the runner's own FLOPs, done in forward and
- * backward: a known slowdown for the perf verdict's power tests. */
+/* Extra work, in percent of the time forward and backward take: a known
+ * slowdown for the perf verdict's power tests. */
 extern double lstm_extra_work_percent;
 #define FAULT_ON(f) (lstm_active_fault == (f))
 #define EXTRA_WORK_PERCENT() (lstm_extra_work_percent)

@@ -1,0 +1,60 @@
+// The CUDA fields of the machine key (src/machine.h): what sets a GPU
+// runner's speed, read from the runtime, the driver and cuDNN.
+#include <cuda_runtime.h>
+#include <cudnn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../src/machine.h"
+
+static void field(machine_key *k, const char *name, const char *value)
+{
+    if (k->nfields == MACHINE_FIELDS)
+        return;
+    snprintf(k->names[k->nfields], sizeof k->names[0], "%s", name);
+    snprintf(k->values[k->nfields], sizeof k->values[0], "%s", value);
+    k->nfields++;
+}
+
+extern "C" int machine_cuda_fields(machine_key *k, lc_error *err)
+{
+    cudaDeviceProp prop;
+    cudaError_t rc = cudaGetDeviceProperties(&prop, 0);
+    if (rc != cudaSuccess) {
+        lc_error_set(err, "no CUDA device: %s", cudaGetErrorString(rc));
+        cudaGetLastError();
+        return 1;
+    }
+    int driver = 0, runtime = 0;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    char buf[128];
+    field(k, "gpu_name", prop.name);
+    snprintf(buf, sizeof buf, "%d", prop.multiProcessorCount);
+    field(k, "sm_count", buf);
+    snprintf(buf, sizeof buf, "%d.%d", prop.major, prop.minor);
+    field(k, "compute_capability", buf);
+    snprintf(buf, sizeof buf, "%zu", (size_t)(prop.totalGlobalMem >> 20));
+    field(k, "memory_mib", buf);
+    // the kernel module's version (NVML is not installed): "... Kernel Module  580.65.06 ..."
+    snprintf(buf, sizeof buf, "unknown");
+    FILE *f = fopen("/proc/driver/nvidia/version", "r");
+    if (f) {
+        char line[256];
+        if (fgets(line, sizeof line, f)) {
+            const char *m = strstr(line, "Kernel Module");
+            if (m && sscanf(m + 13, " %63s", buf) != 1)
+                snprintf(buf, sizeof buf, "unknown");
+        }
+        fclose(f);
+    }
+    field(k, "driver", buf);
+    snprintf(buf, sizeof buf, "%d.%d", driver / 1000, (driver % 1000) / 10);
+    field(k, "driver_cuda", buf);
+    snprintf(buf, sizeof buf, "%d.%d", runtime / 1000, (runtime % 1000) / 10);
+    field(k, "cuda_runtime", buf);
+    size_t v = cudnnGetVersion();
+    snprintf(buf, sizeof buf, "%zu.%zu.%zu", v / 10000, (v % 10000) / 100, v % 100);
+    field(k, "cudnn", buf);
+    return 0;
+}

@@ -1,0 +1,233 @@
+/* Baseline measurement and comparison (see perf.h). */
+#include "perf.h"
+
+#include "timer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef LSTMCHECK_VERSION
+#define LSTMCHECK_VERSION "unknown"
+#endif
+#ifndef LSTMCHECK_SOURCE_DIR
+#define LSTMCHECK_SOURCE_DIR "."
+#endif
+
+/* Shapes small enough for the 2-core CI machine (the CPU sets) and the
+ * original's default shape on a GPU. */
+const perf_shape_set perf_shape_sets[] = {
+    {"small", "cpu", {.seq_length = 20, .batch = 16, .input_size = 128, .hidden_size = 128, .num_layers = 1}},
+    {"layers", "cpu", {.seq_length = 10, .batch = 8, .input_size = 64, .hidden_size = 96, .num_layers = 2}},
+    {"default", "cuda", {.seq_length = 100, .batch = 64, .input_size = 512, .hidden_size = 512, .num_layers = 1}},
+    {"small", "cuda", {.seq_length = 20, .batch = 16, .input_size = 128, .hidden_size = 128, .num_layers = 1}},
+    {NULL, NULL, {0, 0, 0, 0, 0}},
+};
+
+const perf_shape_set *perf_find_shape_set(const char *device, const char *name)
+{
+    for (int i = 0; perf_shape_sets[i].name; i++)
+        if (!strcmp(perf_shape_sets[i].device, device) && !strcmp(perf_shape_sets[i].name, name))
+            return &perf_shape_sets[i];
+    return NULL;
+}
+
+void openblas_set_num_threads(int n);
+
+void perf_prepare_device(const char *device)
+{
+    if (!strcmp(device, "cpu"))
+        openblas_set_num_threads(PERF_CPU_BLAS_THREADS);
+}
+
+void perf_default_settings(const char *device, perf_settings *s)
+{
+    memset(s, 0, sizeof *s);
+    const int cuda = !strcmp(device, "cuda");
+    s->warmup = cuda ? 10 : 3;
+    s->min_samples = cuda ? 30 : 15;
+    s->max_samples = cuda ? 500 : 200;
+    s->target_rel_error = 0.003;
+    s->round_budget_s = cuda ? 10 : 15;
+    s->baseline_rounds = 3;
+    s->compare_budget_s = cuda ? 60 : 60;
+}
+
+static int measure_round(const runner_ops *r, const lstm_problem *p, const perf_settings *s,
+                         harness_result *res, lc_error *err)
+{
+    harness_config cfg = {
+        .warmup = s->warmup,
+        .min_samples = s->min_samples,
+        .max_samples = s->max_samples,
+        .target_rel_error = s->target_rel_error,
+        .time_budget_s = s->round_budget_s,
+        .with_control = 1,
+    };
+    return harness_run(r, p, &cfg, res, err);
+}
+
+/* append src's n values to a growing series */
+static int append(baseline_series *dst, const double *src, int n, lc_error *err)
+{
+    double *grown = realloc(dst->samples, (size_t)(dst->n + n) * sizeof *grown);
+    if (!grown) {
+        lc_error_set(err, "out of memory");
+        return 1;
+    }
+    memcpy(grown + dst->n, src, (size_t)n * sizeof *grown);
+    dst->samples = grown;
+    dst->n += n;
+    return 0;
+}
+
+static int append_ratios(baseline_series *dst, const double *num, const double *den, int n, lc_error *err)
+{
+    double *tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
+    if (!tmp) {
+        lc_error_set(err, "out of memory");
+        return 1;
+    }
+    for (int i = 0; i < n; i++)
+        tmp[i] = num[i] / den[i];
+    int rc = append(dst, tmp, n, err);
+    free(tmp);
+    return rc;
+}
+
+static int append_round(baseline_entry *e, const harness_result *res, lc_error *err)
+{
+    for (int i = 0; i < res->n; i++) {
+        if (!(res->ctl_ms[i] > 0) || !(res->fwd_ms[i] > 0) || !(res->bwd_ms[i] > 0)) {
+            lc_error_set(err, "a timing sample is zero or negative: the timer resolution is too coarse");
+            return 1;
+        }
+    }
+    return append(&e->fwd, res->fwd_ms, res->n, err) || append(&e->bwd, res->bwd_ms, res->n, err) ||
+           append(&e->ctl, res->ctl_ms, res->n, err) ||
+           append_ratios(&e->fwd_ratio, res->fwd_ms, res->ctl_ms, res->n, err) ||
+           append_ratios(&e->bwd_ratio, res->bwd_ms, res->ctl_ms, res->n, err);
+}
+
+static void git_commit(char *buf, size_t n)
+{
+    snprintf(buf, n, "unknown");
+    FILE *f = popen("git -C '" LSTMCHECK_SOURCE_DIR "' describe --always --dirty 2>/dev/null", "r");
+    if (!f)
+        return;
+    char line[64];
+    if (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (line[0])
+            snprintf(buf, n, "%s", line);
+    }
+    pclose(f);
+}
+
+/* relative sd of values around their mean */
+static double rel_sd(const double *v, int n)
+{
+    if (n < 2)
+        return 0;
+    double m = 0, ss = 0;
+    for (int i = 0; i < n; i++)
+        m += v[i];
+    m /= n;
+    for (int i = 0; i < n; i++)
+        ss += (v[i] - m) * (v[i] - m);
+    return m > 0 ? sqrt(ss / (n - 1)) / m : 0;
+}
+
+int perf_measure_entry(const runner_ops *r, const lstm_problem *p, unsigned long long seed,
+                       const perf_settings *s, baseline_entry *e, lc_error *err)
+{
+    memset(e, 0, sizeof *e);
+    snprintf(e->runner, sizeof e->runner, "%s", r->name);
+    e->shape = p->shape;
+    e->seed = seed;
+    snprintf(e->lstmcheck_version, sizeof e->lstmcheck_version, "%s", LSTMCHECK_VERSION);
+    git_commit(e->git_commit, sizeof e->git_commit);
+    time_t now = time(NULL);
+    strftime(e->date, sizeof e->date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    int rounds = s->baseline_rounds > 0 ? s->baseline_rounds : 1;
+    double *med_f = calloc((size_t)rounds, sizeof *med_f), *med_b = calloc((size_t)rounds, sizeof *med_b);
+    if (!med_f || !med_b) {
+        free(med_f); free(med_b);
+        lc_error_set(err, "out of memory");
+        return 1;
+    }
+    for (int k = 0; k < rounds; k++) {
+        harness_result res;
+        if (measure_round(r, p, s, &res, err)) {
+            free(med_f); free(med_b);
+            baseline_entry_free(e);
+            return 1;
+        }
+        snprintf(e->control, sizeof e->control, "%s", res.control_name);
+        med_f[k] = res.fwd_ratio.median;
+        med_b[k] = res.bwd_ratio.median;
+        int rc = append_round(e, &res, err);
+        harness_result_free(&res);
+        if (rc) {
+            free(med_f); free(med_b);
+            baseline_entry_free(e);
+            return 1;
+        }
+    }
+    e->rounds = rounds;
+    /* run-to-run noise: the spread of the rounds' medians, each round a
+     * fresh runner instance with its own warm-up */
+    e->noise_fwd = rel_sd(med_f, rounds);
+    e->noise_bwd = rel_sd(med_b, rounds);
+    free(med_f);
+    free(med_b);
+    return 0;
+}
+
+verdict_kind perf_overall(const perf_comparison *c)
+{
+    static const int rank[] = {[VERDICT_SAME] = 0, [VERDICT_FASTER] = 1, [VERDICT_INCONCLUSIVE] = 2,
+                               [VERDICT_SLOWER] = 3};
+    return rank[c->fwd.kind] >= rank[c->bwd.kind] ? c->fwd.kind : c->bwd.kind;
+}
+
+int perf_compare(const runner_ops *r, const lstm_problem *p, const baseline_entry *e,
+                 const perf_settings *s, int comparisons, perf_comparison *out, lc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    baseline_entry cur;
+    memset(&cur, 0, sizeof cur);
+    double start = wall_seconds();
+    for (;;) {
+        harness_result res;
+        if (measure_round(r, p, s, &res, err)) {
+            baseline_entry_free(&cur);
+            return 1;
+        }
+        int rc = append_round(&cur, &res, err);
+        harness_result_free(&res);
+        if (rc) {
+            baseline_entry_free(&cur);
+            return 1;
+        }
+        out->rounds++;
+        verdict_decide(e->fwd_ratio.samples, e->fwd_ratio.n, cur.fwd_ratio.samples, cur.fwd_ratio.n,
+                       e->noise_fwd, comparisons, &out->fwd);
+        verdict_decide(e->bwd_ratio.samples, e->bwd_ratio.n, cur.bwd_ratio.samples, cur.bwd_ratio.n,
+                       e->noise_bwd, comparisons, &out->bwd);
+        if (perf_overall(out) != VERDICT_INCONCLUSIVE || wall_seconds() - start > s->compare_budget_s)
+            break;
+    }
+    out->samples = cur.fwd.n;
+    stats_summarize(e->fwd.samples, e->fwd.n, &out->base_fwd);
+    stats_summarize(e->bwd.samples, e->bwd.n, &out->base_bwd);
+    stats_summarize(cur.fwd.samples, cur.fwd.n, &out->cur_fwd);
+    stats_summarize(cur.bwd.samples, cur.bwd.n, &out->cur_bwd);
+    out->raw_change_fwd = out->base_fwd.median > 0 ? out->cur_fwd.median / out->base_fwd.median - 1 : 0;
+    out->raw_change_bwd = out->base_bwd.median > 0 ? out->cur_bwd.median / out->base_bwd.median - 1 : 0;
+    out->elapsed_s = wall_seconds() - start;
+    baseline_entry_free(&cur);
+    return 0;
+}
