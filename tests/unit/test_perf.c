@@ -1,0 +1,195 @@
+/* The perf layer: verdict rule, baseline files and their bad inputs. */
+#include "unit.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "baseline.h"
+#include "commands.h"
+#include "inputs.h"
+#include "machine.h"
+#include "perf.h"
+#include "verdict.h"
+
+/* n samples around `level` with relative spread `rel` (deterministic) */
+static void samples(double *v, int n, double level, double rel, uint64_t seed)
+{
+    lc_rng r;
+    lc_rng_init(&r, seed, 0, 0);
+    for (int i = 0; i < n; i++)
+        v[i] = level * (1 + rel * lc_rng_normal(&r));
+}
+
+int test_verdict_rule(void)
+{
+    double base[60], cur[60];
+    verdict_result v;
+    samples(base, 60, 1.0, 0.005, 1);
+    samples(cur, 60, 1.10, 0.005, 2);
+    verdict_decide(base, 60, cur, 60, 0.005, 8, &v);
+    CHECK(v.kind == VERDICT_SLOWER, "10%% slower called %s (%s)", verdict_name(v.kind), v.reason);
+    CHECK(v.change > 0.09 && v.change < 0.11, "change %g", v.change);
+    samples(cur, 60, 1.0, 0.005, 3);
+    verdict_decide(base, 60, cur, 60, 0.005, 8, &v);
+    CHECK(v.kind == VERDICT_SAME, "unchanged called %s (%s)", verdict_name(v.kind), v.reason);
+    samples(cur, 60, 0.9, 0.005, 4);
+    verdict_decide(base, 60, cur, 60, 0.005, 8, &v);
+    CHECK(v.kind == VERDICT_FASTER && strstr(v.reason, "baseline update"), "10%% faster called %s (%s)",
+          verdict_name(v.kind), v.reason);
+    /* a real but small change, under the minimum effect: SAME, not SLOWER */
+    samples(cur, 60, 1.01, 0.001, 5);
+    samples(base, 60, 1.0, 0.001, 6);
+    verdict_decide(base, 60, cur, 60, 0.001, 8, &v);
+    CHECK(v.kind == VERDICT_SAME && v.p < 1e-6, "1%% change called %s (p %g)", verdict_name(v.kind), v.p);
+    /* noisy samples, change near the minimum effect: not decided */
+    samples(base, 8, 1.0, 0.05, 7);
+    samples(cur, 8, 1.03, 0.05, 8);
+    verdict_decide(base, 8, cur, 8, 0.005, 8, &v);
+    CHECK(v.kind == VERDICT_INCONCLUSIVE, "noisy 3%% called %s (%s)", verdict_name(v.kind), v.reason);
+    /* the minimum effect follows the measured noise, with a floor */
+    CHECK_NEAR(verdict_min_effect(0.001), VERDICT_MIN_EFFECT, 0);
+    CHECK_NEAR(verdict_min_effect(0.02), 0.06, 1e-12);
+    verdict_decide(base, 3, cur, 3, 0, 1, &v);
+    CHECK(v.kind == VERDICT_INCONCLUSIVE && strstr(v.reason, "too few"), "3 samples: %s", v.reason);
+    return 0;
+}
+
+static int write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return 1;
+    fputs(text, f);
+    return fclose(f);
+}
+
+static const char *valid_entry =
+    "{\"runner\": \"cpu\", \"shape\": {\"seqLength\": 2, \"numLayers\": 1, \"inputSize\": 3, \"hiddenSize\": 4, "
+    "\"miniBatch\": 2}, \"seed\": 17, \"lstmcheck_version\": \"0.1.0\", \"git_commit\": \"abc\", "
+    "\"date\": \"2026-01-01T00:00:00Z\", \"control_workload\": \"x\", \"rounds\": 1, "
+    "\"noise\": {\"forward\": 0.01, \"backward\": 0.01}, "
+    "\"forward\": {\"samples\": [1, 2]}, \"backward\": {\"samples\": [1, 2]}, \"control\": {\"samples\": [1, 2]}, "
+    "\"forward_ratio\": {\"samples\": [1, 2]}, \"backward_ratio\": {\"samples\": [%s]}}";
+
+int test_baseline_bad_files(void)
+{
+    char dir[] = "/tmp/lstmcheck_bl_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    char path[256], text[4096], entry[2048];
+    snprintf(path, sizeof path, "%s/b.json", dir);
+    struct { const char *samples; const char *prefix; const char *expect; } cases[] = {
+        {"1, 2", "{\"format\": \"lstmcheck-baseline\", \"version\": 2, \"machine\": {}, \"entries\": []}", "file.version is 2"},
+        {"1, 2", "{\"format\": \"other\", \"version\": 1}", "file.format"},
+        {"1, -2", NULL, "entries[0].backward_ratio.samples[1] must be a positive"},
+        {"1, NaN", NULL, "not valid JSON"},
+        {"1, \"x\"", NULL, "entries[0].backward_ratio.samples[1]"},
+    };
+    baseline_file b;
+    lc_error err;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(entry, sizeof entry, valid_entry, cases[i].samples);
+        if (cases[i].prefix)
+            snprintf(text, sizeof text, "%s", cases[i].prefix);
+        else
+            snprintf(text, sizeof text,
+                     "{\"format\": \"lstmcheck-baseline\", \"version\": 1, \"machine\": {\"device\": \"cpu\", "
+                     "\"fields\": {\"cores\": \"2\"}}, \"entries\": [%s]}", entry);
+        CHECK(!write_text(path, text), "write");
+        int rc = baseline_load(path, &b, &err);
+        CHECK(rc == BASELINE_INVALID, "case %zu loaded (rc %d)", i, rc);
+        CHECK(strstr(err.msg, path) && strstr(err.msg, cases[i].expect), "case %zu: '%s' lacks '%s'", i,
+              err.msg, cases[i].expect);
+    }
+    /* a missing field names itself */
+    snprintf(text, sizeof text, "{\"format\": \"lstmcheck-baseline\", \"version\": 1, \"machine\": {\"device\": "
+             "\"cpu\", \"fields\": {}}, \"entries\": [{\"runner\": \"cpu\"}]}");
+    CHECK(!write_text(path, text), "write");
+    CHECK(baseline_load(path, &b, &err) == BASELINE_INVALID && strstr(err.msg, "entries[0].shape is missing"),
+          "%s", err.msg);
+    /* empty and truncated */
+    CHECK(!write_text(path, ""), "write");
+    CHECK(baseline_load(path, &b, &err) == BASELINE_INVALID && strstr(err.msg, "empty"), "%s", err.msg);
+    snprintf(entry, sizeof entry, valid_entry, "1, 2");
+    snprintf(text, sizeof text, "{\"format\": \"lstmcheck-baseline\", \"version\": 1, \"entries\": [%s", entry);
+    CHECK(!write_text(path, text), "write");
+    CHECK(baseline_load(path, &b, &err) == BASELINE_INVALID && strstr(err.msg, "not valid JSON"), "%s", err.msg);
+    /* missing file: its own status, not an error */
+    snprintf(path, sizeof path, "%s/none.json", dir);
+    CHECK(baseline_load(path, &b, &err) == BASELINE_MISSING, "missing file");
+    /* a valid file round-trips, with a stale runner kept (warned by the commands) */
+    snprintf(path, sizeof path, "%s/ok.json", dir);
+    snprintf(entry, sizeof entry, valid_entry, "1, 2");
+    snprintf(text, sizeof text, "{\"format\": \"lstmcheck-baseline\", \"version\": 1, \"machine\": {\"device\": "
+             "\"cpu\", \"fields\": {\"cores\": \"2\"}}, \"entries\": [%s]}", entry);
+    CHECK(!write_text(path, text), "write");
+    CHECK(baseline_load(path, &b, &err) == BASELINE_LOADED, "%s", err.msg);
+    CHECK(b.nentries == 1 && b.entries[0].bwd_ratio.n == 2 && b.entries[0].shape.hidden_size == 4, "content");
+    snprintf(b.entries[0].runner, sizeof b.entries[0].runner, "gone_runner");
+    CHECK(!baseline_save(path, &b, &err), "%s", err.msg);
+    baseline_free(&b);
+    CHECK(baseline_load(path, &b, &err) == BASELINE_LOADED && !strcmp(b.entries[0].runner, "gone_runner"),
+          "round trip: %s", err.msg);
+    baseline_free(&b);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0, "cleanup");
+    return 0;
+}
+
+/* `baseline update` refuses to overwrite an unusable file; compare says
+ * exit 2 for it and 3 (skip) when there is no file. */
+int test_baseline_commands_protect_files(void)
+{
+    char dir[] = "/tmp/lstmcheck_blc_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    perf_prepare_device("cpu");
+    machine_key key;
+    lc_error err;
+    CHECK(!machine_key_current("cpu", &key, &err), "%s", err.msg);
+    char path[512];
+    baseline_path(dir, &key, path, sizeof path);
+    cli_options o;
+    cli_defaults(&o);
+    o.command = "baseline";
+    o.baseline_dir = dir;
+    snprintf(o.device, sizeof o.device, "cpu");
+    o.rnns[0] = "cpu";
+    o.nrnns = 1;
+    o.shape_set = "small";
+    o.subcommand = "compare";
+    CHECK(cmd_baseline(&o) == EXIT_SKIPPED, "compare without a baseline must skip");
+    const char *corrupt = "{\"format\": \"lstmcheck-baseline\", \"version\": 1, \"entr";
+    CHECK(!write_text(path, corrupt), "write");
+    CHECK(cmd_baseline(&o) == EXIT_USAGE, "compare with a corrupt baseline must exit 2");
+    o.subcommand = "update";
+    CHECK(cmd_baseline(&o) == EXIT_USAGE, "update over a corrupt baseline must exit 2");
+    FILE *f = fopen(path, "r");
+    char back[256] = {0};
+    CHECK(f && fread(back, 1, sizeof back - 1, f) > 0, "read back");
+    fclose(f);
+    CHECK(!strcmp(back, corrupt), "the corrupt file was changed");
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0, "cleanup");
+    return 0;
+}
+
+int test_machine_key(void)
+{
+    machine_key a, b;
+    lc_error err;
+    CHECK(!machine_key_current("cpu", &a, &err) && !machine_key_current("cpu", &b, &err), "%s", err.msg);
+    CHECK(machine_key_equal(&a, &b), "the key is not stable");
+    CHECK(a.slug[0] && !strchr(a.slug, ' ') && !strchr(a.slug, '/'), "slug '%s'", a.slug);
+    int has_model = 0, has_blas = 0;
+    for (int i = 0; i < a.nfields; i++) {
+        has_model |= !strcmp(a.names[i], "cpu_model");
+        has_blas |= !strcmp(a.names[i], "blas");
+    }
+    CHECK(has_model && has_blas, "cpu key lacks model or BLAS");
+    snprintf(b.values[0], sizeof b.values[0], "another cpu");
+    CHECK(!machine_key_equal(&a, &b), "different models compare equal");
+    return 0;
+}
