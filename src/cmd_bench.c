@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "gate.h"
 #include "harness.h"
+#include "profiling.h"
 #include "report.h"
 #include "session.h"
 
@@ -36,9 +37,10 @@ static size_t peak_rss_bytes(void)
     return (size_t)ru.ru_maxrss * 1024; /* Linux reports kilobytes */
 }
 
+/* prof: the profiling layer with --trace (NULL without: bench as always). */
 static void bench_group(const cli_options *o, const session *s, const char *group,
                         numerics_context *ctx, bench_entry *entries, int *n, int *failed,
-                        int *skipped)
+                        int *skipped, prof_session *prof)
 {
     const int progress = o->progress == 1 || (o->progress == -1 && isatty(2));
     double budget = o->time_budget_s >= 0 ? o->time_budget_s
@@ -52,7 +54,13 @@ static void bench_group(const cli_options *o, const session *s, const char *grou
         e->runner = r;
         e->group = group;
         char line[1024];
+        if (prof) {
+            snprintf(line, sizeof line, "gate %s", r->name);
+            prof_push(prof, line);
+        }
         gate_run(r, ctx, o->dump_dir, &e->gate);
+        if (prof)
+            prof_pop(prof);
         if (e->gate.status != GATE_PASS) {
             gate_format_summary(r, &e->gate, line, sizeof line);
             fprintf(stderr, "%s%s\n", line, e->gate.status == GATE_SKIP ? "" : " (not timed)");
@@ -74,10 +82,32 @@ static void bench_group(const cli_options *o, const session *s, const char *grou
             .with_control = 0,
             .progress = progress ? show_progress : NULL,
             .progress_ctx = &pc,
+            .hooks = prof ? prof_hooks(prof) : NULL,
         };
         if (budget > 0 && cfg.min_samples > 2)
             cfg.min_samples = 2; /* std needs two; the budget may stop after them */
+        if (prof && prof_runner_begin(prof, r, &err)) {
+            snprintf(e->error, sizeof e->error, "%s", err.msg);
+            fprintf(stderr, "ERROR %s: %s (not timed)\n", r->name, err.msg);
+            (*failed)++;
+            continue;
+        }
         int rc = harness_run(r, p, &cfg, &e->res, &err);
+        if (prof) {
+            prof_runner_stats st;
+            lc_error perr = {{0}};
+            if (prof_runner_end(prof, rc ? NULL : &e->res, &st, &perr)) {
+                fprintf(stderr, "lstmcheck: trace of %s: %s\n", r->name, perr.msg);
+                (*failed)++;
+            }
+            e->have_trace_stats = st.have_gpu_stats;
+            e->gpu_utilization = st.gpu.utilization;
+            e->gemm_share = st.gpu.gemm_share;
+            if (st.before.have)
+                e->dev_used_before = st.before.total_bytes - st.before.free_bytes;
+            if (st.after.have)
+                e->dev_used_after = st.after.total_bytes - st.after.free_bytes;
+        }
         if (progress)
             fprintf(stderr, "\r%60s\r", "");
         if (rc) {
@@ -88,7 +118,7 @@ static void bench_group(const cli_options *o, const session *s, const char *grou
         }
         e->timed = 1;
         e->peak_rss_bytes = peak_rss_bytes();
-        report_table_row(stderr, o->sep, e);
+        report_table_row_ext(stderr, o->sep, e, prof != NULL);
         if (e->res.budget_hit)
             fprintf(stderr,
                     "%16s  note: the %.0f s time budget ended sampling after %d of %d loops "
@@ -102,8 +132,9 @@ int cmd_bench(const cli_options *o_in)
     cli_options o = *o_in;
     if (o.warmup < 0) o.warmup = 10;
     if (o.nloops <= 0) o.nloops = 100;
-    if (o.trace_path) {
-        fprintf(stderr, "lstmcheck: --trace needs the profiling layer, not built yet\n");
+    lc_error terr = {{0}};
+    if (o.trace_path && prof_check_output_dir(o.trace_path, 0, &terr)) {
+        fprintf(stderr, "lstmcheck: --trace: %s\n", terr.msg);
         return EXIT_USAGE;
     }
     session s;
@@ -120,6 +151,16 @@ int cmd_bench(const cli_options *o_in)
         session_free(&s);
         return EXIT_FAILED;
     }
+    prof_session prof_storage, *prof = NULL;
+    if (o.trace_path) {
+        if (prof_begin(&prof_storage, s.device, 1, 1, &err)) {
+            fprintf(stderr, "lstmcheck: --trace: %s\n", err.msg);
+            free(entries);
+            session_free(&s);
+            return EXIT_FAILED;
+        }
+        prof = &prof_storage;
+    }
     int n = 0, failed = 0, skipped = 0;
     fprintf(stderr,
             "lstmcheck bench: device %s, seqLength %d numLayers %d inputSize %d hiddenSize %d "
@@ -127,20 +168,22 @@ int cmd_bench(const cli_options *o_in)
             s.device, o.shape.seq_length, o.shape.num_layers, o.shape.input_size,
             o.shape.hidden_size, o.shape.batch, o.warmup, o.nloops, (unsigned long long)o.seed);
     fprintf(stderr, "Benchmarking LSTMs...\n");
-    report_table_header(stderr, o.sep);
+    report_table_header_ext(stderr, o.sep, prof != NULL);
     numerics_context ctx;
     if (numerics_context_init(&ctx, &o.shape, o.seed, o.nlengths ? o.lengths : NULL, &err)) {
         fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        if (prof)
+            prof_free(prof);
         free(entries);
         session_free(&s);
         return EXIT_USAGE;
     }
-    bench_group(&o, &s, o.nlengths ? "vl_lstm" : "lstm", &ctx, entries, &n, &failed, &skipped);
+    bench_group(&o, &s, o.nlengths ? "vl_lstm" : "lstm", &ctx, entries, &n, &failed, &skipped, prof);
     numerics_context_free(&ctx);
     if (s.vl_lengths) {
         fprintf(stderr, "\nBenchmarking variable-length LSTMs (lengths %d..%d, seqLength ignored)...\n",
                 VL_MIN_LENGTH, VL_MAX_LENGTH);
-        report_table_header(stderr, o.sep);
+        report_table_header_ext(stderr, o.sep, prof != NULL);
         if (numerics_context_init(&ctx, &s.vl_shape, o.seed, s.vl_lengths, &err)) {
             fprintf(stderr, "lstmcheck: %s\n", err.msg);
         } else {
@@ -150,11 +193,21 @@ int cmd_bench(const cli_options *o_in)
                 snprintf(vl_dump, sizeof vl_dump, "%s/vl_lstm", o.dump_dir);
                 vo.dump_dir = vl_dump;
             }
-            bench_group(&vo, &s, "vl_lstm", &ctx, entries, &n, &failed, &skipped);
+            bench_group(&vo, &s, "vl_lstm", &ctx, entries, &n, &failed, &skipped, prof);
             numerics_context_free(&ctx);
         }
     }
     fprintf(stderr, "\n");
+    if (prof) {
+        if (prof_finish(prof, o.trace_path, &err)) {
+            fprintf(stderr, "lstmcheck: --trace: %s\n", err.msg);
+            failed++;
+        } else {
+            fprintf(stderr, "lstmcheck bench: wrote %s (%zu events)\n", o.trace_path,
+                    trace_count(prof->trace));
+        }
+        prof_free(prof);
+    }
     if (!strcmp(o.print_json, "oss"))
         report_json_oss(stdout, entries, n);
     else if (!strcmp(o.print_json, "pep"))

@@ -1,6 +1,8 @@
 /* Bench output (see report.h). */
 #include "report.h"
 
+#include "memstats.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,17 +50,29 @@ static const char *const columns[] = {"name", "avg_fwd", "std_fwd", "info_fwd", 
                                       "std_bwd", "info_bwd", "median_fwd", "min_fwd",
                                       "median_bwd", "min_bwd", "n", "peak_dev_MiB", NULL};
 
-void report_table_header(FILE *f, const char *sep)
+/* columns the profiling layer adds at the end (bench --trace) */
+static const char *const trace_columns[] = {"gpu_util", "gemm_share", NULL};
+
+void report_table_header_ext(FILE *f, const char *sep, int trace_cols)
 {
     for (int i = 0; columns[i]; i++) {
         if (i)
             fputs(sep, f);
         fit(f, columns[i]);
     }
+    for (int i = 0; trace_cols && trace_columns[i]; i++) {
+        fputs(sep, f);
+        fit(f, trace_columns[i]);
+    }
     fputc('\n', f);
 }
 
-void report_table_row(FILE *f, const char *sep, const bench_entry *e)
+void report_table_header(FILE *f, const char *sep)
+{
+    report_table_header_ext(f, sep, 0);
+}
+
+void report_table_row_ext(FILE *f, const char *sep, const bench_entry *e, int trace_cols)
 {
     const harness_result *r = &e->res;
     fit(f, e->runner->name);
@@ -76,7 +90,18 @@ void report_table_row(FILE *f, const char *sep, const bench_entry *e)
     snprintf(b, sizeof b, "%d", r->n);
     fputs(sep, f); fit(f, b);
     fputs(sep, f); fit_num(f, (double)r->peak_device_bytes / (1024.0 * 1024.0));
+    if (trace_cols) {
+        fputs(sep, f);
+        if (e->have_trace_stats) fit_num(f, e->gpu_utilization); else fit(f, "None");
+        fputs(sep, f);
+        if (e->have_trace_stats) fit_num(f, e->gemm_share); else fit(f, "None");
+    }
     fputc('\n', f);
+}
+
+void report_table_row(FILE *f, const char *sep, const bench_entry *e)
+{
+    report_table_row_ext(f, sep, e, 0);
 }
 
 static void json_num(FILE *f, double v)
@@ -160,6 +185,36 @@ static void json_summary(FILE *f, const char *key, const sample_summary *s, cons
     fputc('}', f);
 }
 
+/* torch_geometric's get_stats_summary over the timed iterations: time
+ * (forward + backward) mean/std and the maxima of memory. */
+static void json_memory_summary(FILE *f, const bench_entry *x)
+{
+    const harness_result *r = &x->res;
+    memstats_sample *s = calloc((size_t)(r->n > 0 ? r->n : 1), sizeof *s);
+    if (!s)
+        return;
+    size_t used = x->dev_used_after > x->dev_used_before ? x->dev_used_after : x->dev_used_before;
+    for (int i = 0; i < r->n; i++) {
+        s[i].time_ms = r->fwd_ms[i] + r->bwd_ms[i];
+        s[i].peak_device_bytes = r->peak_device_bytes;
+        s[i].peak_rss_bytes = x->peak_rss_bytes;
+        s[i].have_device = used != 0;
+        s[i].dev_used_bytes = used;
+    }
+    memstats_summary m;
+    memstats_summarize(s, r->n, &m);
+    free(s);
+    fprintf(f, ", \"summary\": {\"n\": %d, \"time_mean_ms\": ", m.n);
+    json_num(f, m.time_mean_ms);
+    fputs(", \"time_std_ms\": ", f);
+    json_num(f, m.time_std_ms);
+    fprintf(f, ", \"max_peak_device_bytes\": %zu, \"max_peak_rss_bytes\": %zu",
+            m.max_peak_device_bytes, m.max_peak_rss_bytes);
+    if (m.have_device)
+        fprintf(f, ", \"max_dev_used_bytes\": %zu", m.max_dev_used_bytes);
+    fputc('}', f);
+}
+
 void report_json_full(FILE *f, const bench_entry *e, int n, const lstm_shape *s, uint64_t seed,
                       const char *device)
 {
@@ -194,6 +249,10 @@ void report_json_full(FILE *f, const bench_entry *e, int n, const lstm_shape *s,
                     x->res.warmup_done, x->res.budget_hit ? "true" : "false",
                     x->res.peak_device_bytes);
             fprintf(f, ", \"peak_rss_bytes\": %zu", x->peak_rss_bytes);
+            if (x->dev_used_before || x->dev_used_after)
+                fprintf(f, ", \"dev_used_before_bytes\": %zu, \"dev_used_after_bytes\": %zu",
+                        x->dev_used_before, x->dev_used_after);
+            json_memory_summary(f, x);
             if (x->have_trace_stats) {
                 fputs(", \"gpu_utilization\": ", f);
                 json_num(f, x->gpu_utilization);

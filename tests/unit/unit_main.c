@@ -26,6 +26,7 @@ int test_gate_reports_worst_element(void);
 int test_cli_flags(void);
 int test_cli_errors(void);
 #include "unit_extra.h"
+#include "unit_trace.h"
 
 static const unit_test tests[] = {
     {"reference_fd_one_layer", test_reference_fd_one_layer},
@@ -48,6 +49,7 @@ static const unit_test tests[] = {
     {"cli_flags", test_cli_flags},
     {"cli_errors", test_cli_errors},
     UNIT_EXTRA_TESTS
+    UNIT_TRACE_TESTS
     {NULL, NULL},
 };
 

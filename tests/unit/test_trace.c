@@ -1,0 +1,417 @@
+/* The profiling layer: the Chrome trace writer, the utilization arithmetic,
+ * GEMM classification, the profile file names, the memory summary, and one
+ * GPU trace through real CUPTI (skipped without a device). */
+#include "unit.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "device.h"
+#include "gate.h"
+#include "harness.h"
+#include "memstats.h"
+#include "profiling.h"
+#include "trace.h"
+
+/* Every "X" event well formed; on each lane sorted by ts, and every event
+ * either after the previous one or nested inside it. Returns the number of
+ * X events, or -1 (with a message) on a violation. */
+static int check_trace_json(const char *text, int *gpu_events, int *nvtx_events)
+{
+    cJSON *root = cJSON_Parse(text);
+    if (!root) {
+        fprintf(stderr, "not valid JSON near: %.60s\n", cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() : "");
+        return -1;
+    }
+    const cJSON *events = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
+    int n = 0, bad = 0;
+    double stack_end[64];
+    int depth = 0;
+    double prev_ts = -1;
+    long prev_lane = -1;
+    *gpu_events = *nvtx_events = 0;
+    if (!cJSON_IsArray(events)) {
+        fprintf(stderr, "no traceEvents array\n");
+        bad = 1;
+    }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events)
+    {
+        const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
+        const cJSON *pid = cJSON_GetObjectItemCaseSensitive(e, "pid");
+        const cJSON *tid = cJSON_GetObjectItemCaseSensitive(e, "tid");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+        if (!cJSON_IsString(ph) || !cJSON_IsNumber(pid) || !cJSON_IsNumber(tid) || !cJSON_IsString(name)) {
+            fprintf(stderr, "event without ph/pid/tid/name\n");
+            bad = 1;
+            break;
+        }
+        if (strcmp(ph->valuestring, "X"))
+            continue;
+        const cJSON *ts = cJSON_GetObjectItemCaseSensitive(e, "ts");
+        const cJSON *dur = cJSON_GetObjectItemCaseSensitive(e, "dur");
+        if (!cJSON_IsNumber(ts) || !cJSON_IsNumber(dur) || dur->valuedouble < 0 || ts->valuedouble < 0) {
+            fprintf(stderr, "X event '%s' without a valid ts/dur\n", name->valuestring);
+            bad = 1;
+            break;
+        }
+        n++;
+        if (pid->valueint >= TRACE_PID_GPU) (*gpu_events)++;
+        if (pid->valueint == TRACE_PID_NVTX) (*nvtx_events)++;
+        long lane = (long)pid->valueint * 1000000L + tid->valueint;
+        if (lane != prev_lane) {
+            depth = 0;
+            prev_ts = -1;
+            prev_lane = lane;
+        }
+        if (ts->valuedouble < prev_ts) {
+            fprintf(stderr, "'%s' at %g comes after an event at %g on its lane\n", name->valuestring,
+                    ts->valuedouble, prev_ts);
+            bad = 1;
+            break;
+        }
+        prev_ts = ts->valuedouble;
+        double end = ts->valuedouble + dur->valuedouble;
+        /* pop the ranges this one starts after; then it must fit in the top one
+         * (host and NVTX lanes nest; GPU streams are sequential) */
+        while (depth > 0 && ts->valuedouble >= stack_end[depth - 1] - 1e-9)
+            depth--;
+        if (depth > 0 && end > stack_end[depth - 1] + 1e-6) {
+            fprintf(stderr, "'%s' [%g, %g] overlaps its parent ending at %g without nesting\n",
+                    name->valuestring, ts->valuedouble, end, stack_end[depth - 1]);
+            bad = 1;
+            break;
+        }
+        if (depth < 64)
+            stack_end[depth++] = end;
+    }
+    cJSON_Delete(root);
+    return bad ? -1 : n;
+}
+
+static const cJSON *find_event(const cJSON *events, const char *name)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events)
+    {
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
+        const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
+        if (cJSON_IsString(nm) && !strcmp(nm->valuestring, name) && cJSON_IsString(ph) &&
+            !strcmp(ph->valuestring, "X"))
+            return e;
+    }
+    return NULL;
+}
+
+int test_trace_json_valid(void)
+{
+    lc_error err;
+    trace_buffer *t = trace_create("test", &err);
+    CHECK(t, "%s", err.msg);
+    /* host: runner > iteration > forward, backward; a name that needs escaping */
+    trace_host_push(t, "runner \"x\"\\y\n", 1000);
+    trace_host_push(t, "x iteration 0", 1500);
+    trace_host_push(t, "forward", 1600);
+    trace_host_pop(t, 2600);
+    trace_host_push(t, "backward", 2700);
+    trace_host_pop(t, 4700);
+    trace_host_pop(t, 4800);
+    trace_host_pop(t, 5000);
+    /* GPU events added out of order, on two streams */
+    trace_event k = {.start_ns = 3000, .end_ns = 3500, .name = "ampere_sgemm_32x32_nn",
+                     .kind = TRACE_KERNEL, .pid = TRACE_PID_GPU, .tid = 7};
+    CHECK(trace_add(t, &k) == 0, "add");
+    k.start_ns = 1700; k.end_ns = 2100; k.name = "cell_forward_kernel";
+    CHECK(trace_add(t, &k) == 0, "add");
+    trace_event m = {.start_ns = 1200, .end_ns = 1250, .name = "Memcpy HtoD", .bytes = 4096,
+                     .kind = TRACE_MEMCPY, .pid = TRACE_PID_GPU, .tid = 13};
+    CHECK(trace_add(t, &m) == 0, "add");
+    trace_name_lane(t, TRACE_PID_GPU, 7, "stream 7");
+    /* a range left open ends at the last event */
+    trace_host_push(t, "left open", 5100);
+    trace_event late = {.start_ns = 5200, .end_ns = 6000, .name = "late_kernel",
+                        .kind = TRACE_KERNEL, .pid = TRACE_PID_GPU, .tid = 7};
+    trace_add(t, &late);
+    CHECK(trace_count(t) == 9, "count %zu", trace_count(t));
+
+    size_t len;
+    char *text = trace_to_json(t, &len, &err);
+    CHECK(text, "%s", err.msg);
+    CHECK(strlen(text) == len, "length");
+    int gpu, nvtx;
+    int n = check_trace_json(text, &gpu, &nvtx);
+    CHECK(n == 9, "X events %d (see above)", n);
+    CHECK(gpu == 4 && nvtx == 0, "gpu %d nvtx %d", gpu, nvtx);
+
+    cJSON *root = cJSON_Parse(text);
+    const cJSON *events = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
+    const cJSON *r = find_event(events, "runner \"x\"\\y\n");
+    CHECK(r, "the escaped name reads back");
+    CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(r, "ts")->valuedouble, 0.0, 1e-9);
+    CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(r, "dur")->valuedouble, 4.0, 1e-9);
+    const cJSON *fw = find_event(events, "forward");
+    CHECK(fw, "forward");
+    CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(fw, "ts")->valuedouble, 0.6, 1e-9);
+    CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(fw, "dur")->valuedouble, 1.0, 1e-9);
+    const cJSON *open = find_event(events, "left open");
+    CHECK(open && fabs(cJSON_GetObjectItemCaseSensitive(open, "dur")->valuedouble - 0.9) < 1e-9,
+          "an open range ends at the last event");
+    const cJSON *mc = find_event(events, "Memcpy HtoD");
+    CHECK(mc && cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(mc, "args"), "bytes")
+                        ->valuedouble == 4096, "memcpy bytes");
+    /* the GPU process is labelled for functorch's compute_utilization */
+    int labelled = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events)
+    {
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
+        if (cJSON_IsString(nm) && !strcmp(nm->valuestring, "process_labels"))
+            labelled = cJSON_GetObjectItemCaseSensitive(e, "pid")->valueint == TRACE_PID_GPU;
+    }
+    CHECK(labelled, "GPU process_labels");
+    cJSON_Delete(root);
+    free(text);
+
+    /* written atomically, and readable back */
+    char path[] = "/tmp/lstmcheck_trace_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp");
+    close(fd);
+    CHECK(trace_write_json(t, path, &err) == 0, "%s", err.msg);
+    FILE *f = fopen(path, "rb");
+    CHECK(f, "open %s", path);
+    char *back = calloc(len + 16, 1);
+    size_t got = fread(back, 1, len + 8, f);
+    fclose(f);
+    unlink(path);
+    CHECK(got == len, "file has %zu bytes, expected %zu", got, len);
+    CHECK(check_trace_json(back, &gpu, &nvtx) == 9, "file reads back");
+    free(back);
+    trace_destroy(t);
+
+    /* an empty trace is valid too */
+    t = trace_create("test", &err);
+    text = trace_to_json(t, &len, &err);
+    CHECK(text && check_trace_json(text, &gpu, &nvtx) == 0, "empty trace");
+    free(text);
+    trace_destroy(t);
+    return 0;
+}
+
+int test_trace_interval_union(void)
+{
+    trace_interval a[8];
+    /* overlapping: [0,10) and [5,15) -> 15, counted once */
+    a[0] = (trace_interval){0, 10}; a[1] = (trace_interval){5, 15};
+    CHECK(trace_union_ns(a, 2, 0, 100) == 15, "overlap");
+    /* disjoint, given out of order */
+    a[0] = (trace_interval){50, 60}; a[1] = (trace_interval){0, 10}; a[2] = (trace_interval){20, 25};
+    CHECK(trace_union_ns(a, 3, 0, 100) == 25, "disjoint");
+    /* contained */
+    a[0] = (trace_interval){0, 100}; a[1] = (trace_interval){10, 20}; a[2] = (trace_interval){30, 40};
+    CHECK(trace_union_ns(a, 3, 0, 1000) == 100, "contained");
+    /* touching intervals merge without a gap or double count */
+    a[0] = (trace_interval){0, 10}; a[1] = (trace_interval){10, 20};
+    CHECK(trace_union_ns(a, 2, 0, 100) == 20, "touching");
+    /* clipped to the window */
+    a[0] = (trace_interval){0, 10}; a[1] = (trace_interval){90, 120}; a[2] = (trace_interval){200, 300};
+    CHECK(trace_union_ns(a, 3, 5, 100) == 15, "clipped");
+    /* empty: no intervals, zero-length intervals, empty window */
+    CHECK(trace_union_ns(a, 0, 0, 100) == 0, "none");
+    a[0] = (trace_interval){5, 5};
+    CHECK(trace_union_ns(a, 1, 0, 100) == 0, "zero length");
+    a[0] = (trace_interval){0, 10};
+    CHECK(trace_union_ns(a, 1, 50, 50) == 0, "empty window");
+    CHECK(trace_union_ns(a, 1, 60, 50) == 0, "inverted window");
+
+    /* utilization and GEMM share from kernel events over a window */
+    lc_error err;
+    trace_buffer *t = trace_create("test", &err);
+    CHECK(t, "%s", err.msg);
+    trace_event k = {.kind = TRACE_KERNEL, .pid = TRACE_PID_GPU, .tid = 1};
+    k.start_ns = 100; k.end_ns = 300; k.name = "sm90_xmma_gemm_f32f32";   /* gemm 200 */
+    trace_add(t, &k);
+    k.start_ns = 250; k.end_ns = 400; k.name = "cell_forward_kernel";     /* overlaps: +100 */
+    trace_add(t, &k);
+    k.start_ns = 600; k.end_ns = 700; k.name = "void gemv2T_kernel_val"; /* gemm 100 */
+    trace_add(t, &k);
+    k.start_ns = 900; k.end_ns = 1200; k.name = "outside_kernel";        /* 100 inside */
+    trace_add(t, &k);
+    trace_event h = {.start_ns = 0, .end_ns = 1000, .name = "host", .kind = TRACE_HOST_RANGE,
+                     .pid = TRACE_PID_HOST, .tid = 1};
+    trace_add(t, &h); /* not a kernel: ignored */
+    trace_gpu_stats st;
+    CHECK(trace_gpu_stats_window(t, 0, 1000, &st, &err) == 0, "%s", err.msg);
+    CHECK(st.window_ns == 1000 && st.busy_ns == 500 && st.gemm_ns == 300, "busy %llu gemm %llu",
+          (unsigned long long)st.busy_ns, (unsigned long long)st.gemm_ns);
+    CHECK(st.kernels == 4 && st.gemm_kernels == 2, "kernels %zu gemm %zu", st.kernels, st.gemm_kernels);
+    CHECK_NEAR(st.utilization, 0.5, 1e-12);
+    CHECK_NEAR(st.gemm_share, 0.6, 1e-12);
+    CHECK(trace_gpu_stats_window(t, 2000, 3000, &st, &err) == 0, "%s", err.msg);
+    CHECK(st.kernels == 0 && st.utilization == 0 && st.gemm_share == 0, "no kernels: zeros, not NaN");
+    CHECK(trace_gpu_stats_window(t, 500, 500, &st, &err) == 0 && st.utilization == 0, "empty window");
+    trace_destroy(t);
+    return 0;
+}
+
+int test_trace_gemm_classification(void)
+{
+    static const char *const gemm[] = {
+        "ampere_sgemm_128x64_nn",
+        "sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
+        "void cutlass::Kernel2<cutlass_80_simt_sgemm_64x64_8x5_nn_align1>(T1::Params)",
+        "void gemv2T_kernel_val<int, int, float, float, float, float, 128, 16, 4, 4, false, false>",
+        "void gemmSN_NN_kernel<float, 256, 4, 2, 8, 4, 4, false>",
+        "void splitKreduce_kernel<32, 16, int, float, float, float, float, true, false, false>",
+        "void cudnn::detail::wgrad_alg0_engine<float, 128, 5, 5, 3, 3, 3, false, 512>",
+        "implicit_convolve_sgemm",
+        "CUTLASS_GEMM_UPPERCASE",
+        "sm80_xmma_fprop_implicit_gemm_f32f32",
+        "matmul_kernel",
+        NULL,
+    };
+    static const char *const other[] = {
+        "cell_forward_kernel", "cell_backward_kernel", "ew_binary_kernel", "ew_unary_kernel",
+        "bias_grad_partial_kernel", "bias_rows_kernel",
+        "void RNN_blockPersist_fp_LSTM<float, float, float, 128>", "elemWiseRNNcell", "Memset",
+        "", NULL,
+    };
+    for (int i = 0; gemm[i]; i++)
+        CHECK(trace_is_gemm_kernel(gemm[i]), "'%s' is a GEMM kernel", gemm[i]);
+    for (int i = 0; other[i]; i++)
+        CHECK(!trace_is_gemm_kernel(other[i]), "'%s' is not a GEMM kernel", other[i]);
+    CHECK(!trace_is_gemm_kernel(NULL), "NULL");
+    return 0;
+}
+
+int test_trace_profile_file_name(void)
+{
+    const char *const names[] = {"cudnn", "aten", "jit"};
+    lstm_shape s = {.seq_length = 100, .batch = 64, .input_size = 512, .hidden_size = 512, .num_layers = 1};
+    struct tm when;
+    memset(&when, 0, sizeof when);
+    when.tm_year = 2024 - 1900;
+    when.tm_mon = 2; /* March */
+    when.tm_mday = 5;
+    when.tm_hour = 14;
+    when.tm_min = 7;
+    char buf[512];
+    lc_error err;
+    CHECK(prof_output_name(buf, sizeof buf, "out", names, 3, &s, &when, "nsys-rep", &err) == 0, "%s", err.msg);
+    CHECK(!strcmp(buf, "out/prof_cudnn-aten-jit_s100-l1-i512-h512-b64_030524-1407.nsys-rep"), "%s", buf);
+    CHECK(prof_output_name(buf, sizeof buf, "/tmp/p/", names, 1, &s, &when, "json", &err) == 0, "%s", err.msg);
+    CHECK(!strcmp(buf, "/tmp/p/prof_cudnn_s100-l1-i512-h512-b64_030524-1407.json"), "%s", buf);
+    s = (lstm_shape){.seq_length = 7, .batch = 3, .input_size = 5, .hidden_size = 11, .num_layers = 2};
+    when.tm_mon = 11; when.tm_mday = 31; when.tm_hour = 0; when.tm_min = 0; when.tm_year = 2031 - 1900;
+    CHECK(prof_output_name(buf, sizeof buf, "", names + 1, 2, &s, &when, "ncu-rep", &err) == 0, "%s", err.msg);
+    CHECK(!strcmp(buf, "prof_aten-jit_s7-l2-i5-h11-b3_123131-0000.ncu-rep"), "%s", buf);
+    char small[16];
+    CHECK(prof_output_name(small, sizeof small, "out", names, 3, &s, &when, "json", &err) == 1, "too long");
+    /* output directories */
+    CHECK(prof_check_output_dir("/tmp", 1, &err) == 0, "%s", err.msg);
+    CHECK(prof_check_output_dir("/tmp/x.json", 0, &err) == 0, "%s", err.msg);
+    CHECK(prof_check_output_dir("x.json", 0, &err) == 0, "%s", err.msg);
+    CHECK(prof_check_output_dir("/nonexistent-lstmcheck/x.json", 0, &err) == 1, "missing dir");
+    CHECK(strstr(err.msg, "/nonexistent-lstmcheck"), "%s", err.msg);
+    return 0;
+}
+
+int test_trace_memstats_summary(void)
+{
+    memstats_sample s[3];
+    memset(s, 0, sizeof s);
+    s[0] = (memstats_sample){.time_ms = 1, .peak_device_bytes = 100, .peak_rss_bytes = 10,
+                             .have_device = 1, .dev_free_bytes = 500, .dev_used_bytes = 300};
+    s[1] = (memstats_sample){.time_ms = 2, .peak_device_bytes = 300, .peak_rss_bytes = 30,
+                             .have_device = 1, .dev_free_bytes = 400, .dev_used_bytes = 400};
+    s[2] = (memstats_sample){.time_ms = 3, .peak_device_bytes = 200, .peak_rss_bytes = 20};
+    memstats_summary m;
+    memstats_summarize(s, 3, &m);
+    CHECK(m.n == 3, "n");
+    CHECK_NEAR(m.time_mean_ms, 2.0, 1e-12);
+    CHECK_NEAR(m.time_std_ms, 1.0, 1e-12); /* unbiased */
+    CHECK(m.max_peak_device_bytes == 300 && m.max_peak_rss_bytes == 30, "maxima");
+    CHECK(m.have_device && m.min_dev_free_bytes == 400 && m.max_dev_used_bytes == 400, "device");
+    memstats_summarize(s + 2, 1, &m);
+    CHECK(m.n == 1 && m.time_std_ms == 0 && !m.have_device, "one sample, no device");
+    memstats_summarize(s, 0, &m);
+    CHECK(m.n == 0 && m.time_mean_ms == 0, "none");
+    CHECK(memstats_peak_rss_bytes() > 0, "peak RSS");
+    memstats_device d;
+    lc_error err;
+    CHECK(memstats_device_query(&d, &err) == 0, "%s", err.msg);
+    lc_error why;
+    CHECK(d.have == (device_cuda_count(&why) > 0), "device memory iff a device");
+    return 0;
+}
+
+/* Two GPU runners under the built-in trace with real CUPTI: kernels land in
+ * each runner's timed window, utilization and GEMM share are fractions, and
+ * the written trace is valid. Skipped without a CUDA device. */
+int test_trace_gpu_two_runners(void)
+{
+    lc_error why;
+    if (device_cuda_count(&why) <= 0) {
+        fprintf(stderr, "skipped: %s\n", why.msg);
+        return UNIT_SKIP;
+    }
+    const char *const names[] = {"jit", "cudnn"};
+    lstm_shape shape = {.seq_length = 8, .batch = 4, .input_size = 16, .hidden_size = 16, .num_layers = 1};
+    lc_error err = {{0}};
+    numerics_context ctx;
+    CHECK(numerics_context_init(&ctx, &shape, 17, NULL, &err) == 0, "%s", err.msg);
+    prof_session prof;
+    CHECK(prof_begin(&prof, "cuda", 1, 1, &err) == 0, "%s", err.msg);
+    CHECK(prof.gpu_trace, "CUPTI collects");
+    int ran = 0;
+    for (int i = 0; i < 2; i++) {
+        const runner_ops *r = registry_find(names[i]);
+        CHECK(r, "runner %s", names[i]);
+        if (r->available(&why) != RUNNER_OK) {
+            fprintf(stderr, "%s not available here: %s\n", names[i], why.msg);
+            continue;
+        }
+        const lstm_problem *p;
+        const lstm_results *ref;
+        CHECK(numerics_context_get(&ctx, r, &p, &ref, &err) == 0, "%s", err.msg);
+        harness_config cfg = {.warmup = 1, .min_samples = 3, .max_samples = 3, .hooks = prof_hooks(&prof)};
+        harness_result res;
+        CHECK(prof_runner_begin(&prof, r, &err) == 0, "%s", err.msg);
+        CHECK(harness_run(r, p, &cfg, &res, &err) == 0, "%s: %s", r->name, err.msg);
+        prof_runner_stats st;
+        CHECK(prof_runner_end(&prof, &res, &st, &err) == 0, "%s", err.msg);
+        fprintf(stderr, "%s: %zu kernels (%zu GEMM), utilization %.3f, GEMM share %.3f, window %.1f us\n",
+                r->name, st.gpu.kernels, st.gpu.gemm_kernels, st.gpu.utilization, st.gpu.gemm_share,
+                (double)st.gpu.window_ns / 1e3);
+        CHECK(st.have_window && st.have_gpu_stats, "stats");
+        CHECK(st.gpu.kernels > 0, "%s: kernels in the timed window", r->name);
+        CHECK(st.gpu.utilization > 0 && st.gpu.utilization <= 1.0, "utilization %g", st.gpu.utilization);
+        CHECK(st.gpu.gemm_share >= 0 && st.gpu.gemm_share <= 1.0, "gemm share %g", st.gpu.gemm_share);
+        if (!strcmp(r->name, "jit"))
+            CHECK(st.gpu.gemm_kernels > 0 && st.gpu.gemm_share > 0, "jit runs cuBLAS GEMMs");
+        CHECK(st.before.have && st.after.have, "device memory before and after");
+        CHECK(st.summary.n == 3 && st.summary.time_mean_ms > 0, "summary");
+        harness_result_free(&res);
+        ran++;
+    }
+    numerics_context_free(&ctx);
+    char path[] = "/tmp/lstmcheck_gpu_trace_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp");
+    close(fd);
+    CHECK(prof_finish(&prof, path, &err) == 0, "%s", err.msg);
+    size_t len;
+    char *text = trace_to_json(prof.trace, &len, &err);
+    CHECK(text, "%s", err.msg);
+    int gpu, nvtx;
+    int n = check_trace_json(text, &gpu, &nvtx);
+    fprintf(stderr, "trace: %d events, %d on the GPU, %d NVTX ranges through CUPTI\n", n, gpu, nvtx);
+    CHECK(n > 0 && gpu > 0, "GPU events in the trace");
+    free(text);
+    unlink(path);
+    prof_free(&prof);
+    return ran ? 0 : UNIT_SKIP;
+}
