@@ -331,6 +331,7 @@ int lc_forward_jit(lc_gpu_state *s, lc_error *err)
     for (int l = 0; l < s->L; l++) {
         const lc_gpu_layer *ly = &s->layers[l];
         for (int t = 0; t < s->T; t++) {
+            LC_NVTX_STEP(t); // a "step <t>" range when profiling (nvtx_steps.h)
             LC_TRY(lc_gemm_input_step(s, l, t, lc_gates_at(s, l, t), 0.0f, err));
             LC_TRY(lc_gemm_recurrent_step(s, l, t, s->step, 0.0f, err));
             lc_cell_fwd a = lc_step_cell(s, l, t);
@@ -363,6 +364,7 @@ int lc_gpu_backward(lc_gpu_state *s, bool unfused, bool per_gate, lc_error *err)
         const float *dhy_l = s->dhy ? s->dhy + (size_t)l * BH : nullptr;
         const float *dcy_l = s->dcy ? s->dcy + (size_t)l * BH : nullptr;
         for (int t = T - 1; t >= 0; t--) {
+            LC_NVTX_STEP(t); // a "step <t>" range when profiling (nvtx_steps.h)
             float *dg_t = s->dgates + (size_t)t * BG;
             lc_cell_bwd a;
             memset(&a, 0, sizeof a);

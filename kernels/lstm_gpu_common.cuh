@@ -16,6 +16,7 @@
 
 #include "cuda_util.h"
 #include "lstm_cells.cuh"
+#include "nvtx_steps.h"
 
 struct lc_gpu_layer {
     int in_size;                          // I for layer 0, H above

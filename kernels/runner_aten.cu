@@ -23,6 +23,7 @@ int aten_forward(void *state, lc_error *err)
     for (int l = 0; l < s->L; l++) {
         const lc_gpu_layer *ly = &s->layers[l];
         for (int t = 0; t < s->T; t++) {
+            LC_NVTX_STEP(t); // a "step <t>" range when profiling (nvtx_steps.h)
             LC_TRY(lc_gemm_input_step(s, l, t, lc_gates_at(s, l, t), 0.0f, err));
             LC_TRY(lc_gemm_recurrent_step(s, l, t, s->step, 0.0f, err));
             lc_cell_fwd a = lc_step_cell(s, l, t);

@@ -21,6 +21,7 @@ int jit_premul_forward(void *state, lc_error *err)
         const lc_gpu_layer *ly = &s->layers[l];
         LC_TRY(lc_gemm_input_all(s, l, 0.0f, err)); // gates = in W_ih^T, all steps
         for (int t = 0; t < s->T; t++) {
+            LC_NVTX_STEP(t); // a "step <t>" range when profiling (nvtx_steps.h)
             LC_TRY(lc_gemm_recurrent_step(s, l, t, s->step, 0.0f, err));
             lc_cell_fwd a = lc_step_cell(s, l, t);
             a.pre_b = s->step;

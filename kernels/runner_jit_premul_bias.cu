@@ -24,6 +24,7 @@ int jit_premul_bias_forward(void *state, lc_error *err)
         LC_TRY(lc_bias_broadcast(s->T * s->B, G, ly->b_ih, ly->gates, (size_t)G, s->stream, err));
         LC_TRY(lc_gemm_input_all(s, l, 1.0f, err));
         for (int t = 0; t < s->T; t++) {
+            LC_NVTX_STEP(t); // a "step <t>" range when profiling (nvtx_steps.h)
             LC_TRY(lc_gemm_recurrent_step(s, l, t, s->step, 0.0f, err));
             lc_cell_fwd a = lc_step_cell(s, l, t);
             a.pre_b = s->step;

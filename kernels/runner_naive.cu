@@ -25,6 +25,7 @@ int naive_forward(void *state, lc_error *err)
         const int In = ly->in_size;
         const float *in = lc_layer_input(s, l);
         for (int t = 0; t < s->T; t++) {
+            LC_NVTX_STEP(t); // a "step <t>" range when profiling (nvtx_steps.h)
             const float *in_t = in + (size_t)t * B * In;
             const float *h_prev = ly->hs + (size_t)t * B * H; // hs[t] = h_{t-1}
             float *g_t = lc_gates_at(s, l, t);

@@ -216,6 +216,7 @@ int vl_forward(void *vs, lc_error *err)
         const int In = ly->in_size;
         const float *in = lc_layer_input(g, l);
         for (int t = 0; t < g->T; t++) {
+            LC_NVTX_STEP(t); // a "step <t>" range when profiling (nvtx_steps.h)
             const int n = v->active[t];
             if (n == 0)
                 break; // no sequence is this long (active[] only shrinks)
@@ -268,6 +269,7 @@ int vl_backward(void *vs, lc_error *err)
         else
             CUDA_CHECK(cudaMemsetAsync(g->dc, 0, BH * sizeof(float), g->stream));
         for (int t = T - 1; t >= 0; t--) {
+            LC_NVTX_STEP(t); // a "step <t>" range when profiling (nvtx_steps.h)
             const int n = v->active[t]; // n == B at t == 0: every length is >= 1
             if (n == 0)
                 continue;
