@@ -39,6 +39,57 @@ typedef struct cpu_state {
 
 static float sigmoidf_(float v) { return 1.0f / (1.0f + expf(-v)); }
 
+/* The fused pointwise cell of one sequence: pre-activations g (4H, gate
+ * order i, f, g, o) plus both biases -> activated gates (in place), the new
+ * cell c (state and tape) and h (state and output). Separate restrict
+ * pointers let the compiler vectorize it, with libmvec's expf/tanhf
+ * (this file is built with -ffast-math; the numerics gate checks it). */
+static void cell_forward(int H, float *restrict g, const float *restrict b_ih, const float *restrict b_hh,
+                         float *restrict c_state, float *restrict c_tape, float *restrict h_state,
+                         float *restrict h_out)
+{
+    const float use_bhh = FAULT_ON(FAULT_MISSING_BIAS) ? 0.0f : 1.0f;
+    const int i_at = FAULT_ON(FAULT_GATE_ORDER) ? H : 0;
+    const int f_at = FAULT_ON(FAULT_GATE_ORDER) ? 0 : H;
+    for (int k = 0; k < H; k++) {
+        float gi = sigmoidf_(g[i_at + k] + b_ih[i_at + k] + use_bhh * b_hh[i_at + k]);
+        float gf = sigmoidf_(g[f_at + k] + b_ih[f_at + k] + use_bhh * b_hh[f_at + k]);
+        float pg = g[2 * H + k] + b_ih[2 * H + k] + use_bhh * b_hh[2 * H + k];
+        float gg = FAULT_ON(FAULT_WRONG_ACTIVATION) ? sigmoidf_(pg) : tanhf(pg);
+        float go = sigmoidf_(g[3 * H + k] + b_ih[3 * H + k] + use_bhh * b_hh[3 * H + k]);
+        float c = gf * c_state[k] + gi * gg;
+        float h = go * tanhf(c);
+        g[k] = gi;
+        g[H + k] = gf;
+        g[2 * H + k] = gg;
+        g[3 * H + k] = go;
+        c_state[k] = c;
+        c_tape[k] = c;
+        h_state[k] = h;
+        h_out[k] = h;
+    }
+}
+
+/* Its backward: from the saved gates, c_t and c_{t-1}, the incoming dh
+ * (state) + d_out (this step's output gradient) and dc -> dgates; dc is
+ * replaced by the gradient of c_{t-1}. */
+static void cell_backward(int H, const float *restrict g, const float *restrict ct, const float *restrict cp,
+                          const float *restrict d_out, const float *restrict dh, float *restrict dc,
+                          float *restrict dg)
+{
+    for (int k = 0; k < H; k++) {
+        float gi = g[k], gf = g[H + k], gg = g[2 * H + k], go = g[3 * H + k];
+        float dht = dh[k] + d_out[k];
+        float tc = tanhf(ct[k]);
+        float dct = dc[k] + dht * go * (1.0f - tc * tc);
+        dg[k] = dct * gg * gi * (1.0f - gi);
+        dg[H + k] = dct * cp[k] * gf * (1.0f - gf);
+        dg[2 * H + k] = dct * gi * (1.0f - gg * gg);
+        dg[3 * H + k] = dht * tc * go * (1.0f - go);
+        dc[k] = dct * gf;
+    }
+}
+
 static void cpu_destroy(void *vs)
 {
     cpu_state *s = vs;
@@ -174,7 +225,7 @@ static int cpu_forward(void *vs, lc_error *err)
             else
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, 4 * H, H, 1.0f, hs, H,
                             p->w_hh[l], H, 1.0f, g, 4 * H);
-            /* fused cell */
+            /* fused cell; finished sequences keep their state */
             for (int b = 0; b < B; b++) {
                 float *gb = g + (size_t)b * H4, *hb = hs + (size_t)b * H, *cb = cs + (size_t)b * H;
                 float *ct = ly->c + (size_t)t * BH + (size_t)b * H;
@@ -185,21 +236,7 @@ static int cpu_forward(void *vs, lc_error *err)
                     memset(ot, 0, (size_t)H * sizeof(float));
                     continue;
                 }
-                const float use_bhh = FAULT_ON(FAULT_MISSING_BIAS) ? 0.0f : 1.0f;
-                const int i_at = FAULT_ON(FAULT_GATE_ORDER) ? H : 0;
-                const int f_at = FAULT_ON(FAULT_GATE_ORDER) ? 0 : H;
-                for (int k = 0; k < H; k++) {
-                    float gi = sigmoidf_(gb[i_at + k] + b_ih[i_at + k] + use_bhh * b_hh[i_at + k]);
-                    float gf = sigmoidf_(gb[f_at + k] + b_ih[f_at + k] + use_bhh * b_hh[f_at + k]);
-                    float pg = gb[2 * H + k] + b_ih[2 * H + k] + use_bhh * b_hh[2 * H + k];
-                    float gg = FAULT_ON(FAULT_WRONG_ACTIVATION) ? sigmoidf_(pg) : tanhf(pg);
-                    float go = sigmoidf_(gb[3 * H + k] + b_ih[3 * H + k] + use_bhh * b_hh[3 * H + k]);
-                    float c = gf * cb[k] + gi * gg;
-                    float h = go * tanhf(c);
-                    gb[k] = gi; gb[H + k] = gf; gb[2 * H + k] = gg; gb[3 * H + k] = go;
-                    cb[k] = c; ct[k] = c;
-                    hb[k] = h; ot[k] = h;
-                }
+                cell_forward(H, gb, b_ih, b_hh, cb, ct, hb, ot);
             }
         }
     }
@@ -242,18 +279,7 @@ static int cpu_backward(void *vs, lc_error *err)
                 const float *ct = ly->c + (size_t)t * BH + (size_t)b * H;
                 const float *cp = ly->c_prev + (size_t)t * BH + (size_t)b * H;
                 const float *dot = s->d_out + (size_t)t * BH + (size_t)b * H;
-                float *dhb = dh + (size_t)b * H, *dcb = dc + (size_t)b * H;
-                for (int k = 0; k < H; k++) {
-                    float gi = gb[k], gf = gb[H + k], gg = gb[2 * H + k], go = gb[3 * H + k];
-                    float dht = dhb[k] + dot[k];
-                    float tc = tanhf(ct[k]);
-                    float dct = dcb[k] + dht * go * (1.0f - tc * tc);
-                    dgb[k] = dct * gg * gi * (1.0f - gi);
-                    dgb[H + k] = dct * cp[k] * gf * (1.0f - gf);
-                    dgb[2 * H + k] = dct * gi * (1.0f - gg * gg);
-                    dgb[3 * H + k] = dht * tc * go * (1.0f - go);
-                    dcb[k] = dct * gf;
-                }
+                cell_backward(H, gb, ct, cp, dot, dh + (size_t)b * H, dc + (size_t)b * H, dgb);
             }
             /* dh_{t-1} = dgates_t W_hh; finished sequences pass dh through */
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, 4 * H, 1.0f, dg, 4 * H,
