@@ -38,7 +38,7 @@ static double median_of(double *v, int n)
 }
 
 void verdict_decide(const double *base, int nb, const double *cur, int nc, double noise,
-                    int comparisons, verdict_result *out)
+                    int comparisons, double control_drift, verdict_result *out)
 {
     memset(out, 0, sizeof *out);
     if (comparisons < 1)
@@ -46,6 +46,7 @@ void verdict_decide(const double *base, int nb, const double *cur, int nc, doubl
     out->delta = verdict_min_effect(noise);
     out->alpha_each = VERDICT_ALPHA / comparisons;
     out->kind = VERDICT_INCONCLUSIVE;
+    out->control_drift = control_drift;
     if (nb < 5 || nc < 5) {
         snprintf(out->reason, sizeof out->reason, "too few samples (%d baseline, %d current; 5 needed)", nb, nc);
         return;
@@ -88,7 +89,12 @@ void verdict_decide(const double *base, int nb, const double *cur, int nc, doubl
     free(b); free(c); free(boot); free(rb); free(rc);
 
     const int significant = out->p < out->alpha_each;
-    if (significant && out->ci_low > out->delta) {
+    if (fabs(control_drift) > VERDICT_MAX_CONTROL_DRIFT) {
+        out->kind = VERDICT_INCONCLUSIVE;
+        snprintf(out->reason, sizeof out->reason,
+                 "the control workload runs %+.0f%% against its baseline: the machine is in another state",
+                 100 * control_drift);
+    } else if (significant && out->ci_low > out->delta) {
         out->kind = VERDICT_SLOWER;
         snprintf(out->reason, sizeof out->reason, "slower by %.1f%% (interval %+.1f%%..%+.1f%% beyond %.1f%%)",
                  100 * out->change, 100 * out->ci_low, 100 * out->ci_high, 100 * out->delta);

@@ -8,6 +8,10 @@
  *   delta    = the minimum effect: max(VERDICT_MIN_EFFECT, VERDICT_NOISE_FACTOR *
  *              run-to-run noise of unchanged code measured on this machine)
  * m comparisons share one family-wise false-alarm rate alpha (Bonferroni).
+ *   INCONCLUSIVE first, when the control workload itself moved more than
+ *                VERDICT_MAX_CONTROL_DRIFT from its baseline median: the
+ *                machine is in another state (a neighbour, another clock),
+ *                and the ratio cancels such drift only to first order
  *   SLOWER       p < alpha/m and the whole interval above +delta   (fails)
  *   FASTER       p < alpha/m and the whole interval below -delta   (passes; update due)
  *   SAME         the whole interval inside (-delta, +delta)
@@ -20,7 +24,8 @@ extern "C" {
 #endif
 
 #define VERDICT_ALPHA 0.01         /* family-wise false-alarm rate of one perf run */
-#define VERDICT_MIN_EFFECT 0.02    /* never call a change under 2% */
+#define VERDICT_MIN_EFFECT 0.03    /* never call a change under 3% */
+#define VERDICT_MAX_CONTROL_DRIFT 0.15 /* control median moved more: not comparable now */
 #define VERDICT_NOISE_FACTOR 3.0   /* delta >= 3 x run-to-run noise */
 #define VERDICT_BOOTSTRAP 4000     /* resamples for the interval */
 
@@ -38,6 +43,7 @@ typedef struct verdict_result {
     double p;                /* Mann-Whitney p-value */
     double delta;            /* minimum effect used */
     double alpha_each;       /* alpha / m */
+    double control_drift;    /* median(control now) / median(control at baseline) - 1 */
     char reason[256];
 } verdict_result;
 
@@ -46,9 +52,10 @@ const char *verdict_name(verdict_kind k);
 /* The minimum effect for a measured run-to-run noise (relative sd). */
 double verdict_min_effect(double noise);
 
-/* Decide for one (runner, shape, forward|backward). comparisons >= 1. */
+/* Decide for one (runner, shape, forward|backward) from the per-sample
+ * runner/control ratios. comparisons >= 1. control_drift: see above. */
 void verdict_decide(const double *baseline, int nb, const double *current, int nc, double noise,
-                    int comparisons, verdict_result *out);
+                    int comparisons, double control_drift, verdict_result *out);
 
 #ifdef __cplusplus
 }

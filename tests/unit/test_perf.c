@@ -28,30 +28,35 @@ int test_verdict_rule(void)
     verdict_result v;
     samples(base, 60, 1.0, 0.005, 1);
     samples(cur, 60, 1.10, 0.005, 2);
-    verdict_decide(base, 60, cur, 60, 0.005, 8, &v);
+    verdict_decide(base, 60, cur, 60, 0.005, 8, 0.0, &v);
     CHECK(v.kind == VERDICT_SLOWER, "10%% slower called %s (%s)", verdict_name(v.kind), v.reason);
     CHECK(v.change > 0.09 && v.change < 0.11, "change %g", v.change);
     samples(cur, 60, 1.0, 0.005, 3);
-    verdict_decide(base, 60, cur, 60, 0.005, 8, &v);
+    verdict_decide(base, 60, cur, 60, 0.005, 8, 0.0, &v);
     CHECK(v.kind == VERDICT_SAME, "unchanged called %s (%s)", verdict_name(v.kind), v.reason);
     samples(cur, 60, 0.9, 0.005, 4);
-    verdict_decide(base, 60, cur, 60, 0.005, 8, &v);
+    verdict_decide(base, 60, cur, 60, 0.005, 8, 0.0, &v);
     CHECK(v.kind == VERDICT_FASTER && strstr(v.reason, "baseline update"), "10%% faster called %s (%s)",
           verdict_name(v.kind), v.reason);
     /* a real but small change, under the minimum effect: SAME, not SLOWER */
-    samples(cur, 60, 1.01, 0.001, 5);
+    samples(cur, 60, 1.015, 0.001, 5);
     samples(base, 60, 1.0, 0.001, 6);
-    verdict_decide(base, 60, cur, 60, 0.001, 8, &v);
-    CHECK(v.kind == VERDICT_SAME && v.p < 1e-6, "1%% change called %s (p %g)", verdict_name(v.kind), v.p);
+    verdict_decide(base, 60, cur, 60, 0.001, 8, 0.0, &v);
+    CHECK(v.kind == VERDICT_SAME && v.p < 1e-6, "1.5%% change called %s (p %g)", verdict_name(v.kind), v.p);
     /* noisy samples, change near the minimum effect: not decided */
     samples(base, 8, 1.0, 0.05, 7);
     samples(cur, 8, 1.03, 0.05, 8);
-    verdict_decide(base, 8, cur, 8, 0.005, 8, &v);
+    verdict_decide(base, 8, cur, 8, 0.005, 8, 0.0, &v);
     CHECK(v.kind == VERDICT_INCONCLUSIVE, "noisy 3%% called %s (%s)", verdict_name(v.kind), v.reason);
     /* the minimum effect follows the measured noise, with a floor */
     CHECK_NEAR(verdict_min_effect(0.001), VERDICT_MIN_EFFECT, 0);
     CHECK_NEAR(verdict_min_effect(0.02), 0.06, 1e-12);
-    verdict_decide(base, 3, cur, 3, 0, 1, &v);
+    /* a machine in another state (control moved 30%) decides nothing */
+    samples(base, 60, 1.0, 0.005, 1);
+    samples(cur, 60, 1.10, 0.005, 2);
+    verdict_decide(base, 60, cur, 60, 0.005, 8, 0.30, &v);
+    CHECK(v.kind == VERDICT_INCONCLUSIVE && strstr(v.reason, "another state"), "drifted control: %s", v.reason);
+    verdict_decide(base, 3, cur, 3, 0, 1, 0.0, &v);
     CHECK(v.kind == VERDICT_INCONCLUSIVE && strstr(v.reason, "too few"), "3 samples: %s", v.reason);
     return 0;
 }
