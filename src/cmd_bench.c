@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 /* Default per-runner time budget on a CPU: the reference alone takes
- * about 18 s per iteration at the default shape on these 2 cores. */
+ * about 15 s per iteration at the default shape on these 2 cores. */
 #define BENCH_CPU_BUDGET_S 30.0
 
 typedef struct progress_ctx {
