@@ -57,7 +57,7 @@ void perf_default_settings(const char *device, perf_settings *s)
     s->max_samples = cuda ? 500 : 200;
     s->target_rel_error = 0.003;
     s->round_budget_s = cuda ? 10 : 15;
-    s->baseline_rounds = 3;
+    s->baseline_rounds = 5;
     s->compare_budget_s = cuda ? 60 : 60;
 }
 
