@@ -118,7 +118,7 @@ static void bench_group(const cli_options *o, const session *s, const char *grou
         }
         e->timed = 1;
         e->peak_rss_bytes = peak_rss_bytes();
-        report_table_row_ext(stderr, o->sep, e, prof != NULL);
+        report_table_row(stderr, o->sep, e, prof != NULL);
         if (e->res.budget_hit)
             fprintf(stderr,
                     "%16s  note: the %.0f s time budget ended sampling after %d of %d loops "
@@ -168,7 +168,7 @@ int cmd_bench(const cli_options *o_in)
             s.device, o.shape.seq_length, o.shape.num_layers, o.shape.input_size,
             o.shape.hidden_size, o.shape.batch, o.warmup, o.nloops, (unsigned long long)o.seed);
     fprintf(stderr, "Benchmarking LSTMs...\n");
-    report_table_header_ext(stderr, o.sep, prof != NULL);
+    report_table_header(stderr, o.sep, prof != NULL);
     numerics_context ctx;
     if (numerics_context_init(&ctx, &o.shape, o.seed, o.nlengths ? o.lengths : NULL, &err)) {
         fprintf(stderr, "lstmcheck: %s\n", err.msg);
@@ -183,7 +183,7 @@ int cmd_bench(const cli_options *o_in)
     if (s.vl_lengths) {
         fprintf(stderr, "\nBenchmarking variable-length LSTMs (lengths %d..%d, seqLength ignored)...\n",
                 VL_MIN_LENGTH, VL_MAX_LENGTH);
-        report_table_header_ext(stderr, o.sep, prof != NULL);
+        report_table_header(stderr, o.sep, prof != NULL);
         if (numerics_context_init(&ctx, &s.vl_shape, o.seed, s.vl_lengths, &err)) {
             fprintf(stderr, "lstmcheck: %s\n", err.msg);
         } else {

@@ -295,10 +295,6 @@ static int gate_dump(const char *root, const runner_ops *r, const lstm_problem *
         rc = dump_results(dir, "reference", ref, views, &text, &len, &cap, err) ||
              dump_results(dir, "runner", got, views, &text, &len, &cap, err);
     if (!rc) {
-        char tail[1024];
-        int n = snprintf(tail, sizeof tail,
-                         "\n]\n");
-        (void)n;
         /* wrap the entries with what they belong to */
         size_t need = len + 2048;
         char *doc = malloc(need);
@@ -309,9 +305,9 @@ static int gate_dump(const char *root, const runner_ops *r, const lstm_problem *
             int m = snprintf(doc, need,
                              "{\n  \"runner\": \"%s\",\n  \"shape\": {\"seqLength\": %d, \"miniBatch\": %d, "
                              "\"inputSize\": %d, \"hiddenSize\": %d, \"numLayers\": %d},\n"
-                             "  \"gate\": \"%s\",\n  \"files\": %s%s}\n",
+                             "  \"gate\": \"%s\",\n  \"files\": %s\n]\n}\n",
                              r->name, s->seq_length, s->batch, s->input_size, s->hidden_size,
-                             s->num_layers, rep->status == GATE_PASS ? "pass" : "fail", text, tail);
+                             s->num_layers, rep->status == GATE_PASS ? "pass" : "fail", text);
             char path[4096];
             snprintf(path, sizeof path, "%s/index.json", dir);
             rc = file_write_atomic(path, doc, (size_t)m, err);

@@ -53,7 +53,7 @@ static const char *const columns[] = {"name", "avg_fwd", "std_fwd", "info_fwd", 
 /* columns the profiling layer adds at the end (bench --trace) */
 static const char *const trace_columns[] = {"gpu_util", "gemm_share", NULL};
 
-void report_table_header_ext(FILE *f, const char *sep, int trace_cols)
+void report_table_header(FILE *f, const char *sep, int trace_cols)
 {
     for (int i = 0; columns[i]; i++) {
         if (i)
@@ -67,12 +67,7 @@ void report_table_header_ext(FILE *f, const char *sep, int trace_cols)
     fputc('\n', f);
 }
 
-void report_table_header(FILE *f, const char *sep)
-{
-    report_table_header_ext(f, sep, 0);
-}
-
-void report_table_row_ext(FILE *f, const char *sep, const bench_entry *e, int trace_cols)
+void report_table_row(FILE *f, const char *sep, const bench_entry *e, int trace_cols)
 {
     const harness_result *r = &e->res;
     fit(f, e->runner->name);
@@ -97,11 +92,6 @@ void report_table_row_ext(FILE *f, const char *sep, const bench_entry *e, int tr
         if (e->have_trace_stats) fit_num(f, e->gemm_share); else fit(f, "None");
     }
     fputc('\n', f);
-}
-
-void report_table_row(FILE *f, const char *sep, const bench_entry *e)
-{
-    report_table_row_ext(f, sep, e, 0);
 }
 
 static void json_num(FILE *f, double v)

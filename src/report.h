@@ -30,11 +30,10 @@ typedef struct bench_entry {
 /* Python's repr() of a float: the shortest text that reads back exactly. */
 void report_format_double(double v, char *buf, size_t n);
 
-void report_table_header(FILE *f, const char *sep);
-void report_table_row(FILE *f, const char *sep, const bench_entry *e);
-/* trace_cols: add gpu_util and gemm_share at the end (bench --trace). */
-void report_table_header_ext(FILE *f, const char *sep, int trace_cols);
-void report_table_row_ext(FILE *f, const char *sep, const bench_entry *e, int trace_cols);
+/* The original's columns plus median, min, n and peak device memory;
+ * trace_cols adds gpu_util and gemm_share at the end (bench --trace). */
+void report_table_header(FILE *f, const char *sep, int trace_cols);
+void report_table_row(FILE *f, const char *sep, const bench_entry *e, int trace_cols);
 
 void report_json_oss(FILE *f, const bench_entry *e, int n);
 void report_json_pep(FILE *f, const bench_entry *e, int n);
