@@ -1,0 +1,32 @@
+/* wrong_not_slow BASELINE_DIR: a perf comparison of a runner whose numerics
+ * are broken (a planted fault, test build) must fail as WRONG before any
+ * timing, not pass or fail as slow. Exit 0 when it does. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "faults.h"
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: wrong_not_slow BASELINE_DIR\n");
+        return 2;
+    }
+    cli_options o;
+    cli_defaults(&o);
+    o.command = "baseline";
+    o.subcommand = "compare";
+    o.baseline_dir = argv[1];
+    snprintf(o.device, sizeof o.device, "cpu");
+    o.rnns[0] = "cpu";
+    o.nrnns = 1;
+    o.shape_set = "small";
+    lstm_active_fault = FAULT_MISSING_BIAS;
+    fflush(stdout);
+    int rc = cmd_baseline(&o);
+    printf("baseline compare of a cpu runner without b_hh: exit %d (expected %d, numerics failed)\n", rc,
+           EXIT_FAILED);
+    return rc == EXIT_FAILED ? 0 : 1;
+}
