@@ -39,7 +39,7 @@ static int plan(const cli_options *o, const char *device, work_item **items, int
         }
     } else {
         for (int i = 0; lstm_runners[i] && nr < 64; i++)
-            if (!strcmp(lstm_runners[i]->device, device))
+            if (!strcmp(lstm_runners[i]->device, device) && perf_in_matrix(lstm_runners[i]))
                 runners[nr++] = lstm_runners[i];
     }
     if (o->shape_given && o->shape_set) {

@@ -31,6 +31,12 @@ void perf_default_settings(const char *device, perf_settings *s);
 #define PERF_CPU_BLAS_THREADS 1
 void perf_prepare_device(const char *device);
 
+/* Whether a runner is in the perf matrix by default (ctest -L perf, baseline
+ * update without --rnns). Not the reference: its speed is nobody's product,
+ * and its double-precision loops moved up to 4.7% between processes on the
+ * CI machine while the control did not (docs/perf.md). --rnns ref still works. */
+int perf_in_matrix(const runner_ops *r);
+
 /* The perf matrix: named shape sets per device. */
 typedef struct perf_shape_set {
     const char *name;

@@ -26,7 +26,7 @@ extern "C" {
 #define VERDICT_ALPHA 0.01         /* family-wise false-alarm rate of one perf run */
 #define VERDICT_MIN_EFFECT 0.03    /* never call a change under 3% */
 #define VERDICT_MAX_CONTROL_DRIFT 0.15 /* control median moved more: not comparable now */
-#define VERDICT_NOISE_FACTOR 3.0   /* delta >= 3 x run-to-run noise */
+#define VERDICT_NOISE_FACTOR 5.0   /* delta >= 5 x run-to-run noise (docs/perf.md) */
 #define VERDICT_BOOTSTRAP 4000     /* resamples for the interval */
 
 typedef enum verdict_kind {

@@ -50,7 +50,7 @@ int test_verdict_rule(void)
     CHECK(v.kind == VERDICT_INCONCLUSIVE, "noisy 3%% called %s (%s)", verdict_name(v.kind), v.reason);
     /* the minimum effect follows the measured noise, with a floor */
     CHECK_NEAR(verdict_min_effect(0.001), VERDICT_MIN_EFFECT, 0);
-    CHECK_NEAR(verdict_min_effect(0.02), 0.06, 1e-12);
+    CHECK_NEAR(verdict_min_effect(0.02), 0.10, 1e-12);
     /* a machine in another state (control moved 30%) decides nothing */
     samples(base, 60, 1.0, 0.005, 1);
     samples(cur, 60, 1.10, 0.005, 2);
