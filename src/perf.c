@@ -330,6 +330,35 @@ verdict_kind perf_overall(const perf_comparison *c)
     return rank[c->fwd.kind] >= rank[c->bwd.kind] ? c->fwd.kind : c->bwd.kind;
 }
 
+/* Measure rounds into cur and decide, more rounds while inconclusive and
+ * within the budget (counted from start). */
+static int decide_rounds(const runner_ops *r, const lstm_problem *p, const baseline_entry *e,
+                         const perf_settings *s, int comparisons, double start, baseline_entry *cur,
+                         verdict_result *fwd, verdict_result *bwd, int *rounds, lc_error *err)
+{
+    for (;;) {
+        harness_result res;
+        if (measure_round(r, p, s, &res, err))
+            return 1;
+        int rc = append_round(cur, &res, err);
+        harness_result_free(&res);
+        if (rc)
+            return 1;
+        (*rounds)++;
+        sample_summary cb, cc;
+        stats_summarize(e->ctl.samples, e->ctl.n, &cb);
+        stats_summarize(cur->ctl.samples, cur->ctl.n, &cc);
+        const double drift = cb.median > 0 ? cc.median / cb.median - 1 : 0;
+        verdict_decide(e->fwd_ratio.samples, e->fwd_ratio.n, cur->fwd_ratio.samples, cur->fwd_ratio.n,
+                       e->noise_fwd, comparisons, drift, fwd);
+        verdict_decide(e->bwd_ratio.samples, e->bwd_ratio.n, cur->bwd_ratio.samples, cur->bwd_ratio.n,
+                       e->noise_bwd, comparisons, drift, bwd);
+        if ((fwd->kind != VERDICT_INCONCLUSIVE && bwd->kind != VERDICT_INCONCLUSIVE) ||
+            wall_seconds() - start > s->compare_budget_s)
+            return 0;
+    }
+}
+
 int perf_compare(const runner_ops *r, const lstm_problem *p, const baseline_entry *e,
                  const perf_settings *s, int comparisons, perf_comparison *out, lc_error *err)
 {
@@ -337,29 +366,24 @@ int perf_compare(const runner_ops *r, const lstm_problem *p, const baseline_entr
     baseline_entry cur;
     memset(&cur, 0, sizeof cur);
     double start = wall_seconds();
-    for (;;) {
-        harness_result res;
-        if (measure_round(r, p, s, &res, err)) {
-            baseline_entry_free(&cur);
-            return 1;
-        }
-        int rc = append_round(&cur, &res, err);
-        harness_result_free(&res);
+    if (decide_rounds(r, p, e, s, comparisons, start, &cur, &out->fwd, &out->bwd, &out->rounds, err)) {
+        baseline_entry_free(&cur);
+        return 1;
+    }
+    if (out->fwd.kind == VERDICT_SLOWER || out->bwd.kind == VERDICT_SLOWER) {
+        /* confirm with independent rounds, decided on their own (with a
+         * budget of their own) */
+        baseline_entry conf;
+        memset(&conf, 0, sizeof conf);
+        verdict_result vf, vb;
+        int rc = decide_rounds(r, p, e, s, comparisons, wall_seconds(), &conf, &vf, &vb, &out->rounds, err);
+        baseline_entry_free(&conf);
         if (rc) {
             baseline_entry_free(&cur);
             return 1;
         }
-        out->rounds++;
-        sample_summary cb, cc;
-        stats_summarize(e->ctl.samples, e->ctl.n, &cb);
-        stats_summarize(cur.ctl.samples, cur.ctl.n, &cc);
-        const double drift = cb.median > 0 ? cc.median / cb.median - 1 : 0;
-        verdict_decide(e->fwd_ratio.samples, e->fwd_ratio.n, cur.fwd_ratio.samples, cur.fwd_ratio.n,
-                       e->noise_fwd, comparisons, drift, &out->fwd);
-        verdict_decide(e->bwd_ratio.samples, e->bwd_ratio.n, cur.bwd_ratio.samples, cur.bwd_ratio.n,
-                       e->noise_bwd, comparisons, drift, &out->bwd);
-        if (perf_overall(out) != VERDICT_INCONCLUSIVE || wall_seconds() - start > s->compare_budget_s)
-            break;
+        verdict_confirm(&out->fwd, &vf);
+        verdict_confirm(&out->bwd, &vb);
     }
     out->samples = cur.fwd.n;
     stats_summarize(e->fwd.samples, e->fwd.n, &out->base_fwd);

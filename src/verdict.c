@@ -112,3 +112,20 @@ void verdict_decide(const double *base, int nb, const double *cur, int nc, doubl
                  100 * out->ci_low, 100 * out->ci_high, 100 * out->delta, out->p);
     }
 }
+
+void verdict_confirm(verdict_result *first, const verdict_result *confirmation)
+{
+    if (first->kind != VERDICT_SLOWER)
+        return;
+    if (confirmation->kind == VERDICT_SLOWER) {
+        *first = *confirmation;
+        snprintf(first->reason, sizeof first->reason, "slower by %.1f%%, confirmed by an independent round",
+                 100 * confirmation->change);
+        return;
+    }
+    const double was = first->change;
+    *first = *confirmation;
+    char tail[160];
+    snprintf(tail, sizeof tail, " (a first measurement said %+.1f%%; not confirmed)", 100 * was);
+    strncat(first->reason, tail, sizeof first->reason - strlen(first->reason) - 1);
+}

@@ -15,7 +15,11 @@
  *   SLOWER       p < alpha/m and the whole interval above +delta   (fails)
  *   FASTER       p < alpha/m and the whole interval below -delta   (passes; update due)
  *   SAME         the whole interval inside (-delta, +delta)
- *   INCONCLUSIVE otherwise: measure more; if it stays so, the test is skipped */
+ *   INCONCLUSIVE otherwise: measure more; if it stays so, the test is skipped
+ * A SLOWER must be confirmed by an independent measurement (a fresh round
+ * decided alone, verdict_confirm): a transient on a shared machine made
+ * about 1 in 140 comparisons of unchanged code SLOWER; a real slowdown
+ * persists. */
 #ifndef LSTMCHECK_VERDICT_H
 #define LSTMCHECK_VERDICT_H
 
@@ -56,6 +60,11 @@ double verdict_min_effect(double noise);
  * runner/control ratios. comparisons >= 1. control_drift: see above. */
 void verdict_decide(const double *baseline, int nb, const double *current, int nc, double noise,
                     int comparisons, double control_drift, verdict_result *out);
+
+/* The final verdict of a phase from a first decision and, when that was
+ * SLOWER, an independent confirmation: SLOWER only if both are; otherwise
+ * the confirmation stands (its reason says the first was not confirmed). */
+void verdict_confirm(verdict_result *first, const verdict_result *confirmation);
 
 #ifdef __cplusplus
 }

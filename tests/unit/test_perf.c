@@ -56,6 +56,16 @@ int test_verdict_rule(void)
     samples(cur, 60, 1.10, 0.005, 2);
     verdict_decide(base, 60, cur, 60, 0.005, 8, 0.30, &v);
     CHECK(v.kind == VERDICT_INCONCLUSIVE && strstr(v.reason, "another state"), "drifted control: %s", v.reason);
+    /* SLOWER needs an independent confirmation */
+    verdict_result first = {.kind = VERDICT_SLOWER, .change = 0.06}, second = {.kind = VERDICT_SAME};
+    snprintf(second.reason, sizeof second.reason, "within +-3.0%%");
+    verdict_confirm(&first, &second);
+    CHECK(first.kind == VERDICT_SAME && strstr(first.reason, "not confirmed"), "unconfirmed: %s", first.reason);
+    first.kind = VERDICT_SLOWER;
+    second.kind = VERDICT_SLOWER;
+    second.change = 0.07;
+    verdict_confirm(&first, &second);
+    CHECK(first.kind == VERDICT_SLOWER && strstr(first.reason, "confirmed"), "confirmed: %s", first.reason);
     verdict_decide(base, 3, cur, 3, 0, 1, 0.0, &v);
     CHECK(v.kind == VERDICT_INCONCLUSIVE && strstr(v.reason, "too few"), "3 samples: %s", v.reason);
     return 0;
