@@ -326,7 +326,7 @@ int lc_gemm_input_all(const lc_gpu_state *s, int l, float beta, lc_error *err)
                    ly->w_ih, In, beta, ly->gates, 4 * s->H, err);
 }
 
-int lc_forward_jit(lc_gpu_state *s, lc_error *err)
+int lc_forward_jit(lc_gpu_state *s, bool unfused, lc_error *err)
 {
     for (int l = 0; l < s->L; l++) {
         const lc_gpu_layer *ly = &s->layers[l];
@@ -339,7 +339,10 @@ int lc_forward_jit(lc_gpu_state *s, lc_error *err)
             a.ld_pre_b = 4 * (size_t)s->H;
             a.bias_a = ly->b_ih;
             a.bias_b = ly->b_hh;
-            LC_TRY(lc_cell_forward(&a, s->stream, err));
+            if (unfused)
+                LC_TRY(lc_cell_forward_unfused(&a, s->scratch, s->stream, err));
+            else
+                LC_TRY(lc_cell_forward(&a, s->stream, err));
         }
     }
     s->forward_done = 1;

@@ -104,10 +104,12 @@ int lc_gemm_recurrent_step(const lc_gpu_state *s, int l, int t, float *C, float 
 // gates (T*B x 4H) = in W_ih^T + beta gates: the input projection of all steps
 int lc_gemm_input_all(const lc_gpu_state *s, int l, float beta, lc_error *err);
 
-// The jit forward (jit, jit_simple, jit_multilayer): per layer and step, two
-// GEMMs (x_t W_ih^T into gates[t], h W_hh^T into step) and one fused cell
-// adding both and both biases. Needs LC_NEED_STEP.
-int lc_forward_jit(lc_gpu_state *s, lc_error *err);
+// The per-step forward (jit, jit_simple, jit_multilayer; aten with
+// unfused): per layer and step, two GEMMs (x_t W_ih^T into gates[t],
+// h W_hh^T into step) and the cell adding both and both biases: one fused
+// kernel, or (unfused, needs LC_NEED_SCRATCH) the chain of elementwise
+// kernels. Needs LC_NEED_STEP.
+int lc_forward_jit(lc_gpu_state *s, bool unfused, lc_error *err);
 
 // The backward of every runner here. Per layer (top down) and step (last
 // first): the cell backward (fused, or unfused: needs LC_NEED_SCRATCH) and

@@ -19,23 +19,7 @@ int aten_create(const lstm_problem *p, void **state, lc_error *err)
 
 int aten_forward(void *state, lc_error *err)
 {
-    lc_gpu_state *s = (lc_gpu_state *)state;
-    for (int l = 0; l < s->L; l++) {
-        const lc_gpu_layer *ly = &s->layers[l];
-        for (int t = 0; t < s->T; t++) {
-            LC_NVTX_STEP(t); // a "step <t>" range when profiling (nvtx_steps.h)
-            LC_TRY(lc_gemm_input_step(s, l, t, lc_gates_at(s, l, t), 0.0f, err));
-            LC_TRY(lc_gemm_recurrent_step(s, l, t, s->step, 0.0f, err));
-            lc_cell_fwd a = lc_step_cell(s, l, t);
-            a.pre_b = s->step;
-            a.ld_pre_b = 4 * (size_t)s->H;
-            a.bias_a = ly->b_ih;
-            a.bias_b = ly->b_hh;
-            LC_TRY(lc_cell_forward_unfused(&a, s->scratch, s->stream, err));
-        }
-    }
-    s->forward_done = 1;
-    return RUNNER_OK;
+    return lc_forward_jit((lc_gpu_state *)state, /*unfused=*/true, err);
 }
 
 int aten_backward(void *state, lc_error *err)

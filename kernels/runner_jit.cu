@@ -18,7 +18,7 @@ int jit_create(const lstm_problem *p, void **state, lc_error *err)
 
 int jit_forward(void *state, lc_error *err)
 {
-    return lc_forward_jit((lc_gpu_state *)state, err);
+    return lc_forward_jit((lc_gpu_state *)state, /*unfused=*/false, err);
 }
 
 int jit_backward(void *state, lc_error *err)

@@ -16,7 +16,7 @@ int jit_multilayer_create(const lstm_problem *p, void **state, lc_error *err)
 
 int jit_multilayer_forward(void *state, lc_error *err)
 {
-    return lc_forward_jit((lc_gpu_state *)state, err);
+    return lc_forward_jit((lc_gpu_state *)state, /*unfused=*/false, err);
 }
 
 int jit_multilayer_backward(void *state, lc_error *err)

@@ -16,7 +16,7 @@ int jit_simple_create(const lstm_problem *p, void **state, lc_error *err)
 
 int jit_simple_forward(void *state, lc_error *err)
 {
-    return lc_forward_jit((lc_gpu_state *)state, err);
+    return lc_forward_jit((lc_gpu_state *)state, /*unfused=*/false, err);
 }
 
 int jit_simple_backward(void *state, lc_error *err)
