@@ -6,6 +6,7 @@
 #include "gate.h"
 #include "machine.h"
 #include "perf.h"
+#include "session.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -80,15 +81,6 @@ static int plan(const cli_options *o, const char *device, work_item **items, int
         for (int j = 0; j < ns; j++)
             (*items)[(*n)++] = (work_item){runners[i], shapes[j], sets[j]};
     return 0;
-}
-
-static void resolve_device(const cli_options *o, char *device, size_t n)
-{
-    lc_error why;
-    if (!strcmp(o->device, "auto"))
-        snprintf(device, n, "%s", device_cuda_count(&why) > 0 ? "cuda" : "cpu");
-    else
-        snprintf(device, n, "%s", o->device);
 }
 
 static void settings_from(const cli_options *o, const char *device, perf_settings *s)
@@ -455,7 +447,7 @@ int cmd_baseline(const cli_options *o)
         return EXIT_USAGE;
     }
     char device[8];
-    resolve_device(o, device, sizeof device);
+    session_resolve_device(o->device, device, sizeof device);
     perf_prepare_device(device);
     const char *dir = o->baseline_dir ? o->baseline_dir : baseline_default_dir();
     if (!strcmp(o->subcommand, "show"))

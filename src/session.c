@@ -44,6 +44,15 @@ int session_check_memory(const lstm_shape *s, lc_error *err)
     return 0;
 }
 
+void session_resolve_device(const char *requested, char *device, size_t n)
+{
+    lc_error why;
+    if (!strcmp(requested, "auto"))
+        snprintf(device, n, "%s", device_cuda_count(&why) > 0 ? "cuda" : "cpu");
+    else
+        snprintf(device, n, "%s", requested);
+}
+
 static int add_runner(session *s, const runner_ops *r, const char *group, lc_error *err)
 {
     if (s->nrunners == (int)(sizeof s->runners / sizeof s->runners[0])) {
@@ -59,12 +68,7 @@ static int add_runner(session *s, const runner_ops *r, const char *group, lc_err
 int session_setup(const cli_options *o, session *s, lc_error *err)
 {
     memset(s, 0, sizeof *s);
-    if (!strcmp(o->device, "auto")) {
-        lc_error why;
-        snprintf(s->device, sizeof s->device, "%s", device_cuda_count(&why) > 0 ? "cuda" : "cpu");
-    } else {
-        snprintf(s->device, sizeof s->device, "%s", o->device);
-    }
+    session_resolve_device(o->device, s->device, sizeof s->device);
     if (lstm_shape_validate(&o->shape, err) || session_check_memory(&o->shape, err))
         return CLI_EXIT_USAGE;
     if (o->nrnns) {

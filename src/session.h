@@ -23,6 +23,9 @@ typedef struct session {
     lstm_shape vl_shape;            /* the vl group's shape (T = longest allowed) */
 } session;
 
+/* "auto" becomes cuda when a CUDA device exists, else cpu; others are kept. */
+void session_resolve_device(const char *requested, char *device, size_t n);
+
 /* Exit codes: 0 ok, CLI_EXIT_USAGE with err for bad input. */
 int session_setup(const cli_options *o, session *s, lc_error *err);
 void session_free(session *s);
