@@ -44,6 +44,14 @@ void numerics_context_free(numerics_context *c)
     memset(c, 0, sizeof *c);
 }
 
+unsigned gate_seeds(const runner_ops *r)
+{
+    /* every output the runner returns gets a gradient: the state paths
+     * (dhy through W_hh, dcy through the cell, both per layer and per
+     * sequence end) are checked like the output path */
+    return (r->caps & RUNNER_STATE_ONLY) ? SEED_DHY | SEED_DCY : SEED_DY | SEED_DHY | SEED_DCY;
+}
+
 int numerics_context_get(numerics_context *c, const runner_ops *r, const lstm_problem **p,
                          const lstm_results **ref, lc_error *err)
 {
@@ -53,7 +61,7 @@ int numerics_context_get(numerics_context *c, const runner_ops *r, const lstm_pr
         lstm_results *rs = &c->reference[which];
         if (lstm_problem_alloc(pb, &c->shape, err))
             return 1;
-        if (lstm_inputs_generate(pb, c->seed, which ? SEED_DHY : SEED_DY, err) ||
+        if (lstm_inputs_generate(pb, c->seed, gate_seeds(r), err) ||
             (c->lengths && lstm_inputs_set_lengths(pb, c->lengths, c->shape.batch, err)) ||
             lstm_results_alloc(rs, &c->shape, err)) {
             lstm_problem_free(pb);
