@@ -1,10 +1,12 @@
-/* fault_test FAULT: the gate's power. Plants one fault in the cpu runner
- * (test build, src/faults.h) and passes only if the gate calls it FAIL on
- * every shape the fault can show on (at least 3); "none" must pass on all
- * of them. Prints the least visible case: the smallest worst ratio
- * (error / allowed) over those shapes, the fault's margin. */
+/* fault_test FAULT [T B I H L]: the gate's power. Plants one fault in the
+ * cpu runner (test build, src/faults.h) and passes only if the gate calls
+ * it FAIL on every shape the fault can show on (at least 3); "none" must
+ * pass on all of them. Prints the least visible case: the smallest worst
+ * ratio (error / allowed) over those shapes, the fault's margin. With a
+ * shape, tries that one shape alone (to measure how the margin scales). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "faults.h"
@@ -84,8 +86,8 @@ static int try_shape(const runner_ops *cpu, const fault_shape *fs, lstm_fault fa
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: fault_test FAULT\n");
+    if (argc != 2 && argc != 7) {
+        fprintf(stderr, "usage: fault_test FAULT [T B I H L]\n");
         return 2;
     }
     lstm_fault fault = FAULT_COUNT;
@@ -98,6 +100,21 @@ int main(int argc, char **argv)
     }
     const runner_ops *cpu = registry_find("cpu");
     lstm_active_fault = fault;
+    if (argc == 7) {
+        int d[5];
+        for (int i = 0; i < 5; i++) {
+            char *end;
+            long v = strtol(argv[2 + i], &end, 10);
+            if (*end || end == argv[2 + i] || v < 1 || v > LSTM_MAX_DIM) {
+                fprintf(stderr, "fault_test: '%s' is not a positive size\n", argv[2 + i]);
+                return 2;
+            }
+            d[i] = (int)v;
+        }
+        const fault_shape one = {SET_ALL, SHAPE(d[0], d[1], d[2], d[3], d[4]), {0}};
+        double ratio;
+        return try_shape(cpu, &one, fault, &ratio);
+    }
     int wrong = 0, tried = 0;
     double least = INFINITY, most = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
