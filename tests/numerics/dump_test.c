@@ -20,6 +20,7 @@
 #include "runner.h"
 
 #define FAIL(...) (printf("dump_test: " __VA_ARGS__), printf("\n"), 1)
+#define MAX_VIEWS 64 /* 6 + 4 per layer: enough for the shapes below */
 
 typedef struct dump {
     char dir[4096];
@@ -166,16 +167,18 @@ static const lstm_tensor_view *find_view(const lstm_tensor_view *v, int n, const
     return NULL;
 }
 
-/* Every dumped reference tensor equals the reference recomputed from the
- * dumped inputs, bit for bit. */
-static int check_reference(const dump *d, const lstm_problem *p)
+/* The reference recomputed from the dumped inputs, as named views. */
+typedef struct recomputed {
+    lstm_results results;
+    lstm_tensor_view views[MAX_VIEWS];
+    int nviews;
+} recomputed;
+
+/* Every dumped reference tensor equals the recomputed one, bit for bit. */
+static int check_reference(const dump *d, const lstm_problem *p, const recomputed *rec)
 {
-    lstm_results r;
-    lc_error err;
-    if (lstm_results_alloc(&r, &d->shape, &err) || lstm_reference_run(p, &r, &err))
-        return FAIL("reference: %s", err.msg);
-    lstm_tensor_view v[64];
-    const int n = lstm_results_views(&r, LSTM_VIEWS_OUTPUTS | LSTM_VIEWS_STATE | LSTM_VIEWS_GRADS, v, 64);
+    const lstm_tensor_view *v = rec->views;
+    const int n = rec->nviews;
     int compared = 0, rc = 0;
     const cJSON *entry;
     cJSON_ArrayForEach(entry, cJSON_GetObjectItemCaseSensitive(d->index, "files")) {
@@ -190,7 +193,6 @@ static int check_reference(const dump *d, const lstm_problem *p)
         free(dumped);
         compared++;
     }
-    lstm_results_free(&r);
     /* every tensor the gate compares: y (when dy is seeded), hy, cy, dx,
      * dh0, dc0 and four parameter gradients per layer */
     const int expected = (p->dy != NULL) + 5 + 4 * d->shape.num_layers;
@@ -210,25 +212,27 @@ static int check_seed(const dump *d, const lstm_problem *dumped)
     const cJSON *s;
     if (number_of(d->index, "seed", &seed))
         return FAIL("index.json has no seed");
-    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(d->index, "seeded"))
-        mask |= !strcmp(s->valuestring, "dy") ? SEED_DY : !strcmp(s->valuestring, "dhy") ? SEED_DHY
-              : !strcmp(s->valuestring, "dcy") ? SEED_DCY : 0;
+    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(d->index, "seeded")) {
+        const char *name = cJSON_IsString(s) ? s->valuestring : "";
+        mask |= !strcmp(name, "dy") ? SEED_DY : !strcmp(name, "dhy") ? SEED_DHY
+              : !strcmp(name, "dcy") ? SEED_DCY : 0;
+    }
     lstm_problem p;
     lc_error err;
     if (lstm_problem_alloc(&p, &d->shape, &err) || lstm_inputs_generate(&p, (uint64_t)seed, mask, &err))
         return FAIL("%s", err.msg);
     const lstm_shape *sh = &d->shape;
-    const size_t seq = lstm_seq_elems(sh, sh->input_size), out = lstm_seq_elems(sh, sh->hidden_size),
-                 st = lstm_state_elems(sh);
-    int same = !memcmp(p.x, dumped->x, seq * 4) && !memcmp(p.h0, dumped->h0, st * 4) &&
-               !memcmp(p.c0, dumped->c0, st * 4) && !p.dy == !dumped->dy && !p.dhy == !dumped->dhy &&
-               !p.dcy == !dumped->dcy && (!p.dy || !memcmp(p.dy, dumped->dy, out * 4)) &&
-               (!p.dhy || !memcmp(p.dhy, dumped->dhy, st * 4)) && (!p.dcy || !memcmp(p.dcy, dumped->dcy, st * 4));
+    const size_t f = sizeof(float), seq = lstm_seq_elems(sh, sh->input_size) * f,
+                 out = lstm_seq_elems(sh, sh->hidden_size) * f, st = lstm_state_elems(sh) * f,
+                 bias = 4 * (size_t)sh->hidden_size * f;
+    int same = !memcmp(p.x, dumped->x, seq) && !memcmp(p.h0, dumped->h0, st) &&
+               !memcmp(p.c0, dumped->c0, st) && !p.dy == !dumped->dy && !p.dhy == !dumped->dhy &&
+               !p.dcy == !dumped->dcy && (!p.dy || !memcmp(p.dy, dumped->dy, out)) &&
+               (!p.dhy || !memcmp(p.dhy, dumped->dhy, st)) && (!p.dcy || !memcmp(p.dcy, dumped->dcy, st));
     for (int l = 0; same && l < sh->num_layers; l++)
-        same = !memcmp(p.w_ih[l], dumped->w_ih[l], lstm_w_ih_elems(sh, l) * 4) &&
-               !memcmp(p.w_hh[l], dumped->w_hh[l], lstm_w_hh_elems(sh) * 4) &&
-               !memcmp(p.b_ih[l], dumped->b_ih[l], 16 * (size_t)sh->hidden_size) &&
-               !memcmp(p.b_hh[l], dumped->b_hh[l], 16 * (size_t)sh->hidden_size);
+        same = !memcmp(p.w_ih[l], dumped->w_ih[l], lstm_w_ih_elems(sh, l) * f) &&
+               !memcmp(p.w_hh[l], dumped->w_hh[l], lstm_w_hh_elems(sh) * f) &&
+               !memcmp(p.b_ih[l], dumped->b_ih[l], bias) && !memcmp(p.b_hh[l], dumped->b_hh[l], bias);
     lstm_problem_free(&p);
     return same ? 0 : FAIL("seed %.0f with the recorded seeds does not regenerate the dumped inputs", seed);
 }
@@ -252,14 +256,10 @@ static double recorded_ratio(const cJSON *tol, const char *kind, const double *r
 }
 
 /* Each runner tensor's recorded worst ratio follows from the recorded rule. */
-static int check_tolerance(const dump *d, const lstm_problem *p)
+static int check_tolerance(const dump *d, const recomputed *rec)
 {
-    lstm_results r;
-    lc_error err;
-    if (lstm_results_alloc(&r, &d->shape, &err) || lstm_reference_run(p, &r, &err))
-        return FAIL("reference: %s", err.msg);
-    lstm_tensor_view v[64];
-    const int n = lstm_results_views(&r, LSTM_VIEWS_OUTPUTS | LSTM_VIEWS_STATE | LSTM_VIEWS_GRADS, v, 64);
+    const lstm_tensor_view *v = rec->views;
+    const int n = rec->nviews;
     const cJSON *tol = cJSON_GetObjectItemCaseSensitive(d->index, "tolerance"), *entry;
     int rc = 0, checked = 0;
     cJSON_ArrayForEach(entry, cJSON_GetObjectItemCaseSensitive(d->index, "files")) {
@@ -277,7 +277,6 @@ static int check_tolerance(const dump *d, const lstm_problem *p)
         free(got);
         checked++;
     }
-    lstm_results_free(&r);
     return rc ? rc : checked ? 0 : FAIL("no runner tensors in the dump");
 }
 
@@ -332,12 +331,19 @@ static int dump_and_recompute(const runner_ops *r, const lstm_shape *s, uint64_t
         return FAIL("%s did not pass the gate (status %d: %s)", r->name, rep.status, rep.reason);
     dump d = {.index = NULL};
     lstm_problem p = {0};
+    recomputed rec = {.nviews = 0};
     int rc = open_dump(&d, root, r->name);
     const cJSON *loss = d.index ? cJSON_GetObjectItemCaseSensitive(d.index, "loss") : NULL;
     if (!rc && (!cJSON_IsString(loss) || strcmp(loss->valuestring, expected_loss)))
         rc = FAIL("%s: loss is not \"%s\"", d.dir, expected_loss);
-    rc = rc || rebuild_problem(&d, &p) || check_reference(&d, &p) || check_seed(&d, &p) ||
-         check_tolerance(&d, &p);
+    rc = rc || rebuild_problem(&d, &p);
+    if (!rc && (lstm_results_alloc(&rec.results, &d.shape, &err) || lstm_reference_run(&p, &rec.results, &err)))
+        rc = FAIL("reference: %s", err.msg);
+    if (!rc)
+        rec.nviews = lstm_results_views(&rec.results, LSTM_VIEWS_OUTPUTS | LSTM_VIEWS_STATE | LSTM_VIEWS_GRADS,
+                                        rec.views, MAX_VIEWS);
+    rc = rc || check_reference(&d, &p, &rec) || check_seed(&d, &p) || check_tolerance(&d, &rec);
+    lstm_results_free(&rec.results);
     lstm_problem_free(&p);
     remove_dump(&d);
     cJSON_Delete(d.index);
