@@ -16,6 +16,11 @@ const char *lstm_fault_name(lstm_fault f)
         [FAULT_WRONG_ACTIVATION] = "wrong_activation",
         [FAULT_WGRAD_LAST_STEP] = "wgrad_last_step",
         [FAULT_TRANSPOSED_WEIGHT] = "transposed_weight",
+        [FAULT_STATE_GRAD_ONE_LAYER] = "state_grad_one_layer",
+        [FAULT_DCY_IGNORED] = "dcy_ignored",
+        [FAULT_STATE_GRAD_NOT_CARRIED] = "state_grad_not_carried",
+        [FAULT_SEQ_END_OFF_BY_ONE] = "seq_end_off_by_one",
+        [FAULT_SMALL_GATE_GRAD] = "small_gate_grad",
     };
     return (f >= 0 && f < FAULT_COUNT) ? names[f] : "unknown";
 }

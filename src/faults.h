@@ -17,6 +17,13 @@ typedef enum lstm_fault {
     FAULT_WRONG_ACTIVATION,  /* the g gate goes through sigmoid instead of tanh */
     FAULT_WGRAD_LAST_STEP,   /* weight gradients from the last step only */
     FAULT_TRANSPOSED_WEIGHT, /* W_hh read as if stored transposed */
+    /* The state-gradient paths (dhy, dcy), visible only when they are seeded: */
+    FAULT_STATE_GRAD_ONE_LAYER,  /* layer 0's dhy and dcy seed every layer */
+    FAULT_DCY_IGNORED,           /* backward starts from dc = 0 instead of dcy */
+    FAULT_STATE_GRAD_NOT_CARRIED, /* dh is not passed through steps past a sequence's end */
+    FAULT_SEQ_END_OFF_BY_ONE,    /* backward takes step len (one past the end) as a real step */
+    /* Tightness: the o gate's gradient 1e-4 too large (relative) */
+    FAULT_SMALL_GATE_GRAD,
     FAULT_COUNT
 } lstm_fault;
 

@@ -45,8 +45,9 @@ typedef struct gate_report {
 } gate_report;
 
 /* The inputs and reference results of one (shape, seed, lengths), made
- * once and shared by every runner checked or timed on them. Runners that
- * return only (hy, cy) get a problem seeded by dhy; the others by dy. */
+ * once and shared by every runner checked or timed on them. Every output a
+ * runner returns is seeded (gate_seeds): dy, dhy and dcy, or dhy and dcy
+ * for a runner that returns only (hy, cy). */
 typedef struct numerics_context {
     lstm_shape shape;
     uint64_t seed;
@@ -62,6 +63,10 @@ void numerics_context_free(numerics_context *c);
 /* The problem and reference for this runner (computed on first use). */
 int numerics_context_get(numerics_context *c, const runner_ops *r, const lstm_problem **p,
                          const lstm_results **ref, lc_error *err);
+
+/* Which backward seeds this runner's problem has (SEED_ mask of inputs.h):
+ * the loss is the sum over the seeded outputs of output * seed. */
+unsigned gate_seeds(const runner_ops *r);
 
 /* Which tensors the gate compares for this runner (LSTM_VIEWS_ mask). */
 unsigned gate_views(const runner_ops *r);

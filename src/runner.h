@@ -16,9 +16,10 @@ enum {
     RUNNER_VARLEN = 1u << 1,     /* per-sequence lengths */
     RUNNER_BACKWARD = 1u << 2,   /* gradients of inputs and parameters */
     /* Returns only (hy, cy), like the original's jit_simple: y is not
-     * produced, and the backward pass is seeded by dhy alone. */
+     * produced, and the backward pass is seeded by dhy and dcy (no dy). */
     RUNNER_STATE_ONLY = 1u << 3,
-    /* Consumes dhy and dcy in backward besides dy. */
+    /* Consumes dhy and dcy in backward besides dy. Informative: the gate
+     * seeds dhy and dcy for every runner (gate_seeds in gate.h). */
     RUNNER_STATE_GRADS = 1u << 4,
 };
 

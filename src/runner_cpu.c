@@ -77,6 +77,7 @@ static void cell_backward(int H, const float *restrict g, const float *restrict 
                           const float *restrict d_out, const float *restrict dh, float *restrict dc,
                           float *restrict dg)
 {
+    const float o_grad_scale = FAULT_ON(FAULT_SMALL_GATE_GRAD) ? 1.0001f : 1.0f;
     for (int k = 0; k < H; k++) {
         float gi = g[k], gf = g[H + k], gg = g[2 * H + k], go = g[3 * H + k];
         float dht = dh[k] + d_out[k];
@@ -85,7 +86,7 @@ static void cell_backward(int H, const float *restrict g, const float *restrict 
         dg[k] = dct * gg * gi * (1.0f - gi);
         dg[H + k] = dct * cp[k] * gf * (1.0f - gf);
         dg[2 * H + k] = dct * gi * (1.0f - gg * gg);
-        dg[3 * H + k] = dht * tc * go * (1.0f - go);
+        dg[3 * H + k] = dht * tc * go * (1.0f - go) * o_grad_scale;
         dc[k] = dct * gf;
     }
 }
@@ -244,6 +245,88 @@ static int cpu_forward(void *vs, lc_error *err)
     return RUNNER_OK;
 }
 
+/* Backward through time of layer l: from the seeds dhy, dcy and the
+ * gradient of the layer's output (s->d_out) to dgates of every step, and
+ * the gradient of the initial state. */
+static void layer_backward_steps(cpu_state *s, int l)
+{
+    const lstm_problem *p = s->p;
+    const int T = p->shape.seq_length, B = p->shape.batch, H = p->shape.hidden_size;
+    const size_t BH = (size_t)B * H, H4 = 4 * (size_t)H;
+    const cpu_layer *ly = &s->layers[l];
+    float *dh = s->dh, *dc = s->dc;
+    const size_t seed_at = FAULT_ON(FAULT_STATE_GRAD_ONE_LAYER) ? 0 : (size_t)l * BH;
+    if (p->dhy) memcpy(dh, p->dhy + seed_at, BH * sizeof(float));
+    else memset(dh, 0, BH * sizeof(float));
+    if (p->dcy && !FAULT_ON(FAULT_DCY_IGNORED)) memcpy(dc, p->dcy + seed_at, BH * sizeof(float));
+    else memset(dc, 0, BH * sizeof(float));
+    /* steps t >= len[b] are padding for sequence b: no cell, and the state
+     * gradient passes through unchanged to the sequence's last step */
+    const int end_shift = FAULT_ON(FAULT_SEQ_END_OFF_BY_ONE) ? 1 : 0;
+    for (int t = T - 1; t >= 0; t--) {
+        const float *g = ly->gates + (size_t)t * B * H4;
+        float *dg = s->dgates + (size_t)t * B * H4;
+        for (int b = 0; b < B; b++) {
+            float *dgb = dg + (size_t)b * H4;
+            if (t >= s->len[b] + end_shift) {
+                memset(dgb, 0, H4 * sizeof(float));
+                continue;
+            }
+            const size_t at = (size_t)t * BH + (size_t)b * H;
+            cell_backward(H, g + (size_t)b * H4, ly->c + at, ly->c_prev + at, s->d_out + at,
+                          dh + (size_t)b * H, dc + (size_t)b * H, dgb);
+        }
+        /* dh_{t-1} = dgates_t W_hh; finished sequences pass dh through */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, 4 * H, 1.0f, dg, 4 * H,
+                    p->w_hh[l], H, 0.0f, s->dh_next, H);
+        for (int b = 0; b < B; b++)
+            if (t >= s->len[b] + end_shift && !FAULT_ON(FAULT_STATE_GRAD_NOT_CARRIED))
+                memcpy(s->dh_next + (size_t)b * H, dh + (size_t)b * H, (size_t)H * sizeof(float));
+        float *swap = s->dh;
+        s->dh = s->dh_next;
+        s->dh_next = swap;
+        dh = s->dh;
+    }
+    memcpy(s->dh0 + (size_t)l * BH, dh, BH * sizeof(float));
+    memcpy(s->dc0 + (size_t)l * BH, dc, BH * sizeof(float));
+}
+
+/* Layer l's weight gradients over all steps at once (rows past a length
+ * are zero), then the gradient of its input sequence. */
+static void layer_weight_and_input_grads(cpu_state *s, int l)
+{
+    const lstm_problem *p = s->p;
+    const lstm_shape *sh = &p->shape;
+    const int T = sh->seq_length, B = sh->batch, H = sh->hidden_size;
+    const int In = lstm_layer_input_size(sh, l);
+    const size_t BH = (size_t)B * H, H4 = 4 * (size_t)H;
+    cpu_layer *ly = &s->layers[l];
+    const float *in = l == 0 ? p->x : s->layers[l - 1].out;
+    int rows = T * B;
+    const float *dg_all = s->dgates, *in_all = in;
+    const float *hp_all = FAULT_ON(FAULT_BWD_TIME_OFFSET) ? ly->out : ly->h_prev;
+    if (FAULT_ON(FAULT_WGRAD_LAST_STEP)) {
+        rows = B;
+        dg_all += (size_t)(T - 1) * B * H4;
+        in_all += (size_t)(T - 1) * B * In;
+        hp_all += (size_t)(T - 1) * BH;
+    }
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, 4 * H, In, rows, 1.0f, dg_all,
+                4 * H, in_all, In, 1.0f, ly->dw_ih, In);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, 4 * H, H, rows, 1.0f, dg_all,
+                4 * H, hp_all, H, 1.0f, ly->dw_hh, H);
+    for (int r = 0; r < rows; r++) {
+        const float *row = dg_all + (size_t)r * H4;
+        for (size_t j = 0; j < H4; j++) {
+            ly->db_ih[j] += row[j];
+            ly->db_hh[j] += row[j];
+        }
+    }
+    float *d_in = l == 0 ? s->dx : s->d_in;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T * B, In, 4 * H, 1.0f,
+                s->dgates, 4 * H, p->w_ih[l], In, 0.0f, d_in, In);
+}
+
 static int cpu_backward(void *vs, lc_error *err)
 {
     (void)err;
@@ -251,76 +334,17 @@ static int cpu_backward(void *vs, lc_error *err)
     const double started = EXTRA_WORK_PERCENT() > 0 ? wall_seconds() : 0;
     const lstm_problem *p = s->p;
     const lstm_shape *sh = &p->shape;
-    const int T = sh->seq_length, B = sh->batch, H = sh->hidden_size;
-    const size_t BH = (size_t)B * H, H4 = 4 * (size_t)H;
+    const size_t out_elems = lstm_seq_elems(sh, sh->hidden_size);
     if (p->dy)
-        memcpy(s->d_out, p->dy, lstm_seq_elems(sh, H) * sizeof(float));
+        memcpy(s->d_out, p->dy, out_elems * sizeof(float));
     else
-        memset(s->d_out, 0, lstm_seq_elems(sh, H) * sizeof(float));
+        memset(s->d_out, 0, out_elems * sizeof(float));
     for (int l = sh->num_layers - 1; l >= 0; l--) {
-        cpu_layer *ly = &s->layers[l];
-        const int In = lstm_layer_input_size(sh, l);
-        const float *in = l == 0 ? p->x : s->layers[l - 1].out;
-        float *dh = s->dh, *dc = s->dc;
-        if (p->dhy) memcpy(dh, p->dhy + (size_t)l * BH, BH * sizeof(float));
-        else memset(dh, 0, BH * sizeof(float));
-        if (p->dcy) memcpy(dc, p->dcy + (size_t)l * BH, BH * sizeof(float));
-        else memset(dc, 0, BH * sizeof(float));
-        for (int t = T - 1; t >= 0; t--) {
-            const float *g = ly->gates + (size_t)t * B * H4;
-            float *dg = s->dgates + (size_t)t * B * H4;
-            for (int b = 0; b < B; b++) {
-                float *dgb = dg + (size_t)b * H4;
-                if (t >= s->len[b]) {
-                    memset(dgb, 0, H4 * sizeof(float));
-                    continue;
-                }
-                const float *gb = g + (size_t)b * H4;
-                const float *ct = ly->c + (size_t)t * BH + (size_t)b * H;
-                const float *cp = ly->c_prev + (size_t)t * BH + (size_t)b * H;
-                const float *dot = s->d_out + (size_t)t * BH + (size_t)b * H;
-                cell_backward(H, gb, ct, cp, dot, dh + (size_t)b * H, dc + (size_t)b * H, dgb);
-            }
-            /* dh_{t-1} = dgates_t W_hh; finished sequences pass dh through */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, 4 * H, 1.0f, dg, 4 * H,
-                        p->w_hh[l], H, 0.0f, s->dh_next, H);
-            for (int b = 0; b < B; b++)
-                if (t >= s->len[b])
-                    memcpy(s->dh_next + (size_t)b * H, dh + (size_t)b * H, (size_t)H * sizeof(float));
-            float *swap = s->dh;
-            s->dh = s->dh_next;
-            s->dh_next = swap;
-            dh = s->dh;
-        }
-        memcpy(s->dh0 + (size_t)l * BH, dh, BH * sizeof(float));
-        memcpy(s->dc0 + (size_t)l * BH, dc, BH * sizeof(float));
-        /* weight gradients over all steps at once (rows past a length are zero) */
-        int rows = T * B;
-        const float *dg_all = s->dgates, *in_all = in;
-        const float *hp_all = FAULT_ON(FAULT_BWD_TIME_OFFSET) ? ly->out : ly->h_prev;
-        if (FAULT_ON(FAULT_WGRAD_LAST_STEP)) {
-            rows = B;
-            dg_all += (size_t)(T - 1) * B * H4;
-            in_all += (size_t)(T - 1) * B * In;
-            hp_all += (size_t)(T - 1) * BH;
-        }
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, 4 * H, In, rows, 1.0f, dg_all,
-                    4 * H, in_all, In, 1.0f, ly->dw_ih, In);
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, 4 * H, H, rows, 1.0f, dg_all,
-                    4 * H, hp_all, H, 1.0f, ly->dw_hh, H);
-        for (int r = 0; r < rows; r++) {
-            const float *row = dg_all + (size_t)r * H4;
-            for (size_t j = 0; j < H4; j++) {
-                ly->db_ih[j] += row[j];
-                ly->db_hh[j] += row[j];
-            }
-        }
-        /* gradient of this layer's input sequence */
-        float *d_in = l == 0 ? s->dx : s->d_in;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T * B, In, 4 * H, 1.0f,
-                    s->dgates, 4 * H, p->w_ih[l], In, 0.0f, d_in, In);
+        layer_backward_steps(s, l);
+        layer_weight_and_input_grads(s, l);
+        /* the gradient of this layer's input is that of the layer below's output */
         if (l > 0)
-            memcpy(s->d_out, s->d_in, lstm_seq_elems(sh, H) * sizeof(float));
+            memcpy(s->d_out, s->d_in, out_elems * sizeof(float));
     }
     s->backward_done = 1;
     extra_work(s, started);

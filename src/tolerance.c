@@ -10,6 +10,16 @@ double tolerance_unit_roundoff(runner_precision p)
     return p == PRECISION_TF32 ? ldexp(1.0, -11) : ldexp(1.0, -24);
 }
 
+const char *tolerance_precision_name(runner_precision p)
+{
+    return p == PRECISION_TF32 ? "tf32" : "fp32";
+}
+
+const char *tolerance_kind_name(tensor_kind kind)
+{
+    return kind == TENSOR_FORWARD ? "forward" : kind == TENSOR_INPUT_GRAD ? "input_grad" : "param_grad";
+}
+
 tensor_kind tolerance_kind_of(const char *name)
 {
     if (!strcmp(name, "y") || !strcmp(name, "hy") || !strcmp(name, "cy"))

@@ -29,8 +29,15 @@ typedef enum tensor_kind {
     TENSOR_PARAM_GRAD,  /* dW_ih, dW_hh, db_ih, db_hh: also summed over T*B */
 } tensor_kind;
 
+/* The rule in words, for dumps: what a reader needs to recompute it. */
+#define TOLERANCE_RULE_TEXT                                                                \
+    "allowed(e) = safety * unit_roundoff * sqrt(N[kind]) * (|ref(e)| + rms(ref tensor)); " \
+    "a tensor fails when |runner(e) - ref(e)| > allowed(e) or runner(e) is not finite"
+
 double tolerance_unit_roundoff(runner_precision p);
+const char *tolerance_precision_name(runner_precision p); /* "fp32", "tf32" */
 tensor_kind tolerance_kind_of(const char *tensor_name);
+const char *tolerance_kind_name(tensor_kind kind); /* "forward", "input_grad", "param_grad" */
 /* N of the rule for a tensor of this kind and shape. */
 double tolerance_depth(const lstm_shape *s, tensor_kind kind);
 /* The per-tensor scale u * safety * sqrt(N); allowed(e) = scale * (|ref| + rms). */

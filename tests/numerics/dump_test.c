@@ -1,0 +1,375 @@
+/* dump_test: a --dump is enough to recompute its case. Gates the cpu
+ * runner (and a state-only variant of it) with a dump, then reads the dump
+ * back as an outsider would: index.json with cJSON, tensors with
+ * npy_read. From the dumped inputs alone it rebuilds the problem, runs the
+ * reference and requires every dumped reference tensor bit for bit. It
+ * also checks that the recorded seed regenerates the dumped inputs, that
+ * the recorded loss names the seeded outputs, and that the recorded
+ * tolerance parameters reproduce the gate's ratio of every tensor. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gate.h"
+#include "inputs.h"
+#include "npy.h"
+#include "reference.h"
+#include "runner.h"
+
+#define FAIL(...) (printf("dump_test: " __VA_ARGS__), printf("\n"), 1)
+#define MAX_VIEWS 64 /* 6 + 4 per layer: enough for the shapes below */
+
+typedef struct dump {
+    char dir[4096];
+    cJSON *index;
+    lstm_shape shape;
+} dump;
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *text = NULL;
+    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)n + 1))) {
+        if (fread(text, 1, (size_t)n, f) == (size_t)n) {
+            text[n] = '\0';
+        } else {
+            free(text);
+            text = NULL;
+        }
+    }
+    fclose(f);
+    return text;
+}
+
+static int number_of(const cJSON *obj, const char *key, double *v)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!cJSON_IsNumber(item))
+        return 1;
+    *v = item->valuedouble;
+    return 0;
+}
+
+/* Load one listed file; its dtype and element count must be as expected. */
+static void *load(const dump *d, const cJSON *entry, npy_dtype want, size_t count)
+{
+    const cJSON *file = cJSON_GetObjectItemCaseSensitive(entry, "file");
+    char path[8192];
+    npy_dtype dtype;
+    void *data;
+    int ndim;
+    size_t dims[8], n = 1;
+    lc_error err;
+    if (!cJSON_IsString(file) ||
+        snprintf(path, sizeof path, "%s/%s", d->dir, file->valuestring) >= (int)sizeof path)
+        return NULL;
+    if (npy_read(path, &dtype, &data, &ndim, dims, &err)) {
+        printf("dump_test: %s\n", err.msg);
+        return NULL;
+    }
+    for (int i = 0; i < ndim; i++)
+        n *= dims[i];
+    if (dtype != want || n != count) {
+        printf("dump_test: %s holds %zu elements of dtype %d, expected %zu of %d\n", path, n, dtype,
+               count, want);
+        free(data);
+        return NULL;
+    }
+    return data;
+}
+
+static const char *tensor_of(const cJSON *entry)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(entry, "tensor");
+    return cJSON_IsString(t) ? t->valuestring : "";
+}
+
+static const char *role_of(const cJSON *entry)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(entry, "role");
+    return cJSON_IsString(t) ? t->valuestring : "";
+}
+
+/* Where an input tensor goes in the problem, and its element count. */
+static float **input_slot(lstm_problem *p, const char *name, size_t *count)
+{
+    const lstm_shape *s = &p->shape;
+    int l;
+    char kind[8];
+    if (!strcmp(name, "x")) { *count = lstm_seq_elems(s, s->input_size); return &p->x; }
+    if (!strcmp(name, "dy")) { *count = lstm_seq_elems(s, s->hidden_size); return &p->dy; }
+    *count = lstm_state_elems(s);
+    if (!strcmp(name, "h0")) return &p->h0;
+    if (!strcmp(name, "c0")) return &p->c0;
+    if (!strcmp(name, "dhy")) return &p->dhy;
+    if (!strcmp(name, "dcy")) return &p->dcy;
+    if (sscanf(name, "%4[a-z_].%d", kind, &l) != 2 || l < 0 || l >= s->num_layers)
+        return NULL;
+    *count = 4 * (size_t)s->hidden_size;
+    if (!strcmp(kind, "b_ih")) return &p->b_ih[l];
+    if (!strcmp(kind, "b_hh")) return &p->b_hh[l];
+    *count = !strcmp(kind, "w_hh") ? lstm_w_hh_elems(s) : lstm_w_ih_elems(s, l);
+    if (!strcmp(kind, "w_hh")) return &p->w_hh[l];
+    if (!strcmp(kind, "w_ih")) return &p->w_ih[l];
+    return NULL;
+}
+
+/* The problem from the dump's index and input files alone. */
+static int rebuild_problem(const dump *d, lstm_problem *p)
+{
+    lc_error err;
+    if (lstm_problem_alloc(p, &d->shape, &err))
+        return FAIL("%s", err.msg);
+    const cJSON *entry;
+    int loaded = 0;
+    cJSON_ArrayForEach(entry, cJSON_GetObjectItemCaseSensitive(d->index, "files")) {
+        if (strcmp(role_of(entry), "input"))
+            continue;
+        const char *name = tensor_of(entry);
+        if (!strcmp(name, "lengths")) {
+            if (!(p->lengths = load(d, entry, NPY_I32, (size_t)d->shape.batch)))
+                return 1;
+            loaded++;
+            continue;
+        }
+        size_t count;
+        float **slot = input_slot(p, name, &count);
+        float *data = slot ? load(d, entry, NPY_F32, count) : NULL;
+        if (!data)
+            return FAIL("input '%s' cannot be placed or loaded", name);
+        free(*slot);
+        *slot = data;
+        loaded++;
+    }
+    const cJSON *lengths = cJSON_GetObjectItemCaseSensitive(d->index, "lengths");
+    const int seeded = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(d->index, "seeded"));
+    const int expected = 3 + 4 * d->shape.num_layers + seeded + !cJSON_IsNull(lengths);
+    if (loaded != expected)
+        return FAIL("%d input files, expected %d", loaded, expected);
+    for (int b = 0; p->lengths && b < d->shape.batch; b++)
+        if (cJSON_GetArrayItem(lengths, b)->valueint != p->lengths[b])
+            return FAIL("lengths in index.json and input_lengths.npy differ at %d", b);
+    return 0;
+}
+
+/* The view of recomputed results with this tensor name. */
+static const lstm_tensor_view *find_view(const lstm_tensor_view *v, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v[i].name, name))
+            return &v[i];
+    return NULL;
+}
+
+/* The reference recomputed from the dumped inputs, as named views. */
+typedef struct recomputed {
+    lstm_results results;
+    lstm_tensor_view views[MAX_VIEWS];
+    int nviews;
+} recomputed;
+
+/* Every dumped reference tensor equals the recomputed one, bit for bit. */
+static int check_reference(const dump *d, const lstm_problem *p, const recomputed *rec)
+{
+    const lstm_tensor_view *v = rec->views;
+    const int n = rec->nviews;
+    int compared = 0, rc = 0;
+    const cJSON *entry;
+    cJSON_ArrayForEach(entry, cJSON_GetObjectItemCaseSensitive(d->index, "files")) {
+        if (rc || strcmp(role_of(entry), "reference"))
+            continue;
+        const lstm_tensor_view *mine = find_view(v, n, tensor_of(entry));
+        double *dumped = mine ? load(d, entry, NPY_F64, mine->count) : NULL;
+        if (!dumped)
+            rc = FAIL("reference tensor '%s' not loadable", tensor_of(entry));
+        else if (memcmp(dumped, mine->data, mine->count * sizeof(double)))
+            rc = FAIL("reference tensor '%s' differs from the one recomputed", mine->name);
+        free(dumped);
+        compared++;
+    }
+    /* every tensor the gate compares: y (when dy is seeded), hy, cy, dx,
+     * dh0, dc0 and four parameter gradients per layer */
+    const int expected = (p->dy != NULL) + 5 + 4 * d->shape.num_layers;
+    if (!rc && compared != expected)
+        rc = FAIL("%d reference tensors in the dump, expected %d", compared, expected);
+    if (!rc)
+        printf("dump_test: %s: %d reference tensors recomputed from the dumped inputs, bit-identical\n",
+               d->dir, compared);
+    return rc;
+}
+
+/* The recorded seed and seeded outputs regenerate the dumped inputs. */
+static int check_seed(const dump *d, const lstm_problem *dumped)
+{
+    double seed;
+    unsigned mask = 0;
+    const cJSON *s;
+    if (number_of(d->index, "seed", &seed))
+        return FAIL("index.json has no seed");
+    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(d->index, "seeded")) {
+        const char *name = cJSON_IsString(s) ? s->valuestring : "";
+        mask |= !strcmp(name, "dy") ? SEED_DY : !strcmp(name, "dhy") ? SEED_DHY
+              : !strcmp(name, "dcy") ? SEED_DCY : 0;
+    }
+    lstm_problem p;
+    lc_error err;
+    if (lstm_problem_alloc(&p, &d->shape, &err) || lstm_inputs_generate(&p, (uint64_t)seed, mask, &err))
+        return FAIL("%s", err.msg);
+    const lstm_shape *sh = &d->shape;
+    const size_t f = sizeof(float), seq = lstm_seq_elems(sh, sh->input_size) * f,
+                 out = lstm_seq_elems(sh, sh->hidden_size) * f, st = lstm_state_elems(sh) * f,
+                 bias = 4 * (size_t)sh->hidden_size * f;
+    int same = !memcmp(p.x, dumped->x, seq) && !memcmp(p.h0, dumped->h0, st) &&
+               !memcmp(p.c0, dumped->c0, st) && !p.dy == !dumped->dy && !p.dhy == !dumped->dhy &&
+               !p.dcy == !dumped->dcy && (!p.dy || !memcmp(p.dy, dumped->dy, out)) &&
+               (!p.dhy || !memcmp(p.dhy, dumped->dhy, st)) && (!p.dcy || !memcmp(p.dcy, dumped->dcy, st));
+    for (int l = 0; same && l < sh->num_layers; l++)
+        same = !memcmp(p.w_ih[l], dumped->w_ih[l], lstm_w_ih_elems(sh, l) * f) &&
+               !memcmp(p.w_hh[l], dumped->w_hh[l], lstm_w_hh_elems(sh) * f) &&
+               !memcmp(p.b_ih[l], dumped->b_ih[l], bias) && !memcmp(p.b_hh[l], dumped->b_hh[l], bias);
+    lstm_problem_free(&p);
+    return same ? 0 : FAIL("seed %.0f with the recorded seeds does not regenerate the dumped inputs", seed);
+}
+
+/* The worst error/allowed of one runner tensor, from the rule's recorded
+ * parameters (not from tolerance.c). */
+static double recorded_ratio(const cJSON *tol, const char *kind, const double *ref, const double *got, size_t n)
+{
+    double safety, u, N, sumsq = 0, worst = 0;
+    if (number_of(tol, "safety", &safety) || number_of(tol, "unit_roundoff", &u) ||
+        number_of(cJSON_GetObjectItemCaseSensitive(tol, "N"), kind, &N))
+        return NAN;
+    for (size_t i = 0; i < n; i++)
+        sumsq += ref[i] * ref[i];
+    const double rms = sqrt(sumsq / (double)n), scale = safety * u * sqrt(N);
+    for (size_t i = 0; i < n; i++) {
+        const double ratio = fabs(got[i] - ref[i]) / (scale * (fabs(ref[i]) + rms));
+        worst = ratio > worst ? ratio : worst;
+    }
+    return worst;
+}
+
+/* Each runner tensor's recorded worst ratio follows from the recorded rule. */
+static int check_tolerance(const dump *d, const recomputed *rec)
+{
+    const lstm_tensor_view *v = rec->views;
+    const int n = rec->nviews;
+    const cJSON *tol = cJSON_GetObjectItemCaseSensitive(d->index, "tolerance"), *entry;
+    int rc = 0, checked = 0;
+    cJSON_ArrayForEach(entry, cJSON_GetObjectItemCaseSensitive(d->index, "files")) {
+        if (rc || strcmp(role_of(entry), "runner"))
+            continue;
+        const lstm_tensor_view *ref = find_view(v, n, tensor_of(entry));
+        double *got = ref ? load(d, entry, NPY_F64, ref->count) : NULL, recorded;
+        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(entry, "tolerance_kind");
+        if (!got || !cJSON_IsString(kind) || number_of(entry, "worst_ratio", &recorded))
+            rc = FAIL("runner tensor '%s' lacks its file, kind or ratio", tensor_of(entry));
+        else if (!(fabs(recorded_ratio(tol, kind->valuestring, ref->data, got, ref->count) - recorded) <=
+                   1e-9 * recorded + 1e-300))
+            rc = FAIL("runner tensor '%s': the recorded rule does not give the recorded ratio %g", ref->name,
+                      recorded);
+        free(got);
+        checked++;
+    }
+    return rc ? rc : checked ? 0 : FAIL("no runner tensors in the dump");
+}
+
+static int open_dump(dump *d, const char *root, const char *runner)
+{
+    char path[8192];
+    snprintf(d->dir, sizeof d->dir, "%s/%s", root, runner);
+    snprintf(path, sizeof path, "%s/index.json", d->dir);
+    char *text = read_text(path);
+    d->index = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    if (!d->index)
+        return FAIL("%s is missing or not JSON", path);
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(d->index, "shape");
+    double T, B, I, H, L;
+    if (number_of(shape, "seqLength", &T) || number_of(shape, "miniBatch", &B) ||
+        number_of(shape, "inputSize", &I) || number_of(shape, "hiddenSize", &H) ||
+        number_of(shape, "numLayers", &L))
+        return FAIL("%s has no complete shape", path);
+    d->shape = (lstm_shape){.seq_length = (int)T, .batch = (int)B, .input_size = (int)I,
+                            .hidden_size = (int)H, .num_layers = (int)L};
+    return 0;
+}
+
+/* Remove what the dump wrote: the listed files, the index, the folder. */
+static void remove_dump(const dump *d)
+{
+    const cJSON *files = d->index ? cJSON_GetObjectItemCaseSensitive(d->index, "files") : NULL, *entry;
+    char path[8192];
+    cJSON_ArrayForEach(entry, files) {
+        const cJSON *file = cJSON_GetObjectItemCaseSensitive(entry, "file");
+        if (cJSON_IsString(file) && snprintf(path, sizeof path, "%s/%s", d->dir, file->valuestring) < (int)sizeof path)
+            remove(path);
+    }
+    snprintf(path, sizeof path, "%s/index.json", d->dir);
+    remove(path);
+    rmdir(d->dir);
+}
+
+/* Gate r with a dump under root, then recompute the case from the dump. */
+static int dump_and_recompute(const runner_ops *r, const lstm_shape *s, uint64_t seed, const int *lengths,
+                              const char *expected_loss, const char *root)
+{
+    numerics_context ctx;
+    gate_report rep;
+    lc_error err;
+    if (numerics_context_init(&ctx, s, seed, lengths, &err))
+        return FAIL("%s", err.msg);
+    gate_run(r, &ctx, root, &rep);
+    numerics_context_free(&ctx);
+    if (rep.status != GATE_PASS)
+        return FAIL("%s did not pass the gate (status %d: %s)", r->name, rep.status, rep.reason);
+    dump d = {.index = NULL};
+    lstm_problem p = {0};
+    recomputed rec = {.nviews = 0};
+    int rc = open_dump(&d, root, r->name);
+    const cJSON *loss = d.index ? cJSON_GetObjectItemCaseSensitive(d.index, "loss") : NULL;
+    if (!rc && (!cJSON_IsString(loss) || strcmp(loss->valuestring, expected_loss)))
+        rc = FAIL("%s: loss is not \"%s\"", d.dir, expected_loss);
+    rc = rc || rebuild_problem(&d, &p);
+    if (!rc && (lstm_results_alloc(&rec.results, &d.shape, &err) || lstm_reference_run(&p, &rec.results, &err)))
+        rc = FAIL("reference: %s", err.msg);
+    if (!rc)
+        rec.nviews = lstm_results_views(&rec.results, LSTM_VIEWS_OUTPUTS | LSTM_VIEWS_STATE | LSTM_VIEWS_GRADS,
+                                        rec.views, MAX_VIEWS);
+    rc = rc || check_reference(&d, &p, &rec) || check_seed(&d, &p) || check_tolerance(&d, &rec);
+    lstm_results_free(&rec.results);
+    lstm_problem_free(&p);
+    remove_dump(&d);
+    cJSON_Delete(d.index);
+    return rc;
+}
+
+int main(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    char root[4096];
+    snprintf(root, sizeof root, "%s/lstmcheck-dump-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(root))
+        return FAIL("cannot create a temporary folder under %s", tmp && *tmp ? tmp : "/tmp");
+    const runner_ops *cpu = registry_find("cpu");
+    /* the cpu runner seen as a state-only runner (like jit_simple): no dy */
+    runner_ops state_only = *cpu;
+    state_only.name = "cpu_state_only";
+    state_only.caps |= RUNNER_STATE_ONLY;
+    const lstm_shape layered = {.seq_length = 6, .batch = 4, .input_size = 5, .hidden_size = 7, .num_layers = 2};
+    const lstm_shape single = {.seq_length = 5, .batch = 3, .input_size = 4, .hidden_size = 6, .num_layers = 1};
+    const int lengths[] = {6, 1, 3, 1};
+    int rc = dump_and_recompute(cpu, &layered, 29, lengths, "sum(y*dy) + sum(hy*dhy) + sum(cy*dcy)", root) ||
+             dump_and_recompute(&state_only, &single, 31, NULL, "sum(hy*dhy) + sum(cy*dcy)", root);
+    if (rmdir(root) != 0)
+        rc = rc || FAIL("%s is not empty after the test", root);
+    if (!rc)
+        printf("dump_test: both dumps recompute\n");
+    return rc;
+}
