@@ -41,6 +41,8 @@ static int control_alloc(cuda_control *c, lc_error *err)
 
 extern "C" int cuda_control_create(void **impl, int n, lc_error *err)
 {
+    if (lc_cuda_enter(err) != RUNNER_OK)
+        return 1;
     cuda_control *c = (cuda_control *)calloc(1, sizeof *c);
     if (!c) {
         lc_error_set(err, "out of host memory");

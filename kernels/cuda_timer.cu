@@ -13,6 +13,8 @@ struct cuda_timer {
 
 extern "C" int cuda_timer_create(void **impl, lc_error *err)
 {
+    if (lc_cuda_enter(err) != RUNNER_OK)
+        return 1;
     cuda_timer *t = (cuda_timer *)calloc(1, sizeof *t);
     if (!t) {
         lc_error_set(err, "out of host memory");

@@ -43,8 +43,13 @@ cudaStream_t lc_cuda_stream(void);
 /* A cuBLAS handle on that stream with strict FP32 math (no TF32), or NULL
  * with err set. */
 cublasHandle_t lc_cublas_handle(lc_error *err);
-/* RUNNER_OK when a CUDA device can be used; the standard available(). */
+/* The standard available() of a GPU runner, from the probe (src/device.h):
+ * RUNNER_OK with a usable device, RUNNER_UNSUPPORTED without one, and
+ * RUNNER_ERROR when the CUDA setup is broken (an error, never a skip). */
 int lc_cuda_available(lc_error *why);
+/* Before this process's own first CUDA call: the same answer, and the
+ * process is marked as a CUDA user (device_cuda_used_here). err may be NULL. */
+int lc_cuda_enter(lc_error *err);
 
 /* Device allocations counted per runner instance, so each runner reports
  * the peak device memory it held. */

@@ -405,6 +405,9 @@ int lc_cudnn_create(const lc_cudnn_config *cfg, const lstm_problem *p, void **st
                     lc_error *err)
 {
     *state = nullptr;
+    const int ready = lc_cuda_enter(err); // a broken setup is an error here too
+    if (ready != RUNNER_OK)
+        return ready;
     cudnn_state *s = (cudnn_state *)calloc(1, sizeof *s);
     if (!s) {
         lc_error_set(err, "%s: out of host memory", cfg->name);

@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "../src/gpu_trace.h"
+#include "cuda_util.h"
 
 #define CUPTI_CHECK(call)                                                           \
     do {                                                                            \
@@ -238,6 +239,8 @@ extern "C" int gpu_trace_built(void) { return 1; }
 
 extern "C" int gpu_trace_start(trace_buffer *t, lc_error *err)
 {
+    if (lc_cuda_enter(err) != RUNNER_OK)
+        return 1;
     {
         std::lock_guard<std::mutex> guard(g_lock);
         if (g_trace) {
@@ -311,6 +314,8 @@ extern "C" int gpu_trace_stop(lc_error *err)
 extern "C" int gpu_trace_timestamp(uint64_t *ns, lc_error *err)
 {
     *ns = 0;
+    if (lc_cuda_enter(err) != RUNNER_OK)
+        return 1;
     CUPTI_CHECK(cuptiGetTimestamp(ns));
     return 0;
 }

@@ -160,6 +160,9 @@ int lc_gpu_create(const lstm_problem *p, const char *name, unsigned caps, unsign
                   void **out, lc_error *err)
 {
     *out = nullptr;
+    const int ready = lc_cuda_enter(err); // a broken setup is an error here too
+    if (ready != RUNNER_OK)
+        return ready;
     const lstm_shape *sh = &p->shape;
     if (lstm_shape_validate(sh, err))
         return RUNNER_UNSUPPORTED;

@@ -1,6 +1,7 @@
 // The CUDA fields of the machine key (src/machine.h): what sets a GPU
 // runner's speed, read from the runtime, the driver and cuDNN.
-#include <cuda_runtime.h>
+#include "cuda_util.h"
+
 #include <cudnn.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +19,8 @@ static void field(machine_key *k, const char *name, const char *value)
 
 extern "C" int machine_cuda_fields(machine_key *k, lc_error *err)
 {
+    if (lc_cuda_enter(err) != RUNNER_OK)
+        return 1;
     cudaDeviceProp prop;
     cudaError_t rc = cudaGetDeviceProperties(&prop, 0);
     if (rc != cudaSuccess) {

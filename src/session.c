@@ -47,8 +47,10 @@ int session_check_memory(const lstm_shape *s, lc_error *err)
 void session_resolve_device(const char *requested, char *device, size_t n)
 {
     lc_error why;
+    /* a GPU whose CUDA setup is broken is still a GPU: its runners then
+     * report the breakage as errors instead of the run quietly going to the CPU */
     if (!strcmp(requested, "auto"))
-        snprintf(device, n, "%s", device_cuda_count(&why) > 0 ? "cuda" : "cpu");
+        snprintf(device, n, "%s", device_cuda_probe(&why) != DEVICE_CUDA_NONE ? "cuda" : "cpu");
     else
         snprintf(device, n, "%s", requested);
 }

@@ -1,8 +1,15 @@
 /* numerics_test RUNNER GROUP: one runner against the reference on every
  * shape of one group. Exit 0: every shape passed; 1: a shape failed or
  * errored; 77 (skip): the runner cannot run here, or takes none of the
- * group's shapes. */
+ * group's shapes.
+ *
+ * A GPU that is there must be used: a broken CUDA setup is an error (1),
+ * and on a machine with a usable CUDA device a GPU runner's "basic" group
+ * (shapes every runner takes) fails instead of skipping. With
+ * LSTMCHECK_REQUIRE_GPU=1 (ci/gpu-proof.sh) a GPU runner fails on any skip
+ * but a shape outside its declared caps (layers, variable lengths). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gate.h"
@@ -52,6 +59,23 @@ static void case_lengths(const lstm_shape *s, int *len)
     len[s->batch / 2] = s->seq_length;
 }
 
+/* 1 when r declares that it takes this case's shape (caps and layers). */
+static int within_caps(const runner_ops *r, const numerics_case *nc, int *lengths)
+{
+    lstm_problem shape_only;
+    memset(&shape_only, 0, sizeof shape_only);
+    shape_only.shape = nc->shape;
+    shape_only.lengths = nc->varlen ? lengths : NULL;
+    lc_error why;
+    return runner_supports_shape(r, &shape_only, &why) == RUNNER_OK;
+}
+
+static int gpu_required(void)
+{
+    const char *v = getenv("LSTMCHECK_REQUIRE_GPU");
+    return v && !strcmp(v, "1");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -71,12 +95,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "numerics_test: unknown group '%s'\n", argv[2]);
         return 2;
     }
+    const int gpu = !strcmp(r->device, "cuda");
+    const int strict = gpu && gpu_required();
     lc_error why = {{0}};
-    if (r->available(&why) != RUNNER_OK) {
+    const int avail = r->available(&why);
+    if (avail == RUNNER_ERROR || (avail != RUNNER_OK && strict)) {
+        printf("ERROR %s: %s%s\n", r->name, why.msg,
+               avail == RUNNER_ERROR ? "" : " (LSTMCHECK_REQUIRE_GPU=1)");
+        return 1;
+    }
+    if (avail != RUNNER_OK) {
         printf("SKIP %s: %s\n", r->name, why.msg);
         return SKIP;
     }
-    int ran = 0, failed = 0, skipped = 0;
+    int ran = 0, failed = 0, skipped = 0, outside_caps = 0;
     for (int c = 0; c < 24 && g->cases[c].shape.seq_length; c++) {
         const numerics_case *nc = &g->cases[c];
         int lengths[MAX_BATCH];
@@ -88,6 +120,7 @@ int main(int argc, char **argv)
             printf("ERROR %s: %s\n", r->name, err.msg);
             return 1;
         }
+        const int in_caps = within_caps(r, nc, lengths);
         gate_report rep;
         char line[1024];
         gate_run(r, &ctx, NULL, &rep);
@@ -96,12 +129,22 @@ int main(int argc, char **argv)
                nc->shape.input_size, nc->shape.hidden_size, nc->shape.num_layers,
                nc->varlen ? " varlen" : "", nc->seed, line);
         if (rep.status == GATE_PASS) ran++;
-        else if (rep.status == GATE_SKIP) skipped++;
-        else failed++;
+        else if (rep.status != GATE_SKIP) failed++;
+        else if (!in_caps) outside_caps++;
+        else if (strict) {
+            printf("  -> a skip inside the runner's declared caps fails with LSTMCHECK_REQUIRE_GPU=1\n");
+            failed++;
+        } else skipped++;
         numerics_context_free(&ctx);
     }
-    printf("%s/%s: %d passed, %d failed, %d skipped\n", r->name, g->name, ran, failed, skipped);
+    printf("%s/%s: %d passed, %d failed, %d skipped, %d outside the runner's caps\n", r->name,
+           g->name, ran, failed, skipped, outside_caps);
     if (failed)
         return 1;
+    if (!ran && gpu && !strcmp(g->name, "basic")) {
+        printf("FAIL %s/basic: a CUDA device is usable here, but no shape of the basic group ran\n",
+               r->name);
+        return 1;
+    }
     return ran ? 0 : SKIP;
 }
