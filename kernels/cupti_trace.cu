@@ -276,9 +276,19 @@ extern "C" int gpu_trace_start(trace_buffer *t, lc_error *err)
     return 0;
 }
 
+// Forced: a plain flush delivers only full buffers, so the last
+// iteration's kernels, still in a buffer that is not full, would be missing
+// from the runner's window. The device is synchronized first, so that no
+// record of unfinished work (no end time yet) is delivered.
 extern "C" int gpu_trace_flush(lc_error *err)
 {
-    CUPTI_CHECK(cuptiActivityFlushAll(0));
+    const cudaError_t sync = cudaDeviceSynchronize();
+    if (sync != cudaSuccess) {
+        lc_error_set(err, "%s:%d: cudaDeviceSynchronize before the trace flush: %s", __FILE__,
+                     __LINE__, cudaGetErrorString(sync));
+        return 1;
+    }
+    CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     return take_callback_error(err);
 }
 
