@@ -4,6 +4,8 @@
 #include "cuda_util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static cudaStream_t g_stream = nullptr;
 static cublasHandle_t g_cublas = nullptr;
@@ -16,11 +18,37 @@ extern "C" cudaStream_t lc_cuda_stream(void)
     return g_stream;
 }
 
+// The one switch for the cuBLAS math mode of every GEMM on the shared
+// handle (the cuBLAS runners, vl_jit, the control SGEMM). Both modes are
+// plain FP32 for SGEMM (TF32 needs CUBLAS_TF32_TENSOR_OP_MATH); PEDANTIC
+// also pins the prescribed arithmetic and may be slower. Whether it stays
+// is measured on the device (tests/perf/cublas_math.c, ci/gpu-proof.sh);
+// LSTMCHECK_CUBLAS_MATH=default|pedantic switches it for that measurement.
+extern "C" int lc_cublas_math(cublasMath_t *mode, const char **name, lc_error *err)
+{
+    const char *v = getenv("LSTMCHECK_CUBLAS_MATH");
+    if (!v || !v[0] || !strcmp(v, "pedantic")) {
+        *mode = CUBLAS_PEDANTIC_MATH;
+        *name = "pedantic";
+    } else if (!strcmp(v, "default")) {
+        *mode = CUBLAS_DEFAULT_MATH;
+        *name = "default";
+    } else {
+        lc_error_set(err, "LSTMCHECK_CUBLAS_MATH is '%s'; expected pedantic or default", v);
+        return RUNNER_ERROR;
+    }
+    return RUNNER_OK;
+}
+
 extern "C" cublasHandle_t lc_cublas_handle(lc_error *err)
 {
     if (g_cublas)
         return g_cublas;
     if (lc_cuda_enter(err) != RUNNER_OK)
+        return nullptr;
+    cublasMath_t math;
+    const char *math_name;
+    if (lc_cublas_math(&math, &math_name, err) != RUNNER_OK)
         return nullptr;
     cublasHandle_t h;
     cublasStatus_t rc = cublasCreate(&h);
@@ -28,8 +56,8 @@ extern "C" cublasHandle_t lc_cublas_handle(lc_error *err)
         lc_error_set(err, "cublasCreate: %s", cublasGetStatusString(rc));
         return nullptr;
     }
-    // strict FP32: no TF32 tensor-op shortcuts in these runners
-    if ((rc = cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH)) != CUBLAS_STATUS_SUCCESS ||
+    // strict FP32 either way: no TF32 tensor-op shortcuts in these runners
+    if ((rc = cublasSetMathMode(h, math)) != CUBLAS_STATUS_SUCCESS ||
         (rc = cublasSetStream(h, lc_cuda_stream())) != CUBLAS_STATUS_SUCCESS) {
         lc_error_set(err, "cuBLAS setup: %s", cublasGetStatusString(rc));
         cublasDestroy(h);

@@ -40,9 +40,12 @@ extern "C" {
 
 /* The one stream every GPU runner and the timer use. */
 cudaStream_t lc_cuda_stream(void);
-/* A cuBLAS handle on that stream with strict FP32 math (no TF32), or NULL
- * with err set. */
+/* A cuBLAS handle on that stream with strict FP32 math (no TF32) in the
+ * mode of lc_cublas_math, or NULL with err set. */
 cublasHandle_t lc_cublas_handle(lc_error *err);
+/* The cuBLAS math mode of that handle, and its name ("pedantic" or
+ * "default"): the one place that decides it (see cuda_context.cu). */
+int lc_cublas_math(cublasMath_t *mode, const char **name, lc_error *err);
 /* The standard available() of a GPU runner, from the probe (src/device.h):
  * RUNNER_OK with a usable device, RUNNER_UNSUPPORTED without one, and
  * RUNNER_ERROR when the CUDA setup is broken (an error, never a skip). */
