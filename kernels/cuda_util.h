@@ -54,6 +54,11 @@ int lc_cuda_available(lc_error *why);
  * process is marked as a CUDA user (device_cuda_used_here). err may be NULL. */
 int lc_cuda_enter(lc_error *err);
 
+/* Test-only fault hook (src/faults.h, kernels/fault_gpu.cu): a no-op in
+ * the product build; in the test build FAULT_GPU_OOB_WRITE makes the
+ * runner named "jit" write far out of bounds from buf on the stream. */
+int lc_fault_gpu(const char *runner, float *buf, cudaStream_t stream, lc_error *err);
+
 /* Device allocations counted per runner instance, so each runner reports
  * the peak device memory it held. */
 typedef struct lc_device_pool {

@@ -121,6 +121,7 @@ int cublas_forward(void *state, lc_error *err)
     cublas_runner *r = (cublas_runner *)state;
     lc_gpu_state *s = r->g;
     const cublas_variant *v = r->v;
+    LC_TRY(lc_fault_gpu(v->name, s->step, s->stream, err)); // test build only
     for (int l = 0; l < s->L; l++) {
         const lc_gpu_layer *ly = &s->layers[l];
         if (v->proj != PROJ_PER_STEP)

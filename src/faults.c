@@ -16,6 +16,7 @@ const char *lstm_fault_name(lstm_fault f)
         [FAULT_WRONG_ACTIVATION] = "wrong_activation",
         [FAULT_WGRAD_LAST_STEP] = "wgrad_last_step",
         [FAULT_TRANSPOSED_WEIGHT] = "transposed_weight",
+        [FAULT_GPU_OOB_WRITE] = "gpu_oob_write",
     };
     return (f >= 0 && f < FAULT_COUNT) ? names[f] : "unknown";
 }
