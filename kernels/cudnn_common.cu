@@ -112,7 +112,6 @@ struct cudnn_state {
     lc_cudnn_config cfg;
     const lstm_problem *p;
     cudaStream_t stream;
-    cudnnMathType_t math_used;
 
     lc_device_pool pool;
     dev_alloc allocs[MAX_ALLOCS];
@@ -281,13 +280,7 @@ int setup(cudnn_state *s, lc_error *err)
     // no dropout: with probability 0 cuDNN needs no RNG state memory
     CUDNN_CHECK(cudnnSetDropoutDescriptor(s->dropout, s->handle, 0.0f, nullptr, 0, 0));
 
-    s->math_used = s->cfg.math;
-    cudnnStatus_t st = set_rnn_descriptor(s, s->math_used);
-    if (st != CUDNN_STATUS_SUCCESS && s->cfg.math_fallback != s->cfg.math &&
-        (CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_BAD_PARAM || is_config_refusal(st))) {
-        s->math_used = s->cfg.math_fallback;
-        st = set_rnn_descriptor(s, s->math_used);
-    }
+    const cudnnStatus_t st = set_rnn_descriptor(s, s->cfg.math);
     if (st != CUDNN_STATUS_SUCCESS)
         return lc_cudnn_fail(st, LC_REFUSE_CONFIG, __FILE__, __LINE__, "cudnnSetRNNDescriptor_v8",
                              err);

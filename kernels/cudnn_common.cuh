@@ -52,10 +52,7 @@ int lc_cudnn_fail(cudnnStatus_t status, lc_cudnn_refusals refusals, const char *
 struct lc_cudnn_config {
     const char *name;          // runner name, for messages
     cudnnRNNAlgo_t algo;       // STANDARD, PERSIST_STATIC or PERSIST_DYNAMIC
-    cudnnMathType_t math;      // CUDNN_FMA_MATH: strict FP32; TENSOR_OP: TF32 allowed
-    // Used instead when cudnnSetRNNDescriptor_v8 refuses `math` with
-    // BAD_PARAM or NOT_SUPPORTED (same value: no fallback).
-    cudnnMathType_t math_fallback;
+    cudnnMathType_t math;      // CUDNN_FMA_MATH: strict FP32; DEFAULT_MATH: TF32 allowed
     int varlen;                // padded variable-length I/O (SEQ_MAJOR_UNPACKED)
     // Run forward + backward once in create, so that cuDNN refusing the
     // algorithm for this shape shows up as RUNNER_UNSUPPORTED at create
