@@ -118,7 +118,7 @@ step_ctest() {
 step_memcheck() {
   for r in $GPU_RUNNERS; do
     case $r in vl_*) echo "$r varlen" ;; *) echo "$r basic" ;; esac
-  done | LSTMCHECK_REQUIRE_GPU=1 xargs -P 4 -L 1 sh -c \
+  done | LSTMCHECK_REQUIRE_GPU=1 LSTMCHECK_ISOLATE=0 xargs -P 4 -L 1 sh -c \
     '"$SANITIZER" --tool memcheck --error-exitcode 99 "$BUILD/tests/numerics/numerics_test" "$0" "$1" \
        > "$LOGS/memcheck.$0.log" 2>&1; rc=$?; echo "memcheck $0 $1: exit $rc"; exit $((rc != 0))'
 }
@@ -134,7 +134,7 @@ step_racecheck() {
   for tool in racecheck synccheck; do
     for rg in "jit basic" "jit_wgrad_all large"; do
       echo "== $tool $rg (filter:${filter:- none})"
-      LSTMCHECK_REQUIRE_GPU=1 "$SANITIZER" --tool $tool --error-exitcode 99 $filter \
+      LSTMCHECK_REQUIRE_GPU=1 LSTMCHECK_ISOLATE=0 "$SANITIZER" --tool $tool --error-exitcode 99 $filter \
         "$BUILD/tests/numerics/numerics_test" $rg || rc=1
     done
   done

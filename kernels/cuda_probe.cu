@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -122,12 +123,20 @@ int read_all(int fd, void *buf, size_t n)
     return 0;
 }
 
-// The probe in a child process; in this process only if fork fails.
+// LSTMCHECK_ISOLATE=0: no forks around CUDA at all (for tools that do not
+// follow a fork without exec); the probe then runs in this process.
+bool forks_allowed()
+{
+    const char *v = getenv("LSTMCHECK_ISOLATE");
+    return !(v && !strcmp(v, "0"));
+}
+
+// The probe in a child process; in this process if forks are off or fail.
 void probe_in_child(probe_result *r)
 {
     int fds[2];
     pid_t pid = -1;
-    if (pipe(fds) == 0 && (pid = fork()) < 0) {
+    if (forks_allowed() && pipe(fds) == 0 && (pid = fork()) < 0) {
         close(fds[0]);
         close(fds[1]);
     }

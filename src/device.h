@@ -24,8 +24,9 @@ int device_cuda_built(void);
 /* The probe, run once per process (the result is cached, and inherited by
  * forked children). It runs in a forked child of its own, so that asking
  * does not initialize CUDA in this process: a process that has initialized
- * CUDA cannot hand the GPU to children it forks (see isolate.h). why says
- * what was found, for every state. */
+ * CUDA cannot hand the GPU to children it forks (see isolate.h); with
+ * LSTMCHECK_ISOLATE=0 it runs here. why says what was found, for every
+ * state. */
 device_cuda_state device_cuda_probe(lc_error *why);
 /* Number of usable CUDA devices; 0 with the reason in why unless READY. */
 int device_cuda_count(lc_error *why);

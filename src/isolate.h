@@ -31,9 +31,10 @@ int isolate_write(int fd, const void *buf, size_t n);
 int isolate_read(int fd, void *buf, size_t n);
 
 /* 1 when r should run in a child of this process: a GPU runner, CUDA not
- * yet used by this process itself, and LSTMCHECK_ISOLATE is not 0 (for
- * tools that do not follow a fork without exec, e.g. nsys without
- * --trace-fork-before-exec=true). */
+ * yet used by this process itself, and LSTMCHECK_ISOLATE is not 0.
+ * LSTMCHECK_ISOLATE=0 keeps everything CUDA in this process, the device
+ * probe too: for tools that do not follow a fork without exec (nsys
+ * without --trace-fork-before-exec=true, a debugger). */
 int isolate_runner(const runner_ops *r);
 
 /* 1 when r cannot run on c's shape here, without making inputs: rep says
