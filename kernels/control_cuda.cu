@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "../src/control.h"
+#include "../src/inputs.h"
 
 namespace {
 struct cuda_control {
@@ -26,21 +27,46 @@ extern "C" void cuda_control_destroy(void *impl)
     free(c);
 }
 
+// Uniform values in [-1, 1): a GEMM on zeros draws less power than one on
+// real data, so the GPU would clock differently for the control than for
+// the runners it is meant to track.
+static int upload_random(float *dev, size_t count, float *host, int kind, lc_error *err)
+{
+    lc_rng rng;
+    lc_rng_init(&rng, 17, kind, -1);
+    for (size_t i = 0; i < count; i++)
+        host[i] = (float)(2.0 * lc_rng_uniform(&rng) - 1.0);
+    CUDA_CHECK(cudaMemcpyAsync(dev, host, count * sizeof(float), cudaMemcpyHostToDevice,
+                               lc_cuda_stream()));
+    CUDA_CHECK(cudaStreamSynchronize(lc_cuda_stream())); // host is pageable and reused
+    return RUNNER_OK;
+}
+
 static int control_alloc(cuda_control *c, lc_error *err)
 {
-    size_t bytes = (size_t)c->n * c->n * sizeof(float);
+    const size_t count = (size_t)c->n * c->n, bytes = count * sizeof(float);
     if (lc_device_alloc(&c->pool, (void **)&c->a, bytes, err) ||
         lc_device_alloc(&c->pool, (void **)&c->b, bytes, err) ||
         lc_device_alloc(&c->pool, (void **)&c->c, bytes, err))
         return RUNNER_ERROR;
-    // the values do not matter for timing; zero keeps them finite
-    CUDA_CHECK(cudaMemsetAsync(c->a, 0, bytes, lc_cuda_stream()));
-    CUDA_CHECK(cudaMemsetAsync(c->b, 0, bytes, lc_cuda_stream()));
-    return RUNNER_OK;
+    float *host = (float *)malloc(bytes);
+    if (!host) {
+        lc_error_set(err, "out of host memory for the control workload");
+        return RUNNER_ERROR;
+    }
+    // the two operands: distinct streams of the input generator
+    const int rc = upload_random(c->a, count, host, INPUT_X, err) == RUNNER_OK &&
+                           upload_random(c->b, count, host, INPUT_W_IH, err) == RUNNER_OK
+                       ? RUNNER_OK
+                       : RUNNER_ERROR;
+    free(host);
+    return rc;
 }
 
 extern "C" int cuda_control_create(void **impl, int n, lc_error *err)
 {
+    if (lc_cuda_enter(err) != RUNNER_OK)
+        return 1;
     cuda_control *c = (cuda_control *)calloc(1, sizeof *c);
     if (!c) {
         lc_error_set(err, "out of host memory");

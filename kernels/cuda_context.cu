@@ -1,69 +1,63 @@
-// Shared CUDA state: the stream, the cuBLAS handle, device queries and the
-// counted allocator. One process-wide instance, made on first use.
+// Shared CUDA state: the stream, the cuBLAS handle and the counted
+// allocator. One process-wide instance, made on first use, after the probe
+// (cuda_probe.cu) has said a device is usable.
 #include "cuda_util.h"
 
 #include <stdio.h>
-
-#include "../src/device.h"
+#include <stdlib.h>
+#include <string.h>
 
 static cudaStream_t g_stream = nullptr;
 static cublasHandle_t g_cublas = nullptr;
 
-extern "C" int device_cuda_built(void) { return 1; }
-
-extern "C" int device_cuda_count(lc_error *why)
-{
-    int n = 0;
-    cudaError_t rc = cudaGetDeviceCount(&n);
-    if (rc != cudaSuccess) {
-        lc_error_set(why, "no CUDA device: %s", cudaGetErrorString(rc));
-        cudaGetLastError(); // clear the sticky status of the failed query
-        return 0;
-    }
-    if (n == 0)
-        lc_error_set(why, "no CUDA device");
-    return n;
-}
-
-extern "C" void device_cuda_describe(char *buf, size_t n)
-{
-    if (!n)
-        return;
-    buf[0] = '\0';
-    lc_error why;
-    if (device_cuda_count(&why) == 0)
-        return;
-    cudaDeviceProp prop;
-    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess)
-        return;
-    snprintf(buf, n, "%s, %d SMs, sm_%d%d, %.1f GiB", prop.name, prop.multiProcessorCount,
-             prop.major, prop.minor, (double)prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
-}
-
-extern "C" int lc_cuda_available(lc_error *why)
-{
-    return device_cuda_count(why) > 0 ? RUNNER_OK : RUNNER_UNSUPPORTED;
-}
-
 extern "C" cudaStream_t lc_cuda_stream(void)
 {
-    if (!g_stream && cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking) != cudaSuccess)
+    if (!g_stream && (lc_cuda_enter(nullptr) != RUNNER_OK ||
+                      cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking) != cudaSuccess))
         g_stream = nullptr;
     return g_stream;
+}
+
+// The one switch for the cuBLAS math mode of every GEMM on the shared
+// handle (the cuBLAS runners, vl_jit, the control SGEMM). Both modes are
+// plain FP32 for SGEMM (TF32 needs CUBLAS_TF32_TENSOR_OP_MATH); PEDANTIC
+// also pins the prescribed arithmetic and may be slower. Whether it stays
+// is measured on the device (tests/perf/cublas_math.c, ci/gpu-proof.sh);
+// LSTMCHECK_CUBLAS_MATH=default|pedantic switches it for that measurement.
+extern "C" int lc_cublas_math(cublasMath_t *mode, const char **name, lc_error *err)
+{
+    const char *v = getenv("LSTMCHECK_CUBLAS_MATH");
+    if (!v || !v[0] || !strcmp(v, "pedantic")) {
+        *mode = CUBLAS_PEDANTIC_MATH;
+        *name = "pedantic";
+    } else if (!strcmp(v, "default")) {
+        *mode = CUBLAS_DEFAULT_MATH;
+        *name = "default";
+    } else {
+        lc_error_set(err, "LSTMCHECK_CUBLAS_MATH is '%s'; expected pedantic or default", v);
+        return RUNNER_ERROR;
+    }
+    return RUNNER_OK;
 }
 
 extern "C" cublasHandle_t lc_cublas_handle(lc_error *err)
 {
     if (g_cublas)
         return g_cublas;
+    if (lc_cuda_enter(err) != RUNNER_OK)
+        return nullptr;
+    cublasMath_t math;
+    const char *math_name;
+    if (lc_cublas_math(&math, &math_name, err) != RUNNER_OK)
+        return nullptr;
     cublasHandle_t h;
     cublasStatus_t rc = cublasCreate(&h);
     if (rc != CUBLAS_STATUS_SUCCESS) {
         lc_error_set(err, "cublasCreate: %s", cublasGetStatusString(rc));
         return nullptr;
     }
-    // strict FP32: no TF32 tensor-op shortcuts in these runners
-    if ((rc = cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH)) != CUBLAS_STATUS_SUCCESS ||
+    // strict FP32 either way: no TF32 tensor-op shortcuts in these runners
+    if ((rc = cublasSetMathMode(h, math)) != CUBLAS_STATUS_SUCCESS ||
         (rc = cublasSetStream(h, lc_cuda_stream())) != CUBLAS_STATUS_SUCCESS) {
         lc_error_set(err, "cuBLAS setup: %s", cublasGetStatusString(rc));
         cublasDestroy(h);

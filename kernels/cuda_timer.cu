@@ -13,13 +13,21 @@ struct cuda_timer {
 
 extern "C" int cuda_timer_create(void **impl, lc_error *err)
 {
+    if (lc_cuda_enter(err) != RUNNER_OK)
+        return 1;
     cuda_timer *t = (cuda_timer *)calloc(1, sizeof *t);
     if (!t) {
         lc_error_set(err, "out of host memory");
         return 1;
     }
-    if (cudaEventCreate(&t->start) != cudaSuccess || cudaEventCreate(&t->stop) != cudaSuccess) {
-        lc_error_set(err, "cudaEventCreate: %s", cudaGetErrorString(cudaGetLastError()));
+    cudaError_t rc = cudaEventCreate(&t->start);
+    if (rc == cudaSuccess) {
+        rc = cudaEventCreate(&t->stop);
+        if (rc != cudaSuccess)
+            cudaEventDestroy(t->start); // the first event must not leak
+    }
+    if (rc != cudaSuccess) {
+        lc_error_set(err, "%s:%d: cudaEventCreate: %s", __FILE__, __LINE__, cudaGetErrorString(rc));
         free(t);
         return 1;
     }

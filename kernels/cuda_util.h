@@ -40,11 +40,24 @@ extern "C" {
 
 /* The one stream every GPU runner and the timer use. */
 cudaStream_t lc_cuda_stream(void);
-/* A cuBLAS handle on that stream with strict FP32 math (no TF32), or NULL
- * with err set. */
+/* A cuBLAS handle on that stream with strict FP32 math (no TF32) in the
+ * mode of lc_cublas_math, or NULL with err set. */
 cublasHandle_t lc_cublas_handle(lc_error *err);
-/* RUNNER_OK when a CUDA device can be used; the standard available(). */
+/* The cuBLAS math mode of that handle, and its name ("pedantic" or
+ * "default"): the one place that decides it (see cuda_context.cu). */
+int lc_cublas_math(cublasMath_t *mode, const char **name, lc_error *err);
+/* The standard available() of a GPU runner, from the probe (src/device.h):
+ * RUNNER_OK with a usable device, RUNNER_UNSUPPORTED without one, and
+ * RUNNER_ERROR when the CUDA setup is broken (an error, never a skip). */
 int lc_cuda_available(lc_error *why);
+/* Before this process's own first CUDA call: the same answer, and the
+ * process is marked as a CUDA user (device_cuda_used_here). err may be NULL. */
+int lc_cuda_enter(lc_error *err);
+
+/* Test-only fault hook (src/faults.h, kernels/fault_gpu.cu): a no-op in
+ * the product build; in the test build FAULT_GPU_OOB_WRITE makes the
+ * runner named "jit" write far out of bounds from buf on the stream. */
+int lc_fault_gpu(const char *runner, float *buf, cudaStream_t stream, lc_error *err);
 
 /* Device allocations counted per runner instance, so each runner reports
  * the peak device memory it held. */

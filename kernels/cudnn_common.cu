@@ -19,35 +19,81 @@
 
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static_assert(sizeof(int) == sizeof(int32_t), "cuDNN's length arrays are int32");
 
-// The same as CUDNN_CHECK / CUDNN_CHECK_SHAPE, choosing at run time.
-#define CUDNN_CHECK_AS(map_unsupported, call)                                               \
-    do {                                                                                    \
-        cudnnStatus_t cudnn_check_rc_ = (call);                                             \
-        if (cudnn_check_rc_ != CUDNN_STATUS_SUCCESS)                                        \
-            return lc_cudnn_fail(cudnn_check_rc_, (map_unsupported), __FILE__, __LINE__,    \
-                                 #call, err);                                               \
-    } while (0)
+namespace {
 
-int lc_cudnn_fail(cudnnStatus_t status, int map_unsupported, const char *file, int line,
+// The configuration codes of cuDNN 9's NOT_SUPPORTED category. The others
+// (INCOMPATIBLE_CUDA_DRIVER, INCOMPATIBLE_CUDART, ARCH_MISMATCH,
+// RUNTIME_PREREQUISITE_MISSING, SUBLIBRARY_UNAVAILABLE, ...) describe the
+// machine, and any code added later is an error until it is listed here.
+bool is_config_refusal(cudnnStatus_t st)
+{
+    switch (st) {
+    case CUDNN_STATUS_NOT_SUPPORTED:
+    case CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN:
+    case CUDNN_STATUS_NOT_SUPPORTED_SHAPE:
+    case CUDNN_STATUS_NOT_SUPPORTED_DATA_TYPE:
+    case CUDNN_STATUS_NOT_SUPPORTED_LAYOUT:
+    case CUDNN_STATUS_NOT_SUPPORTED_SHARED_MEMORY_INSUFFICIENT:
+    case CUDNN_STATUS_NOT_SUPPORTED_PADDING:
+    case CUDNN_STATUS_NOT_SUPPORTED_BAD_LAUNCH_PARAM:
+    case CUDNN_STATUS_NOT_SUPPORTED_INVALID_DYNAMIC_SHAPE:
+        return true;
+    default:
+        return false;
+    }
+}
+
+// After a failed probe run: a sticky CUDA error (a fault) is never a
+// refusal; a non-sticky launch error is one, and is named in `cuda`.
+bool context_healthy(char *cuda, size_t n)
+{
+    const cudaError_t last = cudaGetLastError(); // clears a non-sticky error
+    const cudaError_t sync = cudaStreamSynchronize(lc_cuda_stream());
+    snprintf(cuda, n, "%s", last != cudaSuccess ? cudaGetErrorName(last) : "");
+    if (sync != cudaSuccess) {
+        snprintf(cuda, n, "%s (sticky)", cudaGetErrorName(sync));
+        return false;
+    }
+    return true;
+}
+
+bool may_refuse(cudnnStatus_t st, lc_cudnn_refusals refusals, char *cuda, size_t n)
+{
+    cuda[0] = '\0';
+    const int cat = CUDNN_STATUS_CATEGORY(st);
+    if (refusals == LC_REFUSE_NOTHING)
+        return false;
+    if (is_config_refusal(st))
+        return true;
+    if (refusals != LC_REFUSE_PROBE)
+        return false;
+    if (cat == CUDNN_STATUS_BAD_PARAM)
+        return true;
+    return cat == CUDNN_STATUS_EXECUTION_FAILED && context_healthy(cuda, n);
+}
+
+} // namespace
+
+int lc_cudnn_fail(cudnnStatus_t status, lc_cudnn_refusals refusals, const char *file, int line,
                   const char *call, lc_error *err)
 {
-    char detail[256];
+    char detail[256], cuda[96];
     detail[0] = '\0';
     cudnnGetLastErrorString(detail, sizeof detail);
     detail[sizeof detail - 1] = '\0';
-    const int unsupported =
-        map_unsupported && CUDNN_STATUS_CATEGORY(status) == CUDNN_STATUS_NOT_SUPPORTED;
+    const bool refused = may_refuse(status, refusals, cuda, sizeof cuda);
     // The call's text goes last: it is long, and the message may be cut.
-    lc_error_set(err, "%s%s:%d: %s%s%s%s in %s",
-                 unsupported ? "cuDNN does not support this configuration: " : "", file, line,
-                 cudnnGetErrorString(status), detail[0] ? " [" : "", detail,
-                 detail[0] ? "]" : "", call);
-    return unsupported ? RUNNER_UNSUPPORTED : RUNNER_ERROR;
+    lc_error_set(err, "%s%s:%d: %s (%d)%s%s%s%s%s in %s",
+                 refused ? "cuDNN refuses this configuration: " : "", file, line,
+                 cudnnGetErrorString(status), (int)status, cuda[0] ? ", CUDA " : "", cuda,
+                 detail[0] ? " [" : "", detail, detail[0] ? "]" : "", call);
+    return refused ? RUNNER_UNSUPPORTED : RUNNER_ERROR;
 }
 
 namespace {
@@ -66,7 +112,6 @@ struct cudnn_state {
     lc_cudnn_config cfg;
     const lstm_problem *p;
     cudaStream_t stream;
-    cudnnMathType_t math_used;
 
     lc_device_pool pool;
     dev_alloc allocs[MAX_ALLOCS];
@@ -158,9 +203,9 @@ int upload(cudnn_state *s, void *dst, const void *src, size_t bytes, lc_error *e
     return RUNNER_OK;
 }
 
-int run_forward(cudnn_state *s, int map_unsupported, lc_error *err)
+int run_forward(cudnn_state *s, lc_cudnn_refusals refusals, lc_error *err)
 {
-    CUDNN_CHECK_AS(map_unsupported,
+    CUDNN_CHECK_AS(refusals,
                    cudnnRNNForward(s->handle, s->rnn, CUDNN_FWD_MODE_TRAINING, s->dev_len,
                                    s->xdesc, s->x, s->ydesc, s->y, s->hdesc, s->hx, s->hy,
                                    s->cdesc, s->cx, s->cy, s->wsize, s->w, s->worksize, s->work,
@@ -168,16 +213,16 @@ int run_forward(cudnn_state *s, int map_unsupported, lc_error *err)
     return RUNNER_OK;
 }
 
-int run_backward(cudnn_state *s, int map_unsupported, lc_error *err)
+int run_backward(cudnn_state *s, lc_cudnn_refusals refusals, lc_error *err)
 {
     // dx, dhx, dcx are written (not accumulated); NULL dhy / dcy mean zero.
-    CUDNN_CHECK_AS(map_unsupported,
+    CUDNN_CHECK_AS(refusals,
                    cudnnRNNBackwardData_v8(s->handle, s->rnn, s->dev_len, s->ydesc, s->y, s->dy,
                                            s->xdesc, s->dx, s->hdesc, s->hx, s->dhy, s->dhx,
                                            s->cdesc, s->cx, s->dcy, s->dcx, s->wsize, s->w,
                                            s->worksize, s->work, s->reservesize, s->reserve));
     // Adds this pass's parameter gradients to the dweight space.
-    CUDNN_CHECK_AS(map_unsupported,
+    CUDNN_CHECK_AS(refusals,
                    cudnnRNNBackwardWeights_v8(s->handle, s->rnn, CUDNN_WGRAD_MODE_ADD, s->dev_len,
                                               s->xdesc, s->x, s->hdesc, s->hx, s->ydesc, s->y,
                                               s->wsize, s->dw, s->worksize, s->work,
@@ -221,7 +266,8 @@ int setup(cudnn_state *s, lc_error *err)
     s->pad_fill = 0.0f;
 
     // handle and descriptors
-    CUDNN_CHECK_SHAPE(cudnnCreate(&s->handle));
+    // a failing cudnnCreate is the machine (library, driver), never a shape
+    CUDNN_CHECK(cudnnCreate(&s->handle));
     CUDNN_CHECK(cudnnSetStream(s->handle, s->stream));
     CUDNN_CHECK(cudnnCreateRNNDescriptor(&s->rnn));
     CUDNN_CHECK(cudnnCreateDropoutDescriptor(&s->dropout));
@@ -234,16 +280,10 @@ int setup(cudnn_state *s, lc_error *err)
     // no dropout: with probability 0 cuDNN needs no RNG state memory
     CUDNN_CHECK(cudnnSetDropoutDescriptor(s->dropout, s->handle, 0.0f, nullptr, 0, 0));
 
-    s->math_used = s->cfg.math;
-    cudnnStatus_t st = set_rnn_descriptor(s, s->math_used);
-    if (st != CUDNN_STATUS_SUCCESS && s->cfg.math_fallback != s->cfg.math &&
-        (CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_BAD_PARAM ||
-         CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_NOT_SUPPORTED)) {
-        s->math_used = s->cfg.math_fallback;
-        st = set_rnn_descriptor(s, s->math_used);
-    }
+    const cudnnStatus_t st = set_rnn_descriptor(s, s->cfg.math);
     if (st != CUDNN_STATUS_SUCCESS)
-        return lc_cudnn_fail(st, 1, __FILE__, __LINE__, "cudnnSetRNNDescriptor_v8", err);
+        return lc_cudnn_fail(st, LC_REFUSE_CONFIG, __FILE__, __LINE__, "cudnnSetRNNDescriptor_v8",
+                             err);
     if (s->cfg.algo == CUDNN_RNN_ALGO_PERSIST_DYNAMIC)
         CUDNN_CHECK_SHAPE(cudnnBuildRNNDynamic(s->handle, s->rnn, B));
 
@@ -338,9 +378,9 @@ int setup(cudnn_state *s, lc_error *err)
     if (s->cfg.probe) {
         // cuDNN may accept the descriptor and refuse the algorithm only when
         // it runs: find out here, where a refusal means "unsupported shape"
-        int rc = run_forward(s, 1, err);
+        int rc = run_forward(s, LC_REFUSE_PROBE, err);
         if (rc == RUNNER_OK)
-            rc = run_backward(s, 1, err);
+            rc = run_backward(s, LC_REFUSE_PROBE, err);
         if (rc != RUNNER_OK)
             return rc;
         CUDA_CHECK(cudaMemsetAsync(s->dw, 0, s->wsize, s->stream));
@@ -405,6 +445,9 @@ int lc_cudnn_create(const lc_cudnn_config *cfg, const lstm_problem *p, void **st
                     lc_error *err)
 {
     *state = nullptr;
+    const int ready = lc_cuda_enter(err); // a broken setup is an error here too
+    if (ready != RUNNER_OK)
+        return ready;
     cudnn_state *s = (cudnn_state *)calloc(1, sizeof *s);
     if (!s) {
         lc_error_set(err, "%s: out of host memory", cfg->name);
@@ -423,13 +466,13 @@ int lc_cudnn_create(const lc_cudnn_config *cfg, const lstm_problem *p, void **st
 
 int lc_cudnn_forward(void *state, lc_error *err)
 {
-    return run_forward((cudnn_state *)state, 0, err);
+    return run_forward((cudnn_state *)state, LC_REFUSE_NOTHING, err);
 }
 
 int lc_cudnn_backward(void *state, lc_error *err)
 {
     cudnn_state *s = (cudnn_state *)state;
-    const int rc = run_backward(s, 0, err);
+    const int rc = run_backward(s, LC_REFUSE_NOTHING, err);
     if (rc == RUNNER_OK)
         s->backward_done = 1;
     return rc;

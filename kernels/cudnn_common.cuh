@@ -10,42 +10,53 @@
 
 #include "cuda_util.h"
 
-// Writes "file:line: status [detail] in call" into err and returns the
-// runner code: RUNNER_UNSUPPORTED when map_unsupported is set and the status
-// is in cuDNN's NOT_SUPPORTED category, else RUNNER_ERROR.
-int lc_cudnn_fail(cudnnStatus_t status, int map_unsupported, const char *file, int line,
+// Which failures may mean "cuDNN refuses this shape / configuration" (the
+// gate reports SKIP, naming cuDNN's status) rather than an error.
+enum lc_cudnn_refusals {
+    LC_REFUSE_NOTHING, // after set-up: every failure is an error
+    // descriptor set-up and size queries: the configuration codes of the
+    // NOT_SUPPORTED category only. That category also holds environment
+    // failures (driver, runtime, architecture, missing sub-library), which
+    // stay errors: a broken setup must never look like a skip.
+    LC_REFUSE_CONFIG,
+    // the probe run of an algorithm that may only refuse when it runs
+    // (persistent kernels): also BAD_PARAM, and EXECUTION_FAILED when the
+    // CUDA context is still healthy (a launch cuDNN could not configure,
+    // not a fault; a sticky CUDA error stays an error).
+    LC_REFUSE_PROBE,
+};
+
+// Writes "file:line: status (code) [detail] in call" into err and returns
+// RUNNER_UNSUPPORTED when `refusals` lets this status be a refusal, else
+// RUNNER_ERROR.
+int lc_cudnn_fail(cudnnStatus_t status, lc_cudnn_refusals refusals, const char *file, int line,
                   const char *call, lc_error *err);
 
 // Checked cuDNN call in a function that takes `lc_error *err`: any failure
 // is RUNNER_ERROR (use after setup, where a refusal is a bug, not a shape).
-#define CUDNN_CHECK(call)                                                                   \
-    do {                                                                                    \
-        cudnnStatus_t cudnn_check_rc_ = (call);                                             \
-        if (cudnn_check_rc_ != CUDNN_STATUS_SUCCESS)                                        \
-            return lc_cudnn_fail(cudnn_check_rc_, 0, __FILE__, __LINE__, #call, err);       \
-    } while (0)
+#define CUDNN_CHECK(call) CUDNN_CHECK_AS(LC_REFUSE_NOTHING, call)
 
-// The same for descriptor set-up and size queries (and the probe run of
-// create): a NOT_SUPPORTED status concerns this shape / configuration and
-// becomes RUNNER_UNSUPPORTED, so the gate reports SKIP with cuDNN's reason.
-#define CUDNN_CHECK_SHAPE(call)                                                             \
+// The same for descriptor set-up and size queries: a configuration refusal
+// becomes RUNNER_UNSUPPORTED (see LC_REFUSE_CONFIG).
+#define CUDNN_CHECK_SHAPE(call) CUDNN_CHECK_AS(LC_REFUSE_CONFIG, call)
+
+#define CUDNN_CHECK_AS(refusals, call)                                                      \
     do {                                                                                    \
         cudnnStatus_t cudnn_check_rc_ = (call);                                             \
         if (cudnn_check_rc_ != CUDNN_STATUS_SUCCESS)                                        \
-            return lc_cudnn_fail(cudnn_check_rc_, 1, __FILE__, __LINE__, #call, err);       \
+            return lc_cudnn_fail(cudnn_check_rc_, (refusals), __FILE__, __LINE__, #call,    \
+                                 err);                                                      \
     } while (0)
 
 // What distinguishes the cuDNN runners.
 struct lc_cudnn_config {
     const char *name;          // runner name, for messages
     cudnnRNNAlgo_t algo;       // STANDARD, PERSIST_STATIC or PERSIST_DYNAMIC
-    cudnnMathType_t math;      // CUDNN_FMA_MATH: strict FP32; TENSOR_OP: TF32 allowed
-    // Used instead when cudnnSetRNNDescriptor_v8 refuses `math` with
-    // BAD_PARAM or NOT_SUPPORTED (same value: no fallback).
-    cudnnMathType_t math_fallback;
+    cudnnMathType_t math;      // CUDNN_FMA_MATH: strict FP32; DEFAULT_MATH: TF32 allowed
     int varlen;                // padded variable-length I/O (SEQ_MAJOR_UNPACKED)
     // Run forward + backward once in create, so that cuDNN refusing the
-    // algorithm for this shape shows up as RUNNER_UNSUPPORTED at create.
+    // algorithm for this shape shows up as RUNNER_UNSUPPORTED at create
+    // (LC_REFUSE_PROBE).
     int probe;
 };
 

@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "../src/gpu_trace.h"
+#include "cuda_util.h"
 
 #define CUPTI_CHECK(call)                                                           \
     do {                                                                            \
@@ -238,6 +239,8 @@ extern "C" int gpu_trace_built(void) { return 1; }
 
 extern "C" int gpu_trace_start(trace_buffer *t, lc_error *err)
 {
+    if (lc_cuda_enter(err) != RUNNER_OK)
+        return 1;
     {
         std::lock_guard<std::mutex> guard(g_lock);
         if (g_trace) {
@@ -273,9 +276,19 @@ extern "C" int gpu_trace_start(trace_buffer *t, lc_error *err)
     return 0;
 }
 
+// Forced: a plain flush delivers only full buffers, so the last
+// iteration's kernels, still in a buffer that is not full, would be missing
+// from the runner's window. The device is synchronized first, so that no
+// record of unfinished work (no end time yet) is delivered.
 extern "C" int gpu_trace_flush(lc_error *err)
 {
-    CUPTI_CHECK(cuptiActivityFlushAll(0));
+    const cudaError_t sync = cudaDeviceSynchronize();
+    if (sync != cudaSuccess) {
+        lc_error_set(err, "%s:%d: cudaDeviceSynchronize before the trace flush: %s", __FILE__,
+                     __LINE__, cudaGetErrorString(sync));
+        return 1;
+    }
+    CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     return take_callback_error(err);
 }
 
@@ -311,6 +324,8 @@ extern "C" int gpu_trace_stop(lc_error *err)
 extern "C" int gpu_trace_timestamp(uint64_t *ns, lc_error *err)
 {
     *ns = 0;
+    if (lc_cuda_enter(err) != RUNNER_OK)
+        return 1;
     CUPTI_CHECK(cuptiGetTimestamp(ns));
     return 0;
 }

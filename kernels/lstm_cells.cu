@@ -137,11 +137,14 @@ __global__ void bias_rows_kernel(int rows, int cols, const float *bias, float *o
 }
 
 // Bias gradient, pass 1: block (32, 8) sums 32 columns over one chunk of
-// rows; partial[chunk * cols + col]. Pass 2 adds the chunks in order.
+// rows; partial[chunk * cols + col]. Pass 2 adds the chunks in order. With
+// one chunk (partial NULL: the per-step reductions over B rows) pass 1
+// adds its sums to db_a and db_b itself: one launch instead of two.
 constexpr int kBgCols = 32, kBgLanes = 8;
 
 __global__ void bias_grad_partial_kernel(int rows, int cols, const float *dg, size_t ld,
-                                         int rows_per_chunk, float *partial)
+                                         int rows_per_chunk, float *partial, float *db_a,
+                                         float *db_b)
 {
     __shared__ float sum[kBgLanes][kBgCols + 1];
     const int tx = threadIdx.x, ty = threadIdx.y;
@@ -161,7 +164,13 @@ __global__ void bias_grad_partial_kernel(int rows, int cols, const float *dg, si
         float t = 0.0f;
         for (int l = 0; l < kBgLanes; l++)
             t += sum[l][tx];
-        partial[(size_t)chunk * cols + col] = t;
+        if (partial) {
+            partial[(size_t)chunk * cols + col] = t;
+        } else {
+            db_a[col] += t;
+            if (db_b)
+                db_b[col] += t;
+        }
     }
 }
 
@@ -296,8 +305,12 @@ int lc_bias_grad(int rows, int cols, const float *dg, size_t ld, float *partial,
     const int rows_per_chunk = (int)(((long long)rows + chunks - 1) / chunks);
     const dim3 block(kBgCols, kBgLanes);
     const dim3 grid((unsigned)((cols + kBgCols - 1) / kBgCols), (unsigned)chunks);
-    bias_grad_partial_kernel<<<grid, block, 0, stream>>>(rows, cols, dg, ld, rows_per_chunk, partial);
+    float *chunk_sums = chunks > 1 ? partial : nullptr;
+    bias_grad_partial_kernel<<<grid, block, 0, stream>>>(rows, cols, dg, ld, rows_per_chunk,
+                                                         chunk_sums, db_a, db_b);
     CUDA_CHECK_LAUNCH();
+    if (!chunk_sums)
+        return RUNNER_OK;
     bias_grad_finish_kernel<<<blocks_for((size_t)cols), kThreads, 0, stream>>>(cols, chunks, partial,
                                                                                db_a, db_b);
     CUDA_CHECK_LAUNCH();

@@ -117,7 +117,7 @@ int gpu_create(lc_gpu_state *s, const lstm_problem *p, unsigned needs, lc_error 
         LC_TRY(gpu_alloc(s, &s->dhy, L * BH, err));
         LC_TRY(upload(s, s->dhy, p->dhy, L * BH, err));
     }
-    if (p->dcy && !state_only) {
+    if (p->dcy) {
         LC_TRY(gpu_alloc(s, &s->dcy, L * BH, err));
         LC_TRY(upload(s, s->dcy, p->dcy, L * BH, err));
     }
@@ -160,6 +160,9 @@ int lc_gpu_create(const lstm_problem *p, const char *name, unsigned caps, unsign
                   void **out, lc_error *err)
 {
     *out = nullptr;
+    const int ready = lc_cuda_enter(err); // a broken setup is an error here too
+    if (ready != RUNNER_OK)
+        return ready;
     const lstm_shape *sh = &p->shape;
     if (lstm_shape_validate(sh, err))
         return RUNNER_UNSUPPORTED;
@@ -324,121 +327,4 @@ int lc_gemm_input_all(const lc_gpu_state *s, int l, float beta, lc_error *err)
     // (T*B x In) (4H x In)^T -> (T*B x 4H)
     return lc_gemm(s, false, true, s->T * s->B, 4 * s->H, In, 1.0f, lc_layer_input(s, l), In,
                    ly->w_ih, In, beta, ly->gates, 4 * s->H, err);
-}
-
-int lc_forward_jit(lc_gpu_state *s, bool unfused, lc_error *err)
-{
-    for (int l = 0; l < s->L; l++) {
-        const lc_gpu_layer *ly = &s->layers[l];
-        for (int t = 0; t < s->T; t++) {
-            LC_NVTX_STEP(t); // a "step <t>" range when profiling (nvtx_steps.h)
-            LC_TRY(lc_gemm_input_step(s, l, t, lc_gates_at(s, l, t), 0.0f, err));
-            LC_TRY(lc_gemm_recurrent_step(s, l, t, s->step, 0.0f, err));
-            lc_cell_fwd a = lc_step_cell(s, l, t);
-            a.pre_b = s->step;
-            a.ld_pre_b = 4 * (size_t)s->H;
-            a.bias_a = ly->b_ih;
-            a.bias_b = ly->b_hh;
-            if (unfused)
-                LC_TRY(lc_cell_forward_unfused(&a, s->scratch, s->stream, err));
-            else
-                LC_TRY(lc_cell_forward(&a, s->stream, err));
-        }
-    }
-    s->forward_done = 1;
-    return RUNNER_OK;
-}
-
-int lc_gpu_backward(lc_gpu_state *s, bool unfused, bool per_gate, lc_error *err)
-{
-    const int T = s->T, B = s->B, H = s->H, G = 4 * s->H, TB = s->T * s->B;
-    const size_t BH = (size_t)B * H, BG = (size_t)B * G, Hs = (size_t)H;
-    if (!s->forward_done) {
-        lc_error_set(err, "%s: backward before forward", s->name);
-        return RUNNER_ERROR;
-    }
-    for (int l = s->L - 1; l >= 0; l--) {
-        const lc_gpu_layer *ly = &s->layers[l];
-        const int In = ly->in_size;
-        const float *in = lc_layer_input(s, l);
-        // gradient into this layer's outputs: dy on top (NULL for a
-        // state-only runner), else what the layer above computed
-        const float *dseq = l == s->L - 1 ? s->dy : s->d_out;
-        const float *dhy_l = s->dhy ? s->dhy + (size_t)l * BH : nullptr;
-        const float *dcy_l = s->dcy ? s->dcy + (size_t)l * BH : nullptr;
-        for (int t = T - 1; t >= 0; t--) {
-            LC_NVTX_STEP(t); // a "step <t>" range when profiling (nvtx_steps.h)
-            float *dg_t = s->dgates + (size_t)t * BG;
-            lc_cell_bwd a;
-            memset(&a, 0, sizeof a);
-            a.rows = B;
-            a.H = H;
-            a.gates = ly->gates + (size_t)t * BG;
-            a.ld_gates = (size_t)G;
-            a.c = ly->cs + (size_t)(t + 1) * BH; // c_t
-            a.ld_c = Hs;
-            a.c_prev = ly->cs + (size_t)t * BH;  // c_{t-1}
-            a.ld_c_prev = Hs;
-            a.dh_a = dseq ? dseq + (size_t)t * BH : nullptr;
-            a.ld_dh_a = Hs;
-            a.dh_b = t == T - 1 ? dhy_l : s->dh; // recurrent dh from step t+1
-            a.ld_dh_b = Hs;
-            a.dc = t == T - 1 ? dcy_l : s->dc;
-            a.ld_dc = Hs;
-            a.dgates = dg_t;
-            a.ld_dgates = (size_t)G;
-            a.dc_prev = t == 0 ? s->dc0 + (size_t)l * BH : s->dc;
-            a.ld_dc_prev = Hs;
-            if (unfused)
-                LC_TRY(lc_cell_backward_unfused(&a, s->scratch, s->stream, err));
-            else
-                LC_TRY(lc_cell_backward(&a, s->stream, err));
-            // dh_{t-1} = dgates_t (B x 4H) W_hh (4H x H); the cell above has
-            // consumed s->dh already (stream order), so it can be overwritten
-            float *dh_out = t == 0 ? s->dh0 + (size_t)l * BH : s->dh;
-            if (per_gate) {
-                for (int q = 0; q < 4; q++)
-                    LC_TRY(lc_gemm(s, false, false, B, H, H, 1.0f, dg_t + (size_t)q * H, G,
-                                   ly->w_hh + (size_t)q * H * H, H, q ? 1.0f : 0.0f, dh_out, H,
-                                   err));
-            } else {
-                LC_TRY(lc_gemm(s, false, false, B, H, G, 1.0f, dg_t, G, ly->w_hh, H, 0.0f, dh_out,
-                               H, err));
-            }
-        }
-        // over all T*B rows at once; h_{t-1} of every step is hs[0..T-1]
-        float *d_in = l == 0 ? s->dx : s->d_out;
-        if (per_gate) {
-            for (int q = 0; q < 4; q++) {
-                const float *dg_q = s->dgates + (size_t)q * H;
-                // dW_ih[q] (H x In) += dg_q^T (H x TB) in (TB x In)
-                LC_TRY(lc_gemm(s, true, false, H, In, TB, 1.0f, dg_q, G, in, In, 1.0f,
-                               ly->dw_ih + (size_t)q * H * In, In, err));
-                // dW_hh[q] (H x H) += dg_q^T h_prev (TB x H)
-                LC_TRY(lc_gemm(s, true, false, H, H, TB, 1.0f, dg_q, G, ly->hs, H, 1.0f,
-                               ly->dw_hh + (size_t)q * H * H, H, err));
-            }
-        } else {
-            // dW_ih (4H x In) += dgates^T (4H x TB) in (TB x In)
-            LC_TRY(lc_gemm(s, true, false, G, In, TB, 1.0f, s->dgates, G, in, In, 1.0f, ly->dw_ih,
-                           In, err));
-            // dW_hh (4H x H) += dgates^T h_prev (TB x H)
-            LC_TRY(lc_gemm(s, true, false, G, H, TB, 1.0f, s->dgates, G, ly->hs, H, 1.0f,
-                           ly->dw_hh, H, err));
-        }
-        LC_TRY(lc_bias_grad(TB, G, s->dgates, (size_t)G, s->bias_ws, ly->db_ih, ly->db_hh,
-                            s->stream, err));
-        // input gradient (TB x In) = dgates (TB x 4H) W_ih (4H x In); for
-        // l > 0 it overwrites d_out, which this layer's steps no longer read
-        if (per_gate) {
-            for (int q = 0; q < 4; q++)
-                LC_TRY(lc_gemm(s, false, false, TB, In, H, 1.0f, s->dgates + (size_t)q * H, G,
-                               ly->w_ih + (size_t)q * H * In, In, q ? 1.0f : 0.0f, d_in, In, err));
-        } else {
-            LC_TRY(lc_gemm(s, false, false, TB, In, G, 1.0f, s->dgates, G, ly->w_ih, In, 0.0f, d_in,
-                           In, err));
-        }
-    }
-    s->backward_done = 1;
-    return RUNNER_OK;
 }

@@ -1,5 +1,6 @@
 // Shared instance state and orchestration pieces of the cuBLAS GPU runners
-// (runner_aten/naive/jit/jit_premul/jit_premul_bias/jit_simple/jit_multilayer).
+// (runner_cublas.cu: aten, py, jit, jit_premul, jit_premul_bias, jit_simple,
+// jit_multilayer, jit_wgrad_all) and of vl_jit.
 //
 // Device layout per layer l (all row-major, FP32):
 //   gates (T, B, 4H): the step's pre-activations, overwritten in place by
@@ -9,7 +10,7 @@
 //                     next layer's input), hs[0..T-1] are the h_{t-1} that
 //                     dW_hh needs, and hs[T] is hy[l]. Same for cs and c.
 // Everything runs on lc_cuda_stream(); GEMMs on lc_cublas_handle() (strict
-// FP32, CUBLAS_PEDANTIC_MATH). Every allocation goes through the instance's
+// FP32; the math mode is lc_cublas_math's). Every allocation goes through the instance's
 // lc_device_pool and is freed by lc_gpu_destroy, also after a failed create.
 #ifndef LSTMCHECK_LSTM_GPU_COMMON_CUH
 #define LSTMCHECK_LSTM_GPU_COMMON_CUH
@@ -78,9 +79,9 @@ int lc_gemm(const lc_gpu_state *s, bool trans_a, bool trans_b, int M, int N, int
 
 // Create: checks the problem (no per-sequence lengths; L > 1 only with
 // RUNNER_MULTILAYER in caps), allocates, uploads parameters, x, h0, c0 and
-// the backward seeds (dy, dhy, dcy; a RUNNER_STATE_ONLY runner takes dhy
-// only), zeroes the gradients, and waits for the uploads. On failure
-// everything is freed and *out stays NULL.
+// the backward seeds (dy, dhy, dcy; a RUNNER_STATE_ONLY runner has no y, so
+// it takes dhy and dcy only), zeroes the gradients, and waits for the
+// uploads. On failure everything is freed and *out stays NULL.
 int lc_gpu_create(const lstm_problem *p, const char *name, unsigned caps, unsigned needs,
                   void **out, lc_error *err);
 void lc_gpu_destroy(void *state);
@@ -103,21 +104,5 @@ int lc_gemm_recurrent_step(const lc_gpu_state *s, int l, int t, float *C, float 
                            lc_error *err);
 // gates (T*B x 4H) = in W_ih^T + beta gates: the input projection of all steps
 int lc_gemm_input_all(const lc_gpu_state *s, int l, float beta, lc_error *err);
-
-// The per-step forward (jit, jit_simple, jit_multilayer; aten with
-// unfused): per layer and step, two GEMMs (x_t W_ih^T into gates[t],
-// h W_hh^T into step) and the cell adding both and both biases: one fused
-// kernel, or (unfused, needs LC_NEED_SCRATCH) the chain of elementwise
-// kernels. Needs LC_NEED_STEP.
-int lc_forward_jit(lc_gpu_state *s, bool unfused, lc_error *err);
-
-// The backward of every runner here. Per layer (top down) and step (last
-// first): the cell backward (fused, or unfused: needs LC_NEED_SCRATCH) and
-// the recurrent GEMM dh_{t-1} = dgates_t W_hh (per_gate: four B x H x H
-// GEMMs, one per gate block); then over all T*B rows: dW_ih += dgates^T in,
-// dW_hh += dgates^T h_prev, the bias reduction into db_ih and db_hh, and the
-// input gradient dgates W_ih (into dx or the layer below's d_out). per_gate
-// splits those GEMMs by gate block as well (the naive runner).
-int lc_gpu_backward(lc_gpu_state *s, bool unfused, bool per_gate, lc_error *err);
 
 #endif

@@ -1,23 +1,35 @@
 // The CUDA fields of the machine key (src/machine.h): what sets a GPU
 // runner's speed, read from the runtime, the driver and cuDNN.
-#include <cuda_runtime.h>
+#include "cuda_util.h"
+
 #include <cudnn.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../src/machine.h"
 
+// Copy at most n-1 bytes and terminate: a GPU name (256 bytes in
+// cudaDeviceProp) longer than the key's field is cut, on purpose.
+static void copy_cut(char *dst, size_t n, const char *src)
+{
+    const size_t len = strnlen(src, n - 1);
+    memcpy(dst, src, len);
+    dst[len] = '\0';
+}
+
 static void field(machine_key *k, const char *name, const char *value)
 {
     if (k->nfields == MACHINE_FIELDS)
         return;
-    snprintf(k->names[k->nfields], sizeof k->names[0], "%s", name);
-    snprintf(k->values[k->nfields], sizeof k->values[0], "%s", value);
+    copy_cut(k->names[k->nfields], sizeof k->names[0], name);
+    copy_cut(k->values[k->nfields], sizeof k->values[0], value);
     k->nfields++;
 }
 
 extern "C" int machine_cuda_fields(machine_key *k, lc_error *err)
 {
+    if (lc_cuda_enter(err) != RUNNER_OK)
+        return 1;
     cudaDeviceProp prop;
     cudaError_t rc = cudaGetDeviceProperties(&prop, 0);
     if (rc != cudaSuccess) {

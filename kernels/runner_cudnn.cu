@@ -1,5 +1,7 @@
 // Runner "cudnn". The vendor LSTM as the original's `cudnn` runner: cuDNN 9, standard
-// algorithm, strict FP32 (CUDNN_FMA_MATH: no TF32 tensor cores).
+// algorithm, strict FP32 (CUDNN_FMA_MATH: no TF32 tensor cores), the math type PyTorch
+// sets with torch.backends.cudnn.allow_tf32 = False. The project's default; PyTorch's
+// own default (TF32 allowed) is cudnn_tf32.
 // All of the cuDNN work is in cudnn_common.cu; this file is its table.
 #include "cudnn_common.cuh"
 #include "gpu_runners.h"
@@ -7,7 +9,6 @@
 static const lc_cudnn_config cudnn_config = {
     "cudnn",
     CUDNN_RNN_ALGO_STANDARD,
-    CUDNN_FMA_MATH,
     CUDNN_FMA_MATH,
     0, // varlen
     0, // probe in create

@@ -11,7 +11,6 @@ static const lc_cudnn_config cudnn_persist_config = {
     "cudnn_persist",
     CUDNN_RNN_ALGO_PERSIST_STATIC,
     CUDNN_FMA_MATH,
-    CUDNN_FMA_MATH,
     0, // varlen
     1, // probe in create
 };

@@ -11,7 +11,6 @@ static const lc_cudnn_config vl_cudnn_config = {
     "vl_cudnn",
     CUDNN_RNN_ALGO_STANDARD,
     CUDNN_FMA_MATH,
-    CUDNN_FMA_MATH,
     1, // varlen
     0, // probe in create
 };

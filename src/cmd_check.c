@@ -1,6 +1,8 @@
-/* lstmcheck check: the numerics gate alone. */
+/* lstmcheck check: the numerics gate alone. Each GPU runner is gated in a
+ * process of its own (isolate.h): a fault in one fails that one only. */
 #include "commands.h"
 #include "gate.h"
+#include "isolate.h"
 #include "session.h"
 
 #include <stdio.h>
@@ -16,7 +18,7 @@ static void check_group(const session *s, const char *group, numerics_context *c
         const runner_ops *r = s->runners[i].runner;
         gate_report rep;
         char line[1024];
-        gate_run(r, ctx, dump_dir, &rep);
+        isolate_gate_run(r, ctx, dump_dir, &rep);
         gate_format_summary(r, &rep, line, sizeof line);
         printf("%s\n", line);
         fflush(stdout);

@@ -11,6 +11,7 @@
 #include "device.h"
 #include "gate.h"
 #include "harness.h"
+#include "isolate.h"
 #include "memstats.h"
 #include "profiling.h"
 #include "session.h"
@@ -303,7 +304,8 @@ static int profile_group(const cli_options *o, const session *s, const char *gro
         snprintf(label, sizeof label, "gate %s", r->name);
         gate_report rep;
         prof_push(prof, label);
-        gate_run(r, ctx, NULL, &rep);
+        if (!isolate_precheck(r, ctx, &rep)) /* a broken CUDA setup is an error, not a skip */
+            gate_run(r, ctx, NULL, &rep);
         prof_pop(prof);
         if (rep.status != GATE_PASS) {
             char line[1024];

@@ -21,6 +21,7 @@ const char *lstm_fault_name(lstm_fault f)
         [FAULT_STATE_GRAD_NOT_CARRIED] = "state_grad_not_carried",
         [FAULT_SEQ_END_OFF_BY_ONE] = "seq_end_off_by_one",
         [FAULT_SMALL_GATE_GRAD] = "small_gate_grad",
+        [FAULT_GPU_OOB_WRITE] = "gpu_oob_write",
     };
     return (f >= 0 && f < FAULT_COUNT) ? names[f] : "unknown";
 }

@@ -1,6 +1,7 @@
 /* Test-only fault switches. The product build compiles every FAULT_ON(...)
- * to 0; the tests link a second build of the CPU runner made with
- * LSTMCHECK_FAULTS defined, where the switches below are live. They prove
+ * to 0; the tests link a second build of the library made with
+ * LSTMCHECK_FAULTS defined, where the switches below are live (in CUDA code
+ * only kernels/fault_gpu.cu, which is compiled once per library build). They prove
  * that the numerics gate and the perf verdict catch what they claim to. */
 #ifndef LSTMCHECK_FAULTS_H
 #define LSTMCHECK_FAULTS_H
@@ -24,6 +25,9 @@ typedef enum lstm_fault {
     FAULT_SEQ_END_OFF_BY_ONE,    /* backward takes step len (one past the end) as a real step */
     /* Tightness: the o gate's gradient 1e-4 too large (relative) */
     FAULT_SMALL_GATE_GRAD,
+    /* GPU (kernels/fault_gpu.cu): the jit runner's forward writes far past
+     * the end of a device buffer, a sticky CUDA error (isolation_test) */
+    FAULT_GPU_OOB_WRITE,
     FAULT_COUNT
 } lstm_fault;
 

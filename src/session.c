@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 static const char *const cpu_defaults[] = {"cpu", "ref", NULL};
-/* the original's default list, with ref in the place of py */
+/* the original's default list (py is the GPU eager cell of runner_cublas.cu) */
 static const char *const cuda_defaults[] = {"cudnn", "aten", "jit", "jit_premul", "jit_premul_bias",
-                                            "jit_simple", "jit_multilayer", "ref", NULL};
+                                            "jit_simple", "jit_multilayer", "py", NULL};
 static const char *const cpu_vl_defaults[] = {"cpu", "ref", NULL};
 static const char *const cuda_vl_defaults[] = {"vl_cudnn", "vl_jit", "ref", NULL};
 
@@ -47,8 +47,10 @@ int session_check_memory(const lstm_shape *s, lc_error *err)
 void session_resolve_device(const char *requested, char *device, size_t n)
 {
     lc_error why;
+    /* a GPU whose CUDA setup is broken is still a GPU: its runners then
+     * report the breakage as errors instead of the run quietly going to the CPU */
     if (!strcmp(requested, "auto"))
-        snprintf(device, n, "%s", device_cuda_count(&why) > 0 ? "cuda" : "cpu");
+        snprintf(device, n, "%s", device_cuda_probe(&why) != DEVICE_CUDA_NONE ? "cuda" : "cpu");
     else
         snprintf(device, n, "%s", requested);
 }

@@ -23,7 +23,8 @@ typedef struct session {
     lstm_shape vl_shape;            /* the vl group's shape (T = longest allowed) */
 } session;
 
-/* "auto" becomes cuda when a CUDA device exists, else cpu; others are kept. */
+/* "auto" becomes cuda when a CUDA device exists (usable or broken), else
+ * cpu; others are kept. */
 void session_resolve_device(const char *requested, char *device, size_t n);
 
 /* Exit codes: 0 ok, CLI_EXIT_USAGE with err for bad input. */

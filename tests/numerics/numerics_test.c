@@ -3,6 +3,7 @@
  * errored; 77 (skip): the runner cannot run here, or takes none of the
  * group's shapes. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gate.h"
@@ -90,6 +91,26 @@ static const int *lengths_of(const numerics_case *nc, int *len)
     return len;
 }
 
+/* 1 when r declares that it takes this case's shape (caps and layers). */
+static int within_caps(const runner_ops *r, const numerics_case *nc)
+{
+    int ragged[MAX_BATCH];
+    lstm_problem shape_only;
+    memset(&shape_only, 0, sizeof shape_only);
+    shape_only.shape = nc->shape;
+    shape_only.lengths = (int *)lengths_of(nc, ragged);
+    lc_error why;
+    return runner_supports_shape(r, &shape_only, &why) == RUNNER_OK;
+}
+
+/* LSTMCHECK_REQUIRE_GPU=1 (ci/gpu-proof.sh): on a GPU machine a GPU runner
+ * that skips a shape inside its declared caps fails. */
+static int gpu_required(void)
+{
+    const char *v = getenv("LSTMCHECK_REQUIRE_GPU");
+    return v && !strcmp(v, "1");
+}
+
 /* Gate r on one case and print the line; the gate's status, or GATE_ERROR. */
 static gate_status run_case(const runner_ops *r, const numerics_case *nc, double *ratio)
 {
@@ -132,25 +153,39 @@ int main(int argc, char **argv)
         fprintf(stderr, "numerics_test: unknown group '%s'\n", argv[2]);
         return 2;
     }
+    const int strict = !strcmp(r->device, "cuda") && gpu_required();
     lc_error why = {{0}};
-    if (r->available(&why) != RUNNER_OK) {
+    const int avail = r->available(&why);
+    if (avail == RUNNER_ERROR || (avail != RUNNER_OK && strict)) {
+        printf("ERROR %s: %s%s\n", r->name, why.msg, avail == RUNNER_ERROR ? "" : " (LSTMCHECK_REQUIRE_GPU=1)");
+        return 1;
+    }
+    if (avail != RUNNER_OK) {
         printf("SKIP %s: %s\n", r->name, why.msg);
         return SKIP;
     }
-    int passed = 0, failed = 0, skipped = 0;
+    int passed = 0, failed = 0, skipped = 0, outside_caps = 0;
     double worst = 0;
     for (int c = 0; c < MAX_CASES && g->cases[c].shape.seq_length; c++) {
         double ratio = 0;
         const gate_status st = run_case(r, &g->cases[c], &ratio);
         if (st == GATE_PASS) passed++;
-        else if (st == GATE_SKIP) skipped++;
-        else failed++;
+        else if (st != GATE_SKIP) failed++;
+        else if (!within_caps(r, &g->cases[c])) outside_caps++;
+        else if (strict) {
+            printf("  -> a skip inside the runner's declared caps fails with LSTMCHECK_REQUIRE_GPU=1\n");
+            failed++;
+        } else skipped++;
         if ((st == GATE_PASS || st == GATE_FAIL) && ratio > worst)
             worst = ratio;
     }
-    printf("%s/%s: %d passed, %d failed, %d skipped; worst ratio %.3g\n", r->name, g->name, passed,
-           failed, skipped, worst);
+    printf("%s/%s: %d passed, %d failed, %d skipped, %d outside the runner's caps; worst ratio %.3g\n", r->name,
+           g->name, passed, failed, skipped, outside_caps, worst);
     if (failed)
         return 1;
+    if (!passed && !strcmp(r->device, "cuda") && !strcmp(g->name, "basic")) {
+        printf("FAIL %s/basic: a CUDA device is usable here, but no shape of the basic group ran\n", r->name);
+        return 1;
+    }
     return passed ? 0 : SKIP;
 }

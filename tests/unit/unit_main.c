@@ -26,6 +26,7 @@ int test_gate_reports_worst_element(void);
 int test_cli_flags(void);
 int test_cli_errors(void);
 #include "unit_extra.h"
+#include "unit_isolate.h"
 #include "unit_trace.h"
 
 static const unit_test tests[] = {
@@ -50,6 +51,7 @@ static const unit_test tests[] = {
     {"cli_errors", test_cli_errors},
     UNIT_EXTRA_TESTS
     UNIT_TRACE_TESTS
+    UNIT_ISOLATE_TESTS
     {NULL, NULL},
 };
 
