@@ -453,8 +453,10 @@ gate_status gate_run(const runner_ops *r, numerics_context *c, const char *dump_
     lc_error err = {{0}};
     const lstm_problem *p;
     const lstm_results *ref;
-    if (r->available(&err) != RUNNER_OK) {
-        rep->status = GATE_SKIP;
+    const int avail = r->available(&err);
+    if (avail != RUNNER_OK) {
+        /* no device skips; a broken setup (RUNNER_ERROR) is an error */
+        rep->status = avail == RUNNER_ERROR ? GATE_ERROR : GATE_SKIP;
         snprintf(rep->reason, sizeof rep->reason, "%s", err.msg);
         return rep->status;
     }
