@@ -45,6 +45,14 @@ extern double lstm_extra_work_percent;
 #define EXTRA_WORK_PERCENT() 0.0
 #endif
 
+#ifdef LSTMCHECK_FAULTS
+/* Set the switches from the environment of a test binary: LSTMCHECK_TEST_FAULT
+ * (a fault name) and LSTMCHECK_TEST_EXTRA_WORK (percent), so that tests can
+ * plant a fault or a slowdown in a whole lstmcheck process (the A/B power
+ * test runs two of them). 0 when both are absent or valid. */
+int lstm_faults_from_env(char *why, unsigned long n);
+#endif
+
 #ifdef __cplusplus
 }
 #endif

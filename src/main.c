@@ -4,12 +4,20 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "faults.h"
 
 int main(int argc, char **argv)
 {
     cli_options o;
     lc_error err = {{0}};
     cli_defaults(&o);
+#ifdef LSTMCHECK_FAULTS
+    /* the test build (tests/perf: lstmcheck_faults) */
+    if (lstm_faults_from_env(err.msg, sizeof err.msg)) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        return CLI_EXIT_USAGE;
+    }
+#endif
     int rc = cli_parse(argc, argv, &o, &err);
     if (rc) {
         fprintf(stderr, "lstmcheck: %s\n", err.msg);
