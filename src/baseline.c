@@ -1,9 +1,11 @@
 /* Baseline files (see baseline.h), read and written with cJSON. */
 #include "baseline.h"
 
+#include "gitrev.h"
 #include "npy.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -67,6 +69,28 @@ baseline_entry *baseline_find(baseline_file *b, const char *runner, const lstm_s
         if (!strcmp(b->entries[i].runner, runner) && shape_equal(&b->entries[i].shape, s))
             return &b->entries[i];
     return NULL;
+}
+
+int baseline_series_append(baseline_series *s, const double *v, int n, lc_error *err)
+{
+    double *grown = realloc(s->samples, (size_t)(s->n + n > 0 ? s->n + n : 1) * sizeof *grown);
+    if (!grown) {
+        lc_error_set(err, "out of memory");
+        return 1;
+    }
+    memcpy(grown + s->n, v, (size_t)n * sizeof *grown);
+    s->samples = grown;
+    s->n += n;
+    return 0;
+}
+
+int baseline_entry_append(baseline_entry *dst, const baseline_entry *src, lc_error *err)
+{
+    return baseline_series_append(&dst->fwd, src->fwd.samples, src->fwd.n, err) ||
+           baseline_series_append(&dst->bwd, src->bwd.samples, src->bwd.n, err) ||
+           baseline_series_append(&dst->ctl, src->ctl.samples, src->ctl.n, err) ||
+           baseline_series_append(&dst->fwd_ratio, src->fwd_ratio.samples, src->fwd_ratio.n, err) ||
+           baseline_series_append(&dst->bwd_ratio, src->bwd_ratio.samples, src->bwd_ratio.n, err);
 }
 
 int baseline_put(baseline_file *b, baseline_entry *e, lc_error *err)
@@ -197,6 +221,14 @@ static int read_entry(reader *r, const cJSON *o, int index, baseline_entry *e)
         read_str(r, o, where, "date", e->date, sizeof e->date) ||
         read_str(r, o, where, "control_workload", e->control, sizeof e->control))
         return 1;
+    /* optional (files written before it existed): derived from the commit */
+    const cJSON *rep = cJSON_GetObjectItemCaseSensitive(o, "reproducible");
+    if (rep && !cJSON_IsBool(rep)) {
+        lc_error_set(r->err, "%s: %s.reproducible must be true or false", r->path, where);
+        return 1;
+    }
+    e->reproducible = rep ? cJSON_IsTrue(rep) && git_commit_is_reproducible(e->git_commit)
+                          : git_commit_is_reproducible(e->git_commit);
     if (read_series(r, o, where, "forward", &e->fwd) || read_series(r, o, where, "backward", &e->bwd) ||
         read_series(r, o, where, "control", &e->ctl) ||
         read_series(r, o, where, "forward_ratio", &e->fwd_ratio) ||
@@ -372,6 +404,7 @@ int baseline_save(const char *path, const baseline_file *b, lc_error *err)
         cJSON_AddNumberToObject(o, "seed", (double)e->seed);
         cJSON_AddStringToObject(o, "lstmcheck_version", e->lstmcheck_version);
         cJSON_AddStringToObject(o, "git_commit", e->git_commit);
+        cJSON_AddBoolToObject(o, "reproducible", e->reproducible);
         cJSON_AddStringToObject(o, "date", e->date);
         cJSON_AddStringToObject(o, "control_workload", e->control);
         cJSON_AddNumberToObject(o, "rounds", e->rounds);
@@ -405,4 +438,67 @@ int baseline_save(const char *path, const baseline_file *b, lc_error *err)
     int rc = file_write_atomic(path, withnl, len + 1, err);
     free(withnl);
     return rc;
+}
+
+/* ---- the reference commit of a device's committed baselines ---- */
+
+typedef struct commit_pick {
+    char commit[48], date[32], file[256];
+    int for_entry; /* found for the (runner, shape) asked about */
+} commit_pick;
+
+static void consider(commit_pick *best, const baseline_entry *e, const char *file, int for_entry)
+{
+    /* an entry of the asked (runner, shape) beats any other; then newer wins */
+    if (best->commit[0] && (best->for_entry > for_entry ||
+                            (best->for_entry == for_entry && strcmp(best->date, e->date) >= 0)))
+        return;
+    snprintf(best->commit, sizeof best->commit, "%s", e->git_commit);
+    snprintf(best->date, sizeof best->date, "%s", e->date);
+    snprintf(best->file, sizeof best->file, "%s", file);
+    best->for_entry = for_entry;
+}
+
+int baseline_reference_commit(const char *dir, const char *device, const char *runner, const lstm_shape *shape,
+                              char commit[48], char *why, size_t n)
+{
+    commit_pick best, unusable;
+    memset(&best, 0, sizeof best);
+    memset(&unusable, 0, sizeof unusable);
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len < 6 || strcmp(de->d_name + len - 5, ".json"))
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        baseline_file b;
+        lc_error err;
+        if (baseline_load(path, &b, &err) != BASELINE_LOADED) {
+            fprintf(stderr, "lstmcheck: warning: %s (not considered)\n", err.msg);
+            continue;
+        }
+        for (int i = 0; strcmp(b.machine.device, device) == 0 && i < b.nentries; i++) {
+            const baseline_entry *e = &b.entries[i];
+            int mine = !strcmp(e->runner, runner) && shape_equal(&e->shape, shape);
+            consider(e->reproducible ? &best : &unusable, e, de->d_name, mine);
+        }
+        baseline_free(&b);
+    }
+    if (d)
+        closedir(d);
+    if (best.commit[0]) {
+        snprintf(commit, 48, "%s", best.commit);
+        snprintf(why, n, "the commit of the newest committed %s baseline%s (%s, %s): the last performance "
+                 "recorded as the reference", device, best.for_entry ? " of this runner and shape" : "",
+                 best.file, best.date);
+        return 0;
+    }
+    if (unusable.commit[0])
+        snprintf(why, n, "the committed %s baselines in %s record only commits that cannot be rebuilt "
+                 "(newest: %s in %s)", device, dir, unusable.commit, unusable.file);
+    else
+        snprintf(why, n, "no committed %s baseline in %s names a commit", device, dir);
+    return 1;
 }

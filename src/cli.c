@@ -111,6 +111,9 @@ static const opt_spec options[] = {
     {"json", OPT_FLAG, "baseline"},
     {"shape-set", OPT_STR, "baseline"},
     {"max-seconds", OPT_DOUBLE, "baseline"},
+    {"against", OPT_STR, "baseline"},
+    {"ab", OPT_FLAG, "baseline"},
+    {"allow-dirty", OPT_FLAG, "baseline"},
     {"tool", OPT_STR, "profile"},
     {"out-dir", OPT_STR, "profile"},
     {"trace", OPT_STR, "bench profile"},
@@ -315,6 +318,9 @@ int cli_parse(int argc, char **argv, cli_options *o, lc_error *err)
         else if (!strcmp(name, "baseline-dir")) o->baseline_dir = value;
         else if (!strcmp(name, "json")) o->json = 1;
         else if (!strcmp(name, "shape-set")) o->shape_set = value;
+        else if (!strcmp(name, "against")) o->against = value;
+        else if (!strcmp(name, "ab")) o->ab = 1;
+        else if (!strcmp(name, "allow-dirty")) o->allow_dirty = 1;
         else if (!strcmp(name, "tool")) {
             if (strcmp(value, "nsys") && strcmp(value, "ncu") && strcmp(value, "none")) {
                 lc_error_set(err, "--tool expects nsys, ncu or none, got '%s'", value);
@@ -400,8 +406,16 @@ const char *cli_usage(const char *command)
                "  --baseline-dir DIR  (default: the baselines/ folder of the source tree)\n"
                "  --json              machine-readable output (show, compare)\n"
                "  --max-seconds S     compare: measuring budget per (runner, shape) (default 60)\n"
+               "  --against REV       compare: A/B against commit REV, built beside this build and\n"
+               "                      measured now in alternating processes (no baseline file used)\n"
+               "  --ab                compare: A/B against the commit of the newest committed baseline\n"
+               "                      of the device, even where this machine has a baseline\n"
+               "  --allow-dirty       update: record a tree with uncommitted changes to src/, kernels/\n"
+               "                      or CMakeLists.txt (the entries are marked not reproducible)\n"
+               "compare without a baseline entry for this machine is an A/B comparison against the\n"
+               "commit of the newest committed baseline of the device (docs/perf.md).\n"
                "Exit: 0 all SAME or FASTER; 1 SLOWER, or numerics failed; 2 bad input or an\n"
-               "unusable baseline file; 3 no baseline here, or INCONCLUSIVE within the budget.\n";
+               "unusable baseline file; 3 not comparable here, or INCONCLUSIVE within the budget.\n";
     if (!strcmp(command, "profile"))
         return "usage: lstmcheck profile [flags]\n"
                "  --rnns A B ...  shape flags  --nloops N (default 5)  --sleep-between-seconds S\n"

@@ -40,6 +40,9 @@ typedef struct cli_options {
     const char *baseline_dir;
     int json;
     double max_seconds;      /* perf: budget for one comparison */
+    const char *against;     /* compare: A/B against this revision */
+    int ab;                  /* compare: A/B even where this machine has a baseline */
+    int allow_dirty;         /* update: record a modified tree (marked not reproducible) */
     /* profile / trace */
     const char *tool;        /* nsys, ncu, none */
     const char *out_dir;

@@ -1,18 +1,29 @@
 /* lstmcheck baseline update | show | compare: per-machine baselines and
  * the perf verdict. `ctest -L perf` runs `baseline compare`. */
+#include "ab.h"
 #include "baseline.h"
 #include "commands.h"
 #include "device.h"
 #include "gate.h"
 #include "machine.h"
 #include "perf.h"
+#include "revbuild.h"
+#include "gitrev.h"
+#include "isolate.h"
 #include "session.h"
+
+#include <cjson/cJSON.h>
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef LSTMCHECK_SOURCE_DIR
+#define LSTMCHECK_SOURCE_DIR "."
+#endif
 
 typedef struct work_item {
     const runner_ops *runner;
@@ -102,7 +113,7 @@ static int gate_first(const runner_ops *r, numerics_context *ctx, const char *ta
 {
     gate_report rep;
     char line[1024];
-    gate_run(r, ctx, NULL, &rep);
+    isolate_gate_run(r, ctx, NULL, &rep); /* a GPU runner's fault stays in its child */
     if (rep.status == GATE_PASS)
         return 0;
     gate_format_summary(r, &rep, line, sizeof line);
@@ -152,9 +163,47 @@ static void median_text(const baseline_series *s, char *buf, size_t n)
     snprintf(buf, n, "%.4g ms +-%.1f%%", sum.median, 100 * stats_robust_rel_spread(&sum));
 }
 
+/* The commit an update records. A baseline is only worth committing if
+ * anyone can rebuild what it measured: a tree with uncommitted changes to
+ * what is built is refused (EXIT_USAGE) unless --allow-dirty, which records
+ * "<commit>-dirty", marked not reproducible. */
+static int recorded_commit(const cli_options *o, char commit[48], int *reproducible)
+{
+    char sha[GIT_SHA_LEN + 1], what[512];
+    *reproducible = 0;
+    if (git_head(LSTMCHECK_SOURCE_DIR, sha) != GIT_YES) {
+        if (!o->allow_dirty) {
+            fprintf(stderr, "lstmcheck: %s is not a git checkout, so a baseline could not name the commit it "
+                            "measured; pass --allow-dirty to record it as not reproducible\n",
+                    LSTMCHECK_SOURCE_DIR);
+            return EXIT_USAGE;
+        }
+        snprintf(commit, 48, "unknown");
+        return EXIT_OK;
+    }
+    if (git_built_tree_dirty(LSTMCHECK_SOURCE_DIR, what, sizeof what) == GIT_YES) {
+        if (!o->allow_dirty) {
+            fprintf(stderr, "lstmcheck: uncommitted changes in %s (%s): a baseline must name a commit anyone "
+                            "can rebuild; commit them first, or pass --allow-dirty to record them marked not "
+                            "reproducible\n", LSTMCHECK_SOURCE_DIR, what);
+            return EXIT_USAGE;
+        }
+        snprintf(commit, 48, "%s-dirty", sha);
+        return EXIT_OK;
+    }
+    snprintf(commit, 48, "%s", sha);
+    *reproducible = 1;
+    return EXIT_OK;
+}
+
 static int cmd_update(const cli_options *o, const char *device, const char *dir, work_item *items, int n)
 {
     lc_error err = {{0}};
+    char commit[48];
+    int reproducible;
+    int rc = recorded_commit(o, commit, &reproducible);
+    if (rc)
+        return rc;
     machine_key key;
     if (machine_key_current(device, &key, &err)) {
         fprintf(stderr, "lstmcheck: %s\n", err.msg);
@@ -162,7 +211,7 @@ static int cmd_update(const cli_options *o, const char *device, const char *dir,
     }
     char path[4096];
     baseline_file b;
-    int rc = load_for(dir, &key, path, sizeof path, &b, &err);
+    rc = load_for(dir, &key, path, sizeof path, &b, &err);
     if (rc == BASELINE_INVALID) {
         fprintf(stderr, "lstmcheck: %s (not overwritten: fix or remove the file first)\n", err.msg);
         return EXIT_USAGE;
@@ -209,7 +258,8 @@ static int cmd_update(const cli_options *o, const char *device, const char *dir,
             fprintf(stderr, "lstmcheck: %s %s: %s; nothing written\n", items[i].runner->name, tag, err.msg);
             status = EXIT_FAILED;
         } else {
-            measured++;
+            snprintf(fresh[measured].git_commit, sizeof fresh[measured].git_commit, "%s", commit);
+            fresh[measured++].reproducible = reproducible;
         }
         numerics_context_free(&ctx);
     }
@@ -317,6 +367,38 @@ static int cmd_show(const cli_options *o, const char *device, const char *dir)
     return EXIT_OK;
 }
 
+/* ---- compare: against this machine's baseline entry, or A/B ---- */
+
+/* The state of one compare run: what it was asked, what it counted, and
+ * the JSON document it builds (--json). */
+typedef struct compare_run {
+    const cli_options *o;
+    const char *device, *dir;
+    baseline_file *file;   /* this machine's (empty when it has none) */
+    const char *file_path;
+    perf_settings settings;
+    int comparisons;       /* the family size m */
+    char against[GIT_SHA_LEN + 1]; /* --against, resolved */
+    char self_exe[4096];
+    char self_desc[256];   /* this build, for A/B reports */
+    int slower, unclear, faster, failed;
+    cJSON *json, *results, *skipped;
+} compare_run;
+
+static void note_skip(compare_run *cr, const char *runner, const char *tag, const char *reason)
+{
+    if (cr->o->json) {
+        cJSON *s = cJSON_CreateObject();
+        cJSON_AddStringToObject(s, "runner", runner);
+        cJSON_AddStringToObject(s, "shape", tag);
+        cJSON_AddStringToObject(s, "reason", reason);
+        cJSON_AddItemToArray(cr->skipped, s);
+    } else {
+        printf("SKIP %s %s: %s\n", runner, tag, reason);
+    }
+    cr->unclear++;
+}
+
 static void print_row(const char *runner, const char *tag, const char *phase, const sample_summary *b,
                       const sample_summary *c, double raw, const verdict_result *v)
 {
@@ -325,14 +407,207 @@ static void print_row(const char *runner, const char *tag, const char *phase, co
            100 * v->delta, verdict_name(v->kind), v->reason);
 }
 
-static void json_verdict(const char *key, const verdict_result *v, const sample_summary *b,
-                         const sample_summary *c, double raw)
+static cJSON *json_verdict(const verdict_result *v, const sample_summary *b, const sample_summary *c, double raw)
 {
-    printf("\"%s\": {\"verdict\": \"%s\", \"baseline_median_ms\": %.6g, \"current_median_ms\": %.6g, "
-           "\"raw_change\": %.6g, \"change\": %.6g, \"ci_low\": %.6g, \"ci_high\": %.6g, \"p\": %.4g, "
-           "\"min_effect\": %.4g, \"reason\": \"%s\"}",
-           key, verdict_name(v->kind), b->median, c->median, raw, v->change, v->ci_low, v->ci_high, v->p,
-           v->delta, v->reason);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "verdict", verdict_name(v->kind));
+    cJSON_AddNumberToObject(o, "baseline_median_ms", b->median);
+    cJSON_AddNumberToObject(o, "current_median_ms", c->median);
+    cJSON_AddNumberToObject(o, "raw_change", raw);
+    cJSON_AddNumberToObject(o, "change", v->change);
+    cJSON_AddNumberToObject(o, "ci_low", v->ci_low);
+    cJSON_AddNumberToObject(o, "ci_high", v->ci_high);
+    cJSON_AddNumberToObject(o, "p", v->p);
+    cJSON_AddNumberToObject(o, "min_effect", v->delta);
+    cJSON_AddStringToObject(o, "reason", v->reason);
+    return o;
+}
+
+/* One decided comparison: rows (or a JSON result) and the counts. ab: the
+ * A/B details, NULL against a baseline entry. */
+static void report_comparison(compare_run *cr, const char *runner, const char *tag, const perf_comparison *c,
+                              const ab_outcome *ab, const char *commit, const char *why)
+{
+    if (cr->o->json) {
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddStringToObject(r, "runner", runner);
+        cJSON_AddStringToObject(r, "shape", tag);
+        cJSON_AddStringToObject(r, "mode", ab ? "ab" : "baseline");
+        if (ab) {
+            cJSON *a = cJSON_AddObjectToObject(r, "against");
+            cJSON_AddStringToObject(a, "commit", commit);
+            cJSON_AddStringToObject(a, "why", why);
+            cJSON_AddStringToObject(a, "current", cr->self_desc);
+            cJSON_AddNumberToObject(a, "processes_a", ab->processes[0]);
+            cJSON_AddNumberToObject(a, "processes_b", ab->processes[1]);
+        }
+        cJSON_AddNumberToObject(r, "samples", c->samples);
+        cJSON_AddNumberToObject(r, "rounds", c->rounds);
+        cJSON_AddItemToObject(r, "forward", json_verdict(&c->fwd, &c->base_fwd, &c->cur_fwd, c->raw_change_fwd));
+        cJSON_AddItemToObject(r, "backward", json_verdict(&c->bwd, &c->base_bwd, &c->cur_bwd, c->raw_change_bwd));
+        cJSON_AddItemToArray(cr->results, r);
+    } else {
+        if (ab)
+            printf("A/B %s %s: %s (B) against %.12s (A), %s; %d + %d processes interleaved A B B A, B A A B, ...\n",
+                   runner, tag, cr->self_desc, commit, why, ab->processes[0], ab->processes[1]);
+        print_row(runner, tag, "fwd", &c->base_fwd, &c->cur_fwd, c->raw_change_fwd, &c->fwd);
+        print_row(runner, tag, "bwd", &c->base_bwd, &c->cur_bwd, c->raw_change_bwd, &c->bwd);
+    }
+    fflush(stdout);
+    verdict_kind k = perf_overall(c);
+    cr->slower += k == VERDICT_SLOWER;
+    cr->unclear += k == VERDICT_INCONCLUSIVE;
+    cr->faster += c->fwd.kind == VERDICT_FASTER || c->bwd.kind == VERDICT_FASTER;
+}
+
+/* A revision to build, as the command's exit code: EXIT_USAGE for a name
+ * that means nothing here, EXIT_SKIPPED when this checkout cannot have it. */
+static int resolve_revision(const char *rev, char sha[GIT_SHA_LEN + 1], lc_error *err)
+{
+    switch (git_resolve_buildable(LSTMCHECK_SOURCE_DIR, rev, sha, err)) {
+    case GIT_YES: return EXIT_OK;
+    case GIT_UNKNOWN_REV: return EXIT_USAGE;
+    default: return EXIT_SKIPPED;
+    }
+}
+
+/* This build, as A/B reports name it: its commit and whether the tree
+ * it was built from has changes since. */
+static void describe_self(compare_run *cr)
+{
+    char sha[GIT_SHA_LEN + 1], what[256];
+    if (git_head(LSTMCHECK_SOURCE_DIR, sha) != GIT_YES) {
+        snprintf(cr->self_desc, sizeof cr->self_desc, "this build (not a git checkout)");
+        return;
+    }
+    int dirty = git_built_tree_dirty(LSTMCHECK_SOURCE_DIR, what, sizeof what) == GIT_YES;
+    snprintf(cr->self_desc, sizeof cr->self_desc, "this build (%.12s%s%s)", sha,
+             dirty ? " + uncommitted changes: " : "", dirty ? what : "");
+}
+
+/* A/B of one gated (runner, shape) against the --against commit or the
+ * commit of the device's newest committed baseline. */
+static void compare_ab(compare_run *cr, const work_item *it, const char *tag)
+{
+    const char *name = it->runner->name;
+    char commit[48], sha[GIT_SHA_LEN + 1], why[600], exe[4096];
+    lc_error err = {{0}};
+    if (cr->against[0]) {
+        snprintf(sha, sizeof sha, "%s", cr->against);
+        snprintf(why, sizeof why, "as asked (--against %s)", cr->o->against);
+    } else {
+        if (baseline_reference_commit(cr->dir, cr->device, name, &it->shape, commit, why, sizeof why)) {
+            char reason[800];
+            snprintf(reason, sizeof reason, "no baseline here and no A/B possible: %s", why);
+            note_skip(cr, name, tag, reason);
+            return;
+        }
+        if (resolve_revision(commit, sha, &err)) {
+            note_skip(cr, name, tag, err.msg);
+            return;
+        }
+    }
+    if (revbuild_lstmcheck(LSTMCHECK_SOURCE_DIR, sha, cr->device, exe, sizeof exe, &err)) {
+        char reason[700];
+        snprintf(reason, sizeof reason, "cannot compare here: %s", err.msg);
+        note_skip(cr, name, tag, reason);
+        return;
+    }
+    const ab_side sides[2] = {{.exe = exe}, {.exe = cr->self_exe, .allow_dirty = 1}};
+    const ab_request rq = {.device = cr->device, .runner = name, .shape = it->shape, .seed = cr->o->seed,
+                           .warmup = cr->o->warmup, .nloops = cr->o->nloops};
+    ab_outcome ab;
+    fprintf(stderr, "A/B %s %s against %.12s ...\n", name, tag, sha);
+    ab_status st = ab_compare(sides, &rq, &cr->settings, cr->comparisons, &ab, &err);
+    if (st == AB_CANNOT) {
+        char reason[700];
+        snprintf(reason, sizeof reason, "cannot compare here: %s", err.msg);
+        note_skip(cr, name, tag, reason);
+    } else if (st != AB_OK) {
+        fprintf(stderr, "lstmcheck: %s %s: %s\n", name, tag, err.msg);
+        cr->failed++;
+    } else {
+        report_comparison(cr, name, tag, &ab.cmp, &ab, sha, why);
+    }
+}
+
+/* Gate first, on every machine; then the baseline entry or an A/B. */
+static void compare_item(compare_run *cr, const work_item *it)
+{
+    char tag[64];
+    shape_tag(&it->shape, tag, sizeof tag);
+    const baseline_entry *e =
+        cr->against[0] || cr->o->ab ? NULL : baseline_find(cr->file, it->runner->name, &it->shape);
+    lc_error err = {{0}};
+    numerics_context ctx;
+    if (numerics_context_init(&ctx, &it->shape, e ? e->seed : cr->o->seed, NULL, &err)) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        cr->failed++;
+        return;
+    }
+    int g = gate_first(it->runner, &ctx, tag);
+    if (g) {
+        numerics_context_free(&ctx);
+        if (g == EXIT_SKIPPED) cr->unclear++;
+        else cr->failed++;
+        return;
+    }
+    if (!e) {
+        numerics_context_free(&ctx);
+        compare_ab(cr, it, tag);
+        return;
+    }
+    const lstm_problem *p;
+    const lstm_results *ref;
+    numerics_context_get(&ctx, it->runner, &p, &ref, &err);
+    perf_comparison c;
+    int rc = perf_compare(it->runner, p, e, &cr->settings, cr->comparisons, &c, &err);
+    numerics_context_free(&ctx);
+    if (rc) {
+        fprintf(stderr, "lstmcheck: %s %s: %s\n", it->runner->name, tag, err.msg);
+        cr->failed++;
+        return;
+    }
+    report_comparison(cr, it->runner->name, tag, &c, NULL, NULL, NULL);
+}
+
+static void compare_header(compare_run *cr, const char *desc)
+{
+    if (cr->o->json) {
+        cr->json = cJSON_CreateObject();
+        if (cr->file->nentries)
+            cJSON_AddStringToObject(cr->json, "baseline", cr->file_path);
+        else
+            cJSON_AddNullToObject(cr->json, "baseline");
+        cJSON_AddStringToObject(cr->json, "machine", desc);
+        cJSON_AddNumberToObject(cr->json, "comparisons", cr->comparisons);
+        cr->results = cJSON_AddArrayToObject(cr->json, "results");
+        cr->skipped = cJSON_AddArrayToObject(cr->json, "skipped");
+        return;
+    }
+    if (!cr->against[0] && !cr->o->ab && !cr->file->nentries)
+        printf("no baseline for this machine (%s) at %s: comparing A/B against the commit of the newest "
+               "committed %s baseline\n", desc, cr->file_path, cr->device);
+    printf("%-16s %-22s %-4s %9s %9s %8s %8s %16s %6s %-12s %s\n", "runner", "shape", "", "base_ms", "now_ms",
+           "raw", "change", "interval", "min", "verdict", "why");
+}
+
+static void compare_footer(compare_run *cr)
+{
+    if (cr->o->json) {
+        char *text = cJSON_Print(cr->json);
+        if (text)
+            printf("%s\n", text);
+        free(text);
+        cJSON_Delete(cr->json);
+        return;
+    }
+    if (cr->faster)
+        printf("note: %d faster: record it with 'lstmcheck baseline update' (or the update-baselines target)\n",
+               cr->faster);
+    if (cr->unclear)
+        printf("note: %d not decided here (cannot run or compare here, or INCONCLUSIVE within %.0f s)\n",
+               cr->unclear, cr->settings.compare_budget_s);
 }
 
 static int cmd_compare(const cli_options *o, const char *device, const char *dir, work_item *items, int n)
@@ -351,93 +626,29 @@ static int cmd_compare(const cli_options *o, const char *device, const char *dir
         fprintf(stderr, "lstmcheck: %s\n", err.msg);
         return EXIT_USAGE;
     }
-    if (rc == BASELINE_MISSING) {
-        printf("SKIP: no baseline for this machine (%s) at %s; make one with:\n"
-               "  lstmcheck baseline update --device %s%s%s\n",
-               desc, path, device, o->nrnns ? " --rnns ..." : "", o->shape_set ? " --shape-set ..." : "");
+    compare_run cr = {.o = o, .device = device, .dir = dir, .file = &b, .file_path = path};
+    if (o->against && (rc = resolve_revision(o->against, cr.against, &err))) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
         baseline_free(&b);
-        return EXIT_SKIPPED;
+        return rc;
     }
+    ssize_t len = readlink("/proc/self/exe", cr.self_exe, sizeof cr.self_exe - 1);
+    cr.self_exe[len > 0 ? len : 0] = '\0';
+    describe_self(&cr);
+    settings_from(o, device, &cr.settings);
+    /* one family: every forward and backward entry of the perf run */
+    int family = perf_matrix_size(device);
+    family = b.nentries > family ? b.nentries : family;
+    cr.comparisons = 2 * (n > family ? n : family);
     warn_stale(path, &b);
-    perf_settings s;
-    settings_from(o, device, &s);
-    /* one family: every forward and backward entry of this machine's file */
-    int m = 2 * (b.nentries > n ? b.nentries : n);
-    int slower = 0, unclear = 0, faster = 0, failed = 0;
-    if (o->json)
-        printf("{\"baseline\": \"%s\", \"comparisons\": %d, \"results\": [", path, m);
-    else
-        printf("%-16s %-22s %-4s %9s %9s %8s %8s %16s %6s %-12s %s\n", "runner", "shape", "", "base_ms",
-               "now_ms", "raw", "change", "interval", "min", "verdict", "why");
-    int first = 1;
-    for (int i = 0; i < n; i++) {
-        char tag[64];
-        shape_tag(&items[i].shape, tag, sizeof tag);
-        const baseline_entry *e = baseline_find(&b, items[i].runner->name, &items[i].shape);
-        if (!e) {
-            if (!o->json)
-                printf("SKIP %s %s: not in %s; add it with: lstmcheck baseline update --rnns %s%s%s\n",
-                       items[i].runner->name, tag, path, items[i].runner->name,
-                       items[i].set ? " --shape-set " : "", items[i].set ? items[i].set : "");
-            unclear++;
-            continue;
-        }
-        numerics_context ctx;
-        if (numerics_context_init(&ctx, &items[i].shape, e->seed, NULL, &err)) {
-            fprintf(stderr, "lstmcheck: %s\n", err.msg);
-            failed++;
-            continue;
-        }
-        int g = gate_first(items[i].runner, &ctx, tag);
-        if (g) {
-            numerics_context_free(&ctx);
-            if (g == EXIT_SKIPPED) unclear++;
-            else failed++;
-            continue;
-        }
-        const lstm_problem *p;
-        const lstm_results *ref;
-        numerics_context_get(&ctx, items[i].runner, &p, &ref, &err);
-        perf_comparison c;
-        if (perf_compare(items[i].runner, p, e, &s, m, &c, &err)) {
-            fprintf(stderr, "lstmcheck: %s %s: %s\n", items[i].runner->name, tag, err.msg);
-            numerics_context_free(&ctx);
-            failed++;
-            continue;
-        }
-        numerics_context_free(&ctx);
-        if (o->json) {
-            printf("%s{\"runner\": \"%s\", \"shape\": \"%s\", \"samples\": %d, \"rounds\": %d, ", first ? "" : ", ",
-                   items[i].runner->name, tag, c.samples, c.rounds);
-            json_verdict("forward", &c.fwd, &c.base_fwd, &c.cur_fwd, c.raw_change_fwd);
-            printf(", ");
-            json_verdict("backward", &c.bwd, &c.base_bwd, &c.cur_bwd, c.raw_change_bwd);
-            printf("}");
-            first = 0;
-        } else {
-            print_row(items[i].runner->name, tag, "fwd", &c.base_fwd, &c.cur_fwd, c.raw_change_fwd, &c.fwd);
-            print_row(items[i].runner->name, tag, "bwd", &c.base_bwd, &c.cur_bwd, c.raw_change_bwd, &c.bwd);
-        }
-        fflush(stdout);
-        verdict_kind k = perf_overall(&c);
-        slower += k == VERDICT_SLOWER;
-        unclear += k == VERDICT_INCONCLUSIVE;
-        faster += c.fwd.kind == VERDICT_FASTER || c.bwd.kind == VERDICT_FASTER;
-    }
-    if (o->json)
-        printf("]}\n");
-    else {
-        if (faster)
-            printf("note: %d faster: record it with 'lstmcheck baseline update' (or the update-baselines target)\n",
-                   faster);
-        if (unclear)
-            printf("note: %d not decided here (no baseline entry, cannot run, or INCONCLUSIVE within %.0f s)\n",
-                   unclear, s.compare_budget_s);
-    }
+    compare_header(&cr, desc);
+    for (int i = 0; i < n; i++)
+        compare_item(&cr, &items[i]);
+    compare_footer(&cr);
     baseline_free(&b);
-    if (failed || slower)
+    if (cr.failed || cr.slower)
         return EXIT_FAILED;
-    return unclear ? EXIT_SKIPPED : EXIT_OK;
+    return cr.unclear ? EXIT_SKIPPED : EXIT_OK;
 }
 
 int cmd_baseline(const cli_options *o)
@@ -449,6 +660,14 @@ int cmd_baseline(const cli_options *o)
     char device[8];
     session_resolve_device(o->device, device, sizeof device);
     perf_prepare_device(device);
+    if ((o->against || o->ab) && strcmp(o->subcommand, "compare")) {
+        fprintf(stderr, "lstmcheck: --%s applies to baseline compare only\n", o->against ? "against" : "ab");
+        return EXIT_USAGE;
+    }
+    if (o->allow_dirty && strcmp(o->subcommand, "update")) {
+        fprintf(stderr, "lstmcheck: --allow-dirty applies to baseline update only\n");
+        return EXIT_USAGE;
+    }
     const char *dir = o->baseline_dir ? o->baseline_dir : baseline_default_dir();
     if (!strcmp(o->subcommand, "show"))
         return cmd_show(o, device, dir);

@@ -16,9 +16,6 @@
 #ifndef LSTMCHECK_VERSION
 #define LSTMCHECK_VERSION "unknown"
 #endif
-#ifndef LSTMCHECK_SOURCE_DIR
-#define LSTMCHECK_SOURCE_DIR "."
-#endif
 
 /* Shapes small enough for the 2-core CI machine (the CPU sets) and the
  * original's default shape on a GPU. */
@@ -41,6 +38,16 @@ const perf_shape_set *perf_find_shape_set(const char *device, const char *name)
         if (!strcmp(perf_shape_sets[i].device, device) && !strcmp(perf_shape_sets[i].name, name))
             return &perf_shape_sets[i];
     return NULL;
+}
+
+int perf_matrix_size(const char *device)
+{
+    int runners = 0, sets = 0;
+    for (int i = 0; lstm_runners[i]; i++)
+        runners += !strcmp(lstm_runners[i]->device, device) && perf_in_matrix(lstm_runners[i]);
+    for (int i = 0; perf_shape_sets[i].name; i++)
+        sets += !strcmp(perf_shape_sets[i].device, device);
+    return runners * sets;
 }
 
 void openblas_set_num_threads(int n);
@@ -206,18 +213,9 @@ static int measure_round(const runner_ops *r, const lstm_problem *p, const perf_
     return rc;
 }
 
-/* append src's n values to a growing series */
 static int append(baseline_series *dst, const double *src, int n, lc_error *err)
 {
-    double *grown = realloc(dst->samples, (size_t)(dst->n + n) * sizeof *grown);
-    if (!grown) {
-        lc_error_set(err, "out of memory");
-        return 1;
-    }
-    memcpy(grown + dst->n, src, (size_t)n * sizeof *grown);
-    dst->samples = grown;
-    dst->n += n;
-    return 0;
+    return baseline_series_append(dst, src, n, err);
 }
 
 static int append_ratios(baseline_series *dst, const double *num, const double *den, int n, lc_error *err)
@@ -248,21 +246,6 @@ static int append_round(baseline_entry *e, const harness_result *res, lc_error *
            append_ratios(&e->bwd_ratio, res->bwd_ms, res->ctl_ms, res->n, err);
 }
 
-static void git_commit(char *buf, size_t n)
-{
-    snprintf(buf, n, "unknown");
-    FILE *f = popen("git -C '" LSTMCHECK_SOURCE_DIR "' describe --always --dirty 2>/dev/null", "r");
-    if (!f)
-        return;
-    char line[64];
-    if (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = '\0';
-        if (line[0])
-            snprintf(buf, n, "%s", line);
-    }
-    pclose(f);
-}
-
 /* relative sd of values around their mean */
 static double rel_sd(const double *v, int n)
 {
@@ -285,7 +268,7 @@ int perf_measure_entry(const runner_ops *r, const lstm_problem *p, unsigned long
     e->shape = p->shape;
     e->seed = seed;
     snprintf(e->lstmcheck_version, sizeof e->lstmcheck_version, "%s", LSTMCHECK_VERSION);
-    git_commit(e->git_commit, sizeof e->git_commit);
+    snprintf(e->git_commit, sizeof e->git_commit, "unknown"); /* the caller knows the tree */
     time_t now = time(NULL);
     strftime(e->date, sizeof e->date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     int rounds = s->baseline_rounds > 0 ? s->baseline_rounds : 1;
@@ -330,69 +313,108 @@ verdict_kind perf_overall(const perf_comparison *c)
     return rank[c->fwd.kind] >= rank[c->bwd.kind] ? c->fwd.kind : c->bwd.kind;
 }
 
-/* Measure rounds into cur and decide, more rounds while inconclusive and
+/* Measure more into (base, cur) and decide, again while inconclusive and
  * within the budget (counted from start). */
-static int decide_rounds(const runner_ops *r, const lstm_problem *p, const baseline_entry *e,
-                         const perf_settings *s, int comparisons, double start, baseline_entry *cur,
-                         verdict_result *fwd, verdict_result *bwd, int *rounds, lc_error *err)
+static int decide_rounds(const perf_source *src, const perf_settings *s, int comparisons, double start,
+                         baseline_entry *base, baseline_entry *cur, verdict_result *fwd, verdict_result *bwd,
+                         int *rounds, lc_error *err)
 {
     for (;;) {
-        harness_result res;
-        if (measure_round(r, p, s, &res, err))
-            return 1;
-        int rc = append_round(cur, &res, err);
-        harness_result_free(&res);
-        if (rc)
+        if (src->measure(src->ctx, base, cur, err))
             return 1;
         (*rounds)++;
         sample_summary cb, cc;
-        stats_summarize(e->ctl.samples, e->ctl.n, &cb);
+        stats_summarize(base->ctl.samples, base->ctl.n, &cb);
         stats_summarize(cur->ctl.samples, cur->ctl.n, &cc);
         const double drift = cb.median > 0 ? cc.median / cb.median - 1 : 0;
-        verdict_decide(e->fwd_ratio.samples, e->fwd_ratio.n, cur->fwd_ratio.samples, cur->fwd_ratio.n,
-                       e->noise_fwd, comparisons, drift, fwd);
-        verdict_decide(e->bwd_ratio.samples, e->bwd_ratio.n, cur->bwd_ratio.samples, cur->bwd_ratio.n,
-                       e->noise_bwd, comparisons, drift, bwd);
+        verdict_decide(base->fwd_ratio.samples, base->fwd_ratio.n, cur->fwd_ratio.samples, cur->fwd_ratio.n,
+                       base->noise_fwd, comparisons, drift, fwd);
+        verdict_decide(base->bwd_ratio.samples, base->bwd_ratio.n, cur->bwd_ratio.samples, cur->bwd_ratio.n,
+                       base->noise_bwd, comparisons, drift, bwd);
         if ((fwd->kind != VERDICT_INCONCLUSIVE && bwd->kind != VERDICT_INCONCLUSIVE) ||
             wall_seconds() - start > s->compare_budget_s)
             return 0;
     }
 }
 
-int perf_compare(const runner_ops *r, const lstm_problem *p, const baseline_entry *e,
-                 const perf_settings *s, int comparisons, perf_comparison *out, lc_error *err)
+/* One decision from fresh measurements: a recorded base is copied (its
+ * arrays borrowed, never grown), a measured one starts empty. */
+static int decide_fresh(const perf_source *src, const perf_settings *s, int comparisons, baseline_entry *base,
+                        baseline_entry *cur, verdict_result *fwd, verdict_result *bwd, int *rounds, lc_error *err)
+{
+    memset(base, 0, sizeof *base);
+    memset(cur, 0, sizeof *cur);
+    if (src->fixed_base)
+        *base = *src->fixed_base;
+    return decide_rounds(src, s, comparisons, wall_seconds(), base, cur, fwd, bwd, rounds, err);
+}
+
+static void free_measured(const perf_source *src, baseline_entry *base, baseline_entry *cur)
+{
+    if (!src->fixed_base)
+        baseline_entry_free(base);
+    baseline_entry_free(cur);
+}
+
+int perf_compare_source(const perf_source *src, const perf_settings *s, int comparisons, perf_comparison *out,
+                        lc_error *err)
 {
     memset(out, 0, sizeof *out);
-    baseline_entry cur;
-    memset(&cur, 0, sizeof cur);
+    baseline_entry base, cur;
     double start = wall_seconds();
-    if (decide_rounds(r, p, e, s, comparisons, start, &cur, &out->fwd, &out->bwd, &out->rounds, err)) {
-        baseline_entry_free(&cur);
+    if (decide_fresh(src, s, comparisons, &base, &cur, &out->fwd, &out->bwd, &out->rounds, err)) {
+        free_measured(src, &base, &cur);
         return 1;
     }
     if (out->fwd.kind == VERDICT_SLOWER || out->bwd.kind == VERDICT_SLOWER) {
-        /* confirm with independent rounds, decided on their own (with a
-         * budget of their own) */
-        baseline_entry conf;
-        memset(&conf, 0, sizeof conf);
+        /* confirm with independent measurements, decided on their own
+         * (with a budget of their own) */
+        baseline_entry cb, cc;
         verdict_result vf, vb;
-        int rc = decide_rounds(r, p, e, s, comparisons, wall_seconds(), &conf, &vf, &vb, &out->rounds, err);
-        baseline_entry_free(&conf);
+        int rc = decide_fresh(src, s, comparisons, &cb, &cc, &vf, &vb, &out->rounds, err);
+        free_measured(src, &cb, &cc);
         if (rc) {
-            baseline_entry_free(&cur);
+            free_measured(src, &base, &cur);
             return 1;
         }
         verdict_confirm(&out->fwd, &vf);
         verdict_confirm(&out->bwd, &vb);
     }
     out->samples = cur.fwd.n;
-    stats_summarize(e->fwd.samples, e->fwd.n, &out->base_fwd);
-    stats_summarize(e->bwd.samples, e->bwd.n, &out->base_bwd);
+    stats_summarize(base.fwd.samples, base.fwd.n, &out->base_fwd);
+    stats_summarize(base.bwd.samples, base.bwd.n, &out->base_bwd);
     stats_summarize(cur.fwd.samples, cur.fwd.n, &out->cur_fwd);
     stats_summarize(cur.bwd.samples, cur.bwd.n, &out->cur_bwd);
     out->raw_change_fwd = out->base_fwd.median > 0 ? out->cur_fwd.median / out->base_fwd.median - 1 : 0;
     out->raw_change_bwd = out->base_bwd.median > 0 ? out->cur_bwd.median / out->base_bwd.median - 1 : 0;
     out->elapsed_s = wall_seconds() - start;
-    baseline_entry_free(&cur);
+    free_measured(src, &base, &cur);
     return 0;
+}
+
+/* The runner measured here, one round per step, against a recorded entry. */
+typedef struct in_process {
+    const runner_ops *r;
+    const lstm_problem *p;
+    const perf_settings *s;
+} in_process;
+
+static int measure_in_process(void *ctx, baseline_entry *base, baseline_entry *cur, lc_error *err)
+{
+    (void)base;
+    const in_process *ip = ctx;
+    harness_result res;
+    if (measure_round(ip->r, ip->p, ip->s, &res, err))
+        return 1;
+    int rc = append_round(cur, &res, err);
+    harness_result_free(&res);
+    return rc;
+}
+
+int perf_compare(const runner_ops *r, const lstm_problem *p, const baseline_entry *e,
+                 const perf_settings *s, int comparisons, perf_comparison *out, lc_error *err)
+{
+    in_process ip = {r, p, s};
+    perf_source src = {.measure = measure_in_process, .ctx = &ip, .fixed_base = e};
+    return perf_compare_source(&src, s, comparisons, out, err);
 }

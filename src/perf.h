@@ -45,6 +45,8 @@ typedef struct perf_shape_set {
 } perf_shape_set;
 extern const perf_shape_set perf_shape_sets[]; /* terminated by name == NULL */
 const perf_shape_set *perf_find_shape_set(const char *device, const char *name);
+/* (runner, shape set) pairs of the device's perf matrix: the family of one perf run. */
+int perf_matrix_size(const char *device);
 
 /* Measure rounds of r on p and fill a baseline entry (owns its arrays). */
 int perf_measure_entry(const runner_ops *r, const lstm_problem *p, unsigned long long seed,
@@ -52,14 +54,29 @@ int perf_measure_entry(const runner_ops *r, const lstm_problem *p, unsigned long
 
 typedef struct perf_comparison {
     verdict_result fwd, bwd;
-    sample_summary base_fwd, base_bwd, cur_fwd, cur_bwd;  /* ms */
+    sample_summary base_fwd, base_bwd, cur_fwd, cur_bwd;  /* ms, of the first decision */
     double raw_change_fwd, raw_change_bwd;                  /* of median ms, not drift-cancelled */
-    int rounds, samples;
+    int rounds, samples;  /* measure() steps (confirmation included); current samples */
     double elapsed_s;
 } perf_comparison;
 
-/* Measure r now and decide against e; more rounds while inconclusive,
- * within s->compare_budget_s. comparisons: the family size m. */
+/* Where a comparison's measurements come from. Against a recorded entry
+ * (fixed_base), measure() appends to the current side only; in an A/B
+ * comparison (fixed_base NULL) it appends to both sides, measured now, and
+ * keeps base->noise_* at the noise of unchanged code measured so far. */
+typedef struct perf_source {
+    int (*measure)(void *ctx, baseline_entry *base, baseline_entry *cur, lc_error *err);
+    void *ctx;
+    const baseline_entry *fixed_base;
+} perf_source;
+
+/* Measure and decide with the verdict rule: more measurements while
+ * inconclusive, within s->compare_budget_s; a SLOWER is confirmed by fresh
+ * measurements decided on their own. comparisons: the family size m. */
+int perf_compare_source(const perf_source *src, const perf_settings *s, int comparisons, perf_comparison *out,
+                        lc_error *err);
+
+/* perf_compare_source with r measured in rounds here against e. */
 int perf_compare(const runner_ops *r, const lstm_problem *p, const baseline_entry *e,
                  const perf_settings *s, int comparisons, perf_comparison *out, lc_error *err);
 
