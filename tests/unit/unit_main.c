@@ -25,6 +25,7 @@ int test_stats_mann_whitney(void);
 int test_gate_reports_worst_element(void);
 int test_cli_flags(void);
 int test_cli_errors(void);
+#include "unit_ab.h"
 #include "unit_extra.h"
 #include "unit_isolate.h"
 #include "unit_trace.h"
@@ -52,6 +53,7 @@ static const unit_test tests[] = {
     UNIT_EXTRA_TESTS
     UNIT_TRACE_TESTS
     UNIT_ISOLATE_TESTS
+    UNIT_AB_TESTS
     {NULL, NULL},
 };
 
