@@ -33,8 +33,8 @@ PROOF_STEPS=${PROOF_STEPS:-all}
 export LOGS=$OUT/logs
 export SUMMARY=$OUT/summary.txt
 
-# The GPU runners: the one list in kernels/runners.cmake.
-GPU_RUNNERS=$(sed -n 's/^set(LSTMCHECK_CUDA_RUNNERS_\(CUBLAS\|CUDNN\) \(.*\))$/\2/p' kernels/runners.cmake | tr '\n' ' ')
+# The GPU runners: the cuda lines of the roster, src/runners/runners.def.
+GPU_RUNNERS=$(sed -n 's/^LSTM_RUNNER(\([a-z0-9_]*\), *cuda,.*/\1/p' src/runners/runners.def | tr '\n' ' ')
 export GPU_RUNNERS
 # Our kernels that use shared memory: the __global__ function around each
 # __shared__ (racecheck and synccheck look at these).
@@ -157,7 +157,8 @@ step_racecheck() {
 # The gate under CUBLAS_DEFAULT_MATH: is PEDANTIC needed for it? (issue 11, 4)
 step_default_math_gate() {
   local runners
-  runners=$(sed -n 's/^set(LSTMCHECK_CUDA_RUNNERS_CUBLAS \(.*\))$/\1/p' kernels/runners.cmake)
+  # the cuBLAS runners: the rows of kernels/runner_cublas.cu
+  runners=$(sed -n 's/^LC_CUBLAS_RUNNER(runner_\([a-z0-9_]*\)_ops,.*/\1/p' kernels/runner_cublas.cu)
   for r in $runners vl_jit; do
     for g in basic large seeds; do echo "$r $g"; done
   done | LSTMCHECK_CUBLAS_MATH=default LSTMCHECK_REQUIRE_GPU=1 xargs -P 8 -L 1 sh -c \

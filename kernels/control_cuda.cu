@@ -1,11 +1,11 @@
 // The CUDA control workload: a fixed-shape cuBLAS SGEMM on the shared
-// stream (the CUDA half of src/control.h).
+// stream (the CUDA half of src/device/control.h).
 #include "cuda_util.h"
 
 #include <stdlib.h>
 
-#include "../src/control.h"
-#include "../src/inputs.h"
+#include "device/control.h"
+#include "model/inputs.h"
 
 namespace {
 struct cuda_control {
@@ -39,7 +39,7 @@ static int upload_random(float *dev, size_t count, float *host, int kind, lc_err
     CUDA_CHECK(cudaMemcpyAsync(dev, host, count * sizeof(float), cudaMemcpyHostToDevice,
                                lc_cuda_stream()));
     CUDA_CHECK(cudaStreamSynchronize(lc_cuda_stream())); // host is pageable and reused
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 static int control_alloc(cuda_control *c, lc_error *err)
@@ -48,24 +48,24 @@ static int control_alloc(cuda_control *c, lc_error *err)
     if (lc_device_alloc(&c->pool, (void **)&c->a, bytes, err) ||
         lc_device_alloc(&c->pool, (void **)&c->b, bytes, err) ||
         lc_device_alloc(&c->pool, (void **)&c->c, bytes, err))
-        return RUNNER_ERROR;
+        return LC_ERROR;
     float *host = (float *)malloc(bytes);
     if (!host) {
         lc_error_set(err, "out of host memory for the control workload");
-        return RUNNER_ERROR;
+        return LC_ERROR;
     }
     // the two operands: distinct streams of the input generator
-    const int rc = upload_random(c->a, count, host, INPUT_X, err) == RUNNER_OK &&
-                           upload_random(c->b, count, host, INPUT_W_IH, err) == RUNNER_OK
-                       ? RUNNER_OK
-                       : RUNNER_ERROR;
+    const int rc = upload_random(c->a, count, host, INPUT_X, err) == LC_OK &&
+                           upload_random(c->b, count, host, INPUT_W_IH, err) == LC_OK
+                       ? LC_OK
+                       : LC_ERROR;
     free(host);
     return rc;
 }
 
 extern "C" int cuda_control_create(void **impl, int n, lc_error *err)
 {
-    if (lc_cuda_enter(err) != RUNNER_OK)
+    if (lc_cuda_enter(err) != LC_OK)
         return 1;
     cuda_control *c = (cuda_control *)calloc(1, sizeof *c);
     if (!c) {
@@ -73,7 +73,7 @@ extern "C" int cuda_control_create(void **impl, int n, lc_error *err)
         return 1;
     }
     c->n = n;
-    if (control_alloc(c, err) != RUNNER_OK) {
+    if (control_alloc(c, err) != LC_OK) {
         cuda_control_destroy(c);
         return 1;
     }

@@ -12,7 +12,7 @@ static cublasHandle_t g_cublas = nullptr;
 
 extern "C" cudaStream_t lc_cuda_stream(void)
 {
-    if (!g_stream && (lc_cuda_enter(nullptr) != RUNNER_OK ||
+    if (!g_stream && (lc_cuda_enter(nullptr) != LC_OK ||
                       cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking) != cudaSuccess))
         g_stream = nullptr;
     return g_stream;
@@ -35,20 +35,20 @@ extern "C" int lc_cublas_math(cublasMath_t *mode, const char **name, lc_error *e
         *name = "default";
     } else {
         lc_error_set(err, "LSTMCHECK_CUBLAS_MATH is '%s'; expected pedantic or default", v);
-        return RUNNER_ERROR;
+        return LC_ERROR;
     }
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 extern "C" cublasHandle_t lc_cublas_handle(lc_error *err)
 {
     if (g_cublas)
         return g_cublas;
-    if (lc_cuda_enter(err) != RUNNER_OK)
+    if (lc_cuda_enter(err) != LC_OK)
         return nullptr;
     cublasMath_t math;
     const char *math_name;
-    if (lc_cublas_math(&math, &math_name, err) != RUNNER_OK)
+    if (lc_cublas_math(&math, &math_name, err) != LC_OK)
         return nullptr;
     cublasHandle_t h;
     cublasStatus_t rc = cublasCreate(&h);
@@ -78,12 +78,12 @@ extern "C" int lc_device_alloc(lc_device_pool *pool, void **ptr, size_t bytes, l
         cudaMemGetInfo(&free_b, &total_b);
         lc_error_set(err, "out of device memory: %zu bytes requested, %zu of %zu free (%s)", bytes,
                      free_b, total_b, cudaGetErrorString(rc));
-        return RUNNER_ERROR;
+        return LC_ERROR;
     }
     pool->current += bytes;
     if (pool->current > pool->peak)
         pool->peak = pool->current;
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 extern "C" void lc_device_free(lc_device_pool *pool, void *ptr, size_t bytes)

@@ -1,9 +1,9 @@
-// The CUDA probe (src/device.h): is there a device, can this build run on
+// The CUDA probe (src/device/device.h): is there a device, can this build run on
 // it, and if not, is that "no GPU here" (skip) or "a GPU whose setup is
 // broken" (error)? It runs once, in a forked child, so that this process
 // stays free of CUDA until it runs something itself: a process that has
 // initialized CUDA cannot give the GPU to the children it forks, and the
-// GPU runners of check/bench run in children (src/isolate.h).
+// GPU runners of check/bench run in children (src/check/isolate.h).
 #include "cuda_util.h"
 
 #include <errno.h>
@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../src/device.h"
+#include "device/device.h"
 
 namespace {
 
@@ -199,9 +199,9 @@ extern "C" int device_cuda_used_here(void) { return g_used_here; }
 extern "C" int lc_cuda_available(lc_error *why)
 {
     switch (device_cuda_probe(why)) {
-    case DEVICE_CUDA_READY: return RUNNER_OK;
-    case DEVICE_CUDA_BROKEN: return RUNNER_ERROR;
-    default: return RUNNER_UNSUPPORTED;
+    case DEVICE_CUDA_READY: return LC_OK;
+    case DEVICE_CUDA_BROKEN: return LC_ERROR;
+    default: return LC_UNSUPPORTED;
     }
 }
 
@@ -209,11 +209,11 @@ extern "C" int lc_cuda_enter(lc_error *err)
 {
     lc_error why;
     const int rc = lc_cuda_available(&why);
-    if (rc != RUNNER_OK) {
+    if (rc != LC_OK) {
         if (err)
             *err = why;
         return rc;
     }
     g_used_here = true;
-    return RUNNER_OK;
+    return LC_OK;
 }

@@ -1,9 +1,9 @@
-// CUDA-event timer on the shared stream (the CUDA half of src/timer.h).
+// CUDA-event timer on the shared stream (the CUDA half of src/device/timer.h).
 #include "cuda_util.h"
 
 #include <stdlib.h>
 
-#include "../src/timer.h"
+#include "device/timer.h"
 
 namespace {
 struct cuda_timer {
@@ -13,7 +13,7 @@ struct cuda_timer {
 
 extern "C" int cuda_timer_create(void **impl, lc_error *err)
 {
-    if (lc_cuda_enter(err) != RUNNER_OK)
+    if (lc_cuda_enter(err) != LC_OK)
         return 1;
     cuda_timer *t = (cuda_timer *)calloc(1, sizeof *t);
     if (!t) {

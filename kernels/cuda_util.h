@@ -1,5 +1,5 @@
 /* Checked CUDA and cuBLAS calls for runner code. Errors carry file and line
- * into the caller's lc_error and return RUNNER_ERROR from the enclosing
+ * into the caller's lc_error and return LC_ERROR from the enclosing
  * function; nothing exits. Use inside functions that take `lc_error *err`
  * and clean up through their own destroy path. */
 #ifndef LSTMCHECK_CUDA_UTIL_H
@@ -8,8 +8,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include "../src/lstm.h"
-#include "../src/runner.h"
+#include "model/lstm.h"
+#include "runners/runner.h"
 
 #define CUDA_CHECK(call)                                                            \
     do {                                                                            \
@@ -17,7 +17,7 @@
         if (cuda_check_rc_ != cudaSuccess) {                                        \
             lc_error_set(err, "%s:%d: %s: %s", __FILE__, __LINE__, #call,           \
                          cudaGetErrorString(cuda_check_rc_));                       \
-            return RUNNER_ERROR;                                                    \
+            return LC_ERROR;                                                    \
         }                                                                           \
     } while (0)
 
@@ -30,7 +30,7 @@
         if (cublas_check_rc_ != CUBLAS_STATUS_SUCCESS) {                            \
             lc_error_set(err, "%s:%d: %s: %s", __FILE__, __LINE__, #call,           \
                          cublasGetStatusString(cublas_check_rc_));                  \
-            return RUNNER_ERROR;                                                    \
+            return LC_ERROR;                                                    \
         }                                                                           \
     } while (0)
 
@@ -46,15 +46,15 @@ cublasHandle_t lc_cublas_handle(lc_error *err);
 /* The cuBLAS math mode of that handle, and its name ("pedantic" or
  * "default"): the one place that decides it (see cuda_context.cu). */
 int lc_cublas_math(cublasMath_t *mode, const char **name, lc_error *err);
-/* The standard available() of a GPU runner, from the probe (src/device.h):
- * RUNNER_OK with a usable device, RUNNER_UNSUPPORTED without one, and
- * RUNNER_ERROR when the CUDA setup is broken (an error, never a skip). */
+/* The standard available() of a GPU runner, from the probe (src/device/device.h):
+ * LC_OK with a usable device, LC_UNSUPPORTED without one, and
+ * LC_ERROR when the CUDA setup is broken (an error, never a skip). */
 int lc_cuda_available(lc_error *why);
 /* Before this process's own first CUDA call: the same answer, and the
  * process is marked as a CUDA user (device_cuda_used_here). err may be NULL. */
 int lc_cuda_enter(lc_error *err);
 
-/* Test-only fault hook (src/faults.h, kernels/fault_gpu.cu): a no-op in
+/* Test-only fault hook (src/runners/faults.h, kernels/fault_gpu.cu): a no-op in
  * the product build; in the test build FAULT_GPU_OOB_WRITE makes the
  * runner named "jit" write far out of bounds from buf on the stream. */
 int lc_fault_gpu(const char *runner, float *buf, cudaStream_t stream, lc_error *err);

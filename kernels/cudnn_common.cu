@@ -93,7 +93,7 @@ int lc_cudnn_fail(cudnnStatus_t status, lc_cudnn_refusals refusals, const char *
                  refused ? "cuDNN refuses this configuration: " : "", file, line,
                  cudnnGetErrorString(status), (int)status, cuda[0] ? ", CUDA " : "", cuda,
                  detail[0] ? " [" : "", detail, detail[0] ? "]" : "", call);
-    return refused ? RUNNER_UNSUPPORTED : RUNNER_ERROR;
+    return refused ? LC_UNSUPPORTED : LC_ERROR;
 }
 
 namespace {
@@ -142,14 +142,14 @@ int s_alloc(cudnn_state *s, void **slot, size_t bytes, lc_error *err)
 {
     if (s->nallocs >= MAX_ALLOCS) {
         lc_error_set(err, "%s: internal: more than %d device buffers", s->cfg.name, MAX_ALLOCS);
-        return RUNNER_ERROR;
+        return LC_ERROR;
     }
-    if (lc_device_alloc(&s->pool, slot, bytes, err) != RUNNER_OK)
-        return RUNNER_ERROR;
+    if (lc_device_alloc(&s->pool, slot, bytes, err) != LC_OK)
+        return LC_ERROR;
     s->allocs[s->nallocs].slot = slot;
     s->allocs[s->nallocs].bytes = bytes;
     s->nallocs++;
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 cudnnStatus_t set_rnn_descriptor(cudnn_state *s, cudnnMathType_t math)
@@ -171,7 +171,7 @@ int locate(const cudnn_state *s, cudnnTensorDescriptor_t desc, const void *addr,
     if (!addr) {
         lc_error_set(err, "%s: cuDNN reports no %s for layer %d, linLayerID %d", s->cfg.name,
                      what, layer, id);
-        return RUNNER_ERROR;
+        return LC_ERROR;
     }
     cudnnDataType_t dt = CUDNN_DATA_FLOAT;
     int nb = 0, dims[3] = {0, 0, 0}, strides[3] = {0, 0, 0};
@@ -191,16 +191,16 @@ int locate(const cudnn_state *s, cudnnTensorDescriptor_t desc, const void *addr,
                      "row-major float",
                      s->cfg.name, layer, id, what, dims[0], dims[1], dims[2], strides[0],
                      strides[1], strides[2], byte_off, s->wsize, rows, cols);
-        return RUNNER_ERROR;
+        return LC_ERROR;
     }
     *off = byte_off;
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 int upload(cudnn_state *s, void *dst, const void *src, size_t bytes, lc_error *err)
 {
     CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s->stream));
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 int run_forward(cudnn_state *s, lc_cudnn_refusals refusals, lc_error *err)
@@ -210,7 +210,7 @@ int run_forward(cudnn_state *s, lc_cudnn_refusals refusals, lc_error *err)
                                    s->xdesc, s->x, s->ydesc, s->y, s->hdesc, s->hx, s->hy,
                                    s->cdesc, s->cx, s->cy, s->wsize, s->w, s->worksize, s->work,
                                    s->reservesize, s->reserve));
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 int run_backward(cudnn_state *s, lc_cudnn_refusals refusals, lc_error *err)
@@ -227,7 +227,7 @@ int run_backward(cudnn_state *s, lc_cudnn_refusals refusals, lc_error *err)
                                               s->xdesc, s->x, s->hdesc, s->hx, s->ydesc, s->y,
                                               s->wsize, s->dw, s->worksize, s->work,
                                               s->reservesize, s->reserve));
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 int setup(cudnn_state *s, lc_error *err)
@@ -240,26 +240,26 @@ int setup(cudnn_state *s, lc_error *err)
 
     if (p->lengths && !s->cfg.varlen) {
         lc_error_set(err, "%s takes no variable-length batches", name);
-        return RUNNER_UNSUPPORTED;
+        return LC_UNSUPPORTED;
     }
     // cuDNN describes the state tensors and weight blocks with int sizes
     const size_t wide = (size_t)(I > H ? I : H);
     if ((size_t)L * B * H > INT_MAX || 4 * (size_t)H * wide > INT_MAX) {
         lc_error_set(err, "%s: shape too large for cuDNN's int tensor sizes", name);
-        return RUNNER_UNSUPPORTED;
+        return LC_UNSUPPORTED;
     }
 
     s->stream = lc_cuda_stream();
     if (!s->stream) {
         lc_error_set(err, "%s: could not create the CUDA stream", name);
-        return RUNNER_ERROR;
+        return LC_ERROR;
     }
     s->host_len = (int *)malloc((size_t)B * sizeof(int));
     s->mat_off = (size_t *)calloc((size_t)L * LIN_IDS, sizeof(size_t));
     s->bias_off = (size_t *)calloc((size_t)L * LIN_IDS, sizeof(size_t));
     if (!s->host_len || !s->mat_off || !s->bias_off) {
         lc_error_set(err, "%s: out of host memory", name);
-        return RUNNER_ERROR;
+        return LC_ERROR;
     }
     for (int b = 0; b < B; b++)
         s->host_len[b] = lstm_length(p, b);
@@ -320,7 +320,7 @@ int setup(cudnn_state *s, lc_error *err)
         s_alloc(s, (void **)&s->dhx, sbytes, err) || s_alloc(s, (void **)&s->dcx, sbytes, err) ||
         (p->dhy && s_alloc(s, (void **)&s->dhy, sbytes, err)) ||
         (p->dcy && s_alloc(s, (void **)&s->dcy, sbytes, err)))
-        return RUNNER_ERROR;
+        return LC_ERROR;
 
     // where cuDNN keeps each gate's matrices and biases
     for (int l = 0; l < L; l++) {
@@ -333,7 +333,7 @@ int setup(cudnn_state *s, lc_error *err)
             if (locate(s, s->mdesc, m, H, id < 4 ? in_l : H, l, id, "matrix", &s->mat_off[k],
                        err) ||
                 locate(s, s->bdesc, b, H, 1, l, id, "bias", &s->bias_off[k], err))
-                return RUNNER_ERROR;
+                return LC_ERROR;
         }
     }
 
@@ -353,7 +353,7 @@ int setup(cudnn_state *s, lc_error *err)
                        (size_t)H * sizeof(float), err) ||
                 upload(s, w + s->bias_off[kh], p->b_hh[l] + (size_t)q * H,
                        (size_t)H * sizeof(float), err))
-                return RUNNER_ERROR;
+                return LC_ERROR;
         }
     }
     // inputs and seeds
@@ -363,7 +363,7 @@ int setup(cudnn_state *s, lc_error *err)
         (p->dy && upload(s, s->dy, p->dy, ybytes, err)) ||
         (p->dhy && upload(s, s->dhy, p->dhy, sbytes, err)) ||
         (p->dcy && upload(s, s->dcy, p->dcy, sbytes, err)))
-        return RUNNER_ERROR;
+        return LC_ERROR;
     if (!p->dy)
         CUDA_CHECK(cudaMemsetAsync(s->dy, 0, ybytes, s->stream));
     // outputs start at zero; gradients are zero until the first backward
@@ -379,14 +379,14 @@ int setup(cudnn_state *s, lc_error *err)
         // cuDNN may accept the descriptor and refuse the algorithm only when
         // it runs: find out here, where a refusal means "unsupported shape"
         int rc = run_forward(s, LC_REFUSE_PROBE, err);
-        if (rc == RUNNER_OK)
+        if (rc == LC_OK)
             rc = run_backward(s, LC_REFUSE_PROBE, err);
-        if (rc != RUNNER_OK)
+        if (rc != LC_OK)
             return rc;
         CUDA_CHECK(cudaMemsetAsync(s->dw, 0, s->wsize, s->stream));
     }
     CUDA_CHECK(cudaStreamSynchronize(s->stream));
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 int fetch(cudnn_state *s, const void *dev, size_t n, float *host, double *dst, lc_error *err)
@@ -394,7 +394,7 @@ int fetch(cudnn_state *s, const void *dev, size_t n, float *host, double *dst, l
     CUDA_CHECK(cudaMemcpyAsync(host, dev, n * sizeof(float), cudaMemcpyDeviceToHost, s->stream));
     CUDA_CHECK(cudaStreamSynchronize(s->stream));
     lstm_copy_to_double(dst, host, n);
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 int read_into(cudnn_state *s, lstm_results *r, float *host, lc_error *err)
@@ -406,12 +406,12 @@ int read_into(cudnn_state *s, lstm_results *r, float *host, lc_error *err)
                  n_s = lstm_state_elems(sh);
     if (fetch(s, s->y, n_y, host, r->y, err) || fetch(s, s->hy, n_s, host, r->hy, err) ||
         fetch(s, s->cy, n_s, host, r->cy, err))
-        return RUNNER_ERROR;
+        return LC_ERROR;
     if (!s->backward_done)
-        return RUNNER_OK;
+        return LC_OK;
     if (fetch(s, s->dx, n_x, host, r->dx, err) || fetch(s, s->dhx, n_s, host, r->dh0, err) ||
         fetch(s, s->dcx, n_s, host, r->dc0, err))
-        return RUNNER_ERROR;
+        return LC_ERROR;
     if (s->cfg.varlen) {
         // dx of padded steps means nothing; our semantics define it as 0
         for (int t = 0; t < T; t++)
@@ -436,7 +436,7 @@ int read_into(cudnn_state *s, lstm_results *r, float *host, lc_error *err)
                                 host + s->bias_off[kh] / sizeof(float), (size_t)H);
         }
     }
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 } // namespace
@@ -446,22 +446,22 @@ int lc_cudnn_create(const lc_cudnn_config *cfg, const lstm_problem *p, void **st
 {
     *state = nullptr;
     const int ready = lc_cuda_enter(err); // a broken setup is an error here too
-    if (ready != RUNNER_OK)
+    if (ready != LC_OK)
         return ready;
     cudnn_state *s = (cudnn_state *)calloc(1, sizeof *s);
     if (!s) {
         lc_error_set(err, "%s: out of host memory", cfg->name);
-        return RUNNER_ERROR;
+        return LC_ERROR;
     }
     s->cfg = *cfg;
     s->p = p;
     const int rc = setup(s, err);
-    if (rc != RUNNER_OK) {
+    if (rc != LC_OK) {
         lc_cudnn_destroy(s); // frees everything allocated so far
         return rc;
     }
     *state = s;
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 int lc_cudnn_forward(void *state, lc_error *err)
@@ -473,7 +473,7 @@ int lc_cudnn_backward(void *state, lc_error *err)
 {
     cudnn_state *s = (cudnn_state *)state;
     const int rc = run_backward(s, LC_REFUSE_NOTHING, err);
-    if (rc == RUNNER_OK)
+    if (rc == LC_OK)
         s->backward_done = 1;
     return rc;
 }
@@ -482,7 +482,7 @@ int lc_cudnn_zero_grads(void *state, lc_error *err)
 {
     cudnn_state *s = (cudnn_state *)state;
     CUDA_CHECK(cudaMemsetAsync(s->dw, 0, s->wsize, s->stream));
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 int lc_cudnn_read_results(void *state, lstm_results *r, lc_error *err)
@@ -499,7 +499,7 @@ int lc_cudnn_read_results(void *state, lstm_results *r, lc_error *err)
     float *host = (float *)malloc(n * sizeof(float));
     if (!host) {
         lc_error_set(err, "%s: out of host memory for read-back", s->cfg.name);
-        return RUNNER_ERROR;
+        return LC_ERROR;
     }
     const int rc = read_into(s, r, host, err);
     free(host);

@@ -1,7 +1,7 @@
 // The cuDNN 9 LSTM, shared by the cudnn, cudnn_tf32, cudnn_persist and
 // vl_cudnn runners: descriptors, the mapping of our parameters into cuDNN's
 // weight space, workspace and reserve space, and the forward / backward
-// calls. Each runner file is a thin table over lc_cudnn_config.
+// calls. kernels/runner_cudnn.cu is a table of lc_cudnn_config rows.
 // See docs/cudnn-runners.md.
 #ifndef LSTMCHECK_CUDNN_COMMON_CUH
 #define LSTMCHECK_CUDNN_COMMON_CUH
@@ -27,17 +27,17 @@ enum lc_cudnn_refusals {
 };
 
 // Writes "file:line: status (code) [detail] in call" into err and returns
-// RUNNER_UNSUPPORTED when `refusals` lets this status be a refusal, else
-// RUNNER_ERROR.
+// LC_UNSUPPORTED when `refusals` lets this status be a refusal, else
+// LC_ERROR.
 int lc_cudnn_fail(cudnnStatus_t status, lc_cudnn_refusals refusals, const char *file, int line,
                   const char *call, lc_error *err);
 
 // Checked cuDNN call in a function that takes `lc_error *err`: any failure
-// is RUNNER_ERROR (use after setup, where a refusal is a bug, not a shape).
+// is LC_ERROR (use after setup, where a refusal is a bug, not a shape).
 #define CUDNN_CHECK(call) CUDNN_CHECK_AS(LC_REFUSE_NOTHING, call)
 
 // The same for descriptor set-up and size queries: a configuration refusal
-// becomes RUNNER_UNSUPPORTED (see LC_REFUSE_CONFIG).
+// becomes LC_UNSUPPORTED (see LC_REFUSE_CONFIG).
 #define CUDNN_CHECK_SHAPE(call) CUDNN_CHECK_AS(LC_REFUSE_CONFIG, call)
 
 #define CUDNN_CHECK_AS(refusals, call)                                                      \
@@ -55,7 +55,7 @@ struct lc_cudnn_config {
     cudnnMathType_t math;      // CUDNN_FMA_MATH: strict FP32; DEFAULT_MATH: TF32 allowed
     int varlen;                // padded variable-length I/O (SEQ_MAJOR_UNPACKED)
     // Run forward + backward once in create, so that cuDNN refusing the
-    // algorithm for this shape shows up as RUNNER_UNSUPPORTED at create
+    // algorithm for this shape shows up as LC_UNSUPPORTED at create
     // (LC_REFUSE_PROBE).
     int probe;
 };

@@ -1,4 +1,4 @@
-// GPU activity for the built-in trace (the CUDA half of src/gpu_trace.h):
+// GPU activity for the built-in trace (the CUDA half of src/device/gpu_trace.h):
 // CUPTI's Activity API delivers kernel, memcpy, memset and NVTX marker
 // records in buffers; each completed buffer is turned into trace_events.
 // Every CUPTI call is checked; errors carry file:line into lc_error. Errors
@@ -14,7 +14,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "../src/gpu_trace.h"
+#include "device/gpu_trace.h"
 #include "cuda_util.h"
 
 #define CUPTI_CHECK(call)                                                           \
@@ -239,7 +239,7 @@ extern "C" int gpu_trace_built(void) { return 1; }
 
 extern "C" int gpu_trace_start(trace_buffer *t, lc_error *err)
 {
-    if (lc_cuda_enter(err) != RUNNER_OK)
+    if (lc_cuda_enter(err) != LC_OK)
         return 1;
     {
         std::lock_guard<std::mutex> guard(g_lock);
@@ -324,7 +324,7 @@ extern "C" int gpu_trace_stop(lc_error *err)
 extern "C" int gpu_trace_timestamp(uint64_t *ns, lc_error *err)
 {
     *ns = 0;
-    if (lc_cuda_enter(err) != RUNNER_OK)
+    if (lc_cuda_enter(err) != LC_OK)
         return 1;
     CUPTI_CHECK(cuptiGetTimestamp(ns));
     return 0;

@@ -1,4 +1,4 @@
-// Test-only GPU faults (src/faults.h). Unlike the other .cu files, which
+// Test-only GPU faults (src/runners/faults.h). Unlike the other .cu files, which
 // are compiled once into objects both library builds share, this file is
 // compiled into each build: its switch is live only in lstmcheck_lib_faults
 // and a no-op call in the product.
@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "../src/faults.h"
+#include "runners/faults.h"
 
 #ifdef LSTMCHECK_FAULTS
 namespace {
@@ -31,5 +31,5 @@ extern "C" int lc_fault_gpu(const char *runner, float *buf, cudaStream_t stream,
     (void)stream;
     (void)err;
 #endif
-    return RUNNER_OK;
+    return LC_OK;
 }

@@ -193,20 +193,20 @@ int lc_cell_forward(const lc_cell_fwd *a, cudaStream_t stream, lc_error *err)
 {
     const size_t n = (size_t)a->rows * (size_t)a->H;
     if (n == 0)
-        return RUNNER_OK;
+        return LC_OK;
     cell_forward_kernel<<<blocks_for(n), kThreads, 0, stream>>>(*a);
     CUDA_CHECK_LAUNCH();
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 int lc_cell_backward(const lc_cell_bwd *a, cudaStream_t stream, lc_error *err)
 {
     const size_t n = (size_t)a->rows * (size_t)a->H;
     if (n == 0)
-        return RUNNER_OK;
+        return LC_OK;
     cell_backward_kernel<<<blocks_for(n), kThreads, 0, stream>>>(*a);
     CUDA_CHECK_LAUNCH();
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 int lc_ew_unary(lc_ew_unary_op op, int rows, int cols, const float *a, size_t lda, float *out,
@@ -214,7 +214,7 @@ int lc_ew_unary(lc_ew_unary_op op, int rows, int cols, const float *a, size_t ld
 {
     const size_t n = (size_t)rows * (size_t)cols;
     if (n == 0)
-        return RUNNER_OK;
+        return LC_OK;
     const unsigned nb = blocks_for(n);
     switch (op) {
     case LC_EW_SIGMOID:
@@ -228,7 +228,7 @@ int lc_ew_unary(lc_ew_unary_op op, int rows, int cols, const float *a, size_t ld
         break;
     }
     CUDA_CHECK_LAUNCH();
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 int lc_ew_binary(lc_ew_binary_op op, int rows, int cols, const float *a, size_t lda,
@@ -237,7 +237,7 @@ int lc_ew_binary(lc_ew_binary_op op, int rows, int cols, const float *a, size_t 
 {
     const size_t n = (size_t)rows * (size_t)cols;
     if (n == 0)
-        return RUNNER_OK;
+        return LC_OK;
     const unsigned nb = blocks_for(n);
     switch (op) {
     case LC_EW_ADD:
@@ -256,7 +256,7 @@ int lc_ew_binary(lc_ew_binary_op op, int rows, int cols, const float *a, size_t 
         break;
     }
     CUDA_CHECK_LAUNCH();
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 int lc_ew_add_bias(int rows, int cols, const float *bias, float *out, size_t ldo,
@@ -264,10 +264,10 @@ int lc_ew_add_bias(int rows, int cols, const float *bias, float *out, size_t ldo
 {
     const size_t n = (size_t)rows * (size_t)cols;
     if (n == 0)
-        return RUNNER_OK;
+        return LC_OK;
     bias_rows_kernel<1><<<blocks_for(n), kThreads, 0, stream>>>(rows, cols, bias, out, ldo);
     CUDA_CHECK_LAUNCH();
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 int lc_bias_broadcast(int rows, int cols, const float *bias, float *out, size_t ldo,
@@ -275,27 +275,27 @@ int lc_bias_broadcast(int rows, int cols, const float *bias, float *out, size_t 
 {
     const size_t n = (size_t)rows * (size_t)cols;
     if (n == 0)
-        return RUNNER_OK;
+        return LC_OK;
     bias_rows_kernel<0><<<blocks_for(n), kThreads, 0, stream>>>(rows, cols, bias, out, ldo);
     CUDA_CHECK_LAUNCH();
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 int lc_ew_zero(int rows, int cols, float *out, size_t ldo, cudaStream_t stream, lc_error *err)
 {
     const size_t n = (size_t)rows * (size_t)cols;
     if (n == 0)
-        return RUNNER_OK;
+        return LC_OK;
     bias_rows_kernel<2><<<blocks_for(n), kThreads, 0, stream>>>(rows, cols, nullptr, out, ldo);
     CUDA_CHECK_LAUNCH();
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 int lc_bias_grad(int rows, int cols, const float *dg, size_t ld, float *partial, float *db_a,
                  float *db_b, cudaStream_t stream, lc_error *err)
 {
     if (rows <= 0 || cols <= 0)
-        return RUNNER_OK;
+        return LC_OK;
     // about 256 rows per chunk, at most LC_BIAS_GRAD_CHUNKS chunks
     int chunks = (int)(((long long)rows + 255) / 256);
     if (chunks > LC_BIAS_GRAD_CHUNKS)
@@ -310,11 +310,11 @@ int lc_bias_grad(int rows, int cols, const float *dg, size_t ld, float *partial,
                                                          chunk_sums, db_a, db_b);
     CUDA_CHECK_LAUNCH();
     if (!chunk_sums)
-        return RUNNER_OK;
+        return LC_OK;
     bias_grad_finish_kernel<<<blocks_for((size_t)cols), kThreads, 0, stream>>>(cols, chunks, partial,
                                                                                db_a, db_b);
     CUDA_CHECK_LAUNCH();
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 // ---------------------------------------------------------------------------
@@ -325,7 +325,7 @@ int lc_cell_forward_unfused(const lc_cell_fwd *a, float *scratch, cudaStream_t s
 {
     const int R = a->rows, H = a->H, H4 = 4 * a->H;
     if ((size_t)R * (size_t)H == 0)
-        return RUNNER_OK;
+        return LC_OK;
     float *g = a->gates;
     const size_t ldg = a->ld_gates;
     float *t0 = scratch, *t1 = scratch + (size_t)R * H;
@@ -358,7 +358,7 @@ int lc_cell_forward_unfused(const lc_cell_fwd *a, float *scratch, cudaStream_t s
     LC_TRY(lc_ew_binary(LC_EW_MUL, R, H, go, ldg, t0, H, a->h, a->ld_h, stream, err));
     if (a->h2)
         LC_TRY(lc_ew_unary(LC_EW_COPY, R, H, a->h, a->ld_h, a->h2, a->ld_h2, stream, err));
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 int lc_cell_backward_unfused(const lc_cell_bwd *a, float *scratch, cudaStream_t stream,
@@ -366,7 +366,7 @@ int lc_cell_backward_unfused(const lc_cell_bwd *a, float *scratch, cudaStream_t 
 {
     const int R = a->rows, H = a->H;
     if ((size_t)R * (size_t)H == 0)
-        return RUNNER_OK;
+        return LC_OK;
     const float *g = a->gates;
     const size_t ldg = a->ld_gates;
     const float *gi = g, *gf = g + H, *gg = g + 2 * (size_t)H, *go = g + 3 * (size_t)H;
@@ -413,5 +413,5 @@ int lc_cell_backward_unfused(const lc_cell_bwd *a, float *scratch, cudaStream_t 
     }
     // dc_prev = dct * f (dc was consumed above, so dc_prev may alias it)
     LC_TRY(lc_ew_binary(LC_EW_MUL, R, H, t2, H, gf, ldg, a->dc_prev, a->ld_dc_prev, stream, err));
-    return RUNNER_OK;
+    return LC_OK;
 }

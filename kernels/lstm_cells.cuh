@@ -6,10 +6,10 @@
 //   each block H wide: gate q of row r, unit k is at p[r * ld + q * H + k].
 // - `rows` is the number of rows (batch entries) to process, so a runner
 //   with a batch sorted by length can pass the shrinking count of active
-//   rows per step; rows == 0 launches nothing and returns RUNNER_OK.
+//   rows per step; rows == 0 launches nothing and returns LC_OK.
 // - Optional inputs are NULL pointers (meaning zero or absent, as stated).
 // - Everything is enqueued on `stream`; each launch is checked with
-//   CUDA_CHECK_LAUNCH(), so a launcher returns RUNNER_OK or RUNNER_ERROR with
+//   CUDA_CHECK_LAUNCH(), so a launcher returns LC_OK or LC_ERROR with
 //   file:line in err. Nothing synchronizes.
 // - Aliasing: where stated, an output may be the same memory as an input
 //   with the SAME stride (each element is read before it is written by the
@@ -21,12 +21,12 @@
 
 #include "cuda_util.h"
 
-// Propagate a RUNNER_ERROR (err already set by the callee).
+// Propagate a LC_ERROR (err already set by the callee).
 #ifndef LC_TRY
 #define LC_TRY(call)                                                                \
     do {                                                                            \
-        if ((call) != RUNNER_OK)                                                    \
-            return RUNNER_ERROR;                                                    \
+        if ((call) != LC_OK)                                                    \
+            return LC_ERROR;                                                    \
     } while (0)
 #endif
 

@@ -18,44 +18,44 @@ int gpu_alloc(lc_gpu_state *s, float **ptr, size_t n, lc_error *err)
         lc_gpu_alloc_rec *a = (lc_gpu_alloc_rec *)realloc(s->allocs, (size_t)nc * sizeof *a);
         if (!a) {
             lc_error_set(err, "%s: out of host memory", s->name);
-            return RUNNER_ERROR;
+            return LC_ERROR;
         }
         s->allocs = a;
         s->cap_allocs = nc;
     }
     void *p = nullptr;
     const size_t bytes = n * sizeof(float);
-    if (lc_device_alloc(&s->pool, &p, bytes, err) != RUNNER_OK) {
+    if (lc_device_alloc(&s->pool, &p, bytes, err) != LC_OK) {
         lc_error why = *err;
         lc_error_set(err, "%s: %s", s->name, why.msg);
-        return RUNNER_ERROR;
+        return LC_ERROR;
     }
     s->allocs[s->nallocs].ptr = p;
     s->allocs[s->nallocs].bytes = bytes;
     s->nallocs++;
     *ptr = (float *)p;
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 int upload(lc_gpu_state *s, float *dst, const float *src, size_t n, lc_error *err)
 {
     CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyHostToDevice, s->stream));
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 // Device -> double host tensor, through the float staging buffer.
 int fetch(lc_gpu_state *s, double *dst, const float *src, size_t n, lc_error *err)
 {
     if (!dst || !src || n == 0)
-        return RUNNER_OK;
+        return LC_OK;
     if (n > s->host_elems) {
         lc_error_set(err, "%s: read-back of %zu elements exceeds the staging buffer", s->name, n);
-        return RUNNER_ERROR;
+        return LC_ERROR;
     }
     CUDA_CHECK(cudaMemcpyAsync(s->host, src, n * sizeof(float), cudaMemcpyDeviceToHost, s->stream));
     CUDA_CHECK(cudaStreamSynchronize(s->stream));
     lstm_copy_to_double(dst, s->host, n);
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 size_t max3(size_t a, size_t b, size_t c)
@@ -72,17 +72,17 @@ int gpu_create(lc_gpu_state *s, const lstm_problem *p, unsigned needs, lc_error 
     s->stream = lc_cuda_stream();
     if (!s->stream) {
         lc_error_set(err, "%s: cannot create the CUDA stream", s->name);
-        return RUNNER_ERROR;
+        return LC_ERROR;
     }
     s->blas = lc_cublas_handle(err);
     if (!s->blas)
-        return RUNNER_ERROR;
+        return LC_ERROR;
     s->layers = (lc_gpu_layer *)calloc(L, sizeof *s->layers);
     s->host_elems = max3(T * B * (I > H ? I : H), G * (I > H ? I : H), L * BH);
     s->host = (float *)malloc(s->host_elems * sizeof(float));
     if (!s->layers || !s->host) {
         lc_error_set(err, "%s: out of host memory", s->name);
-        return RUNNER_ERROR;
+        return LC_ERROR;
     }
     const bool state_only = (s->caps & RUNNER_STATE_ONLY) != 0;
     for (int l = 0; l < s->L; l++) {
@@ -137,7 +137,7 @@ int gpu_create(lc_gpu_state *s, const lstm_problem *p, unsigned needs, lc_error 
     LC_TRY(lc_gpu_zero_grads(s, err));
     // the uploads read pageable host memory of the problem: finish them here
     CUDA_CHECK(cudaStreamSynchronize(s->stream));
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 } // namespace
@@ -147,13 +147,13 @@ int lc_gemm(const lc_gpu_state *s, bool trans_a, bool trans_b, int M, int N, int
             lc_error *err)
 {
     if (M <= 0 || N <= 0)
-        return RUNNER_OK;
+        return LC_OK;
     // row-major C (M x N) = op(A) op(B)  <=>  column-major C^T (N x M) = op(B)^T op(A)^T:
     // the same flags, B first, N and M swapped (proof in the header).
     CUBLAS_CHECK(cublasSgemm(s->blas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                              trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha, B, ldb, A, lda,
                              &beta, C, ldc));
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 int lc_gpu_create(const lstm_problem *p, const char *name, unsigned caps, unsigned needs,
@@ -161,31 +161,31 @@ int lc_gpu_create(const lstm_problem *p, const char *name, unsigned caps, unsign
 {
     *out = nullptr;
     const int ready = lc_cuda_enter(err); // a broken setup is an error here too
-    if (ready != RUNNER_OK)
+    if (ready != LC_OK)
         return ready;
     const lstm_shape *sh = &p->shape;
     if (lstm_shape_validate(sh, err))
-        return RUNNER_UNSUPPORTED;
+        return LC_UNSUPPORTED;
     if (sh->num_layers > 1 && !(caps & RUNNER_MULTILAYER)) {
         lc_error_set(err, "%s runs one layer only (numLayers=%d)", name, sh->num_layers);
-        return RUNNER_UNSUPPORTED;
+        return LC_UNSUPPORTED;
     }
     for (int b = 0; p->lengths && b < sh->batch; b++) {
         if (p->lengths[b] != sh->seq_length) {
             lc_error_set(err, "%s does not take variable-length batches", name);
-            return RUNNER_UNSUPPORTED;
+            return LC_UNSUPPORTED;
         }
     }
     // cuBLAS takes int sizes and strides: T*B rows and every dimension must fit
     const long long TB = (long long)sh->seq_length * sh->batch;
     if (TB > INT_MAX || 4LL * sh->hidden_size > INT_MAX) {
         lc_error_set(err, "%s: T*B=%lld or 4H is too large for int GEMM sizes", name, TB);
-        return RUNNER_UNSUPPORTED;
+        return LC_UNSUPPORTED;
     }
     lc_gpu_state *s = (lc_gpu_state *)calloc(1, sizeof *s);
     if (!s) {
         lc_error_set(err, "%s: out of host memory", name);
-        return RUNNER_ERROR;
+        return LC_ERROR;
     }
     s->p = p;
     s->name = name;
@@ -195,12 +195,12 @@ int lc_gpu_create(const lstm_problem *p, const char *name, unsigned caps, unsign
     s->I = sh->input_size;
     s->H = sh->hidden_size;
     s->L = sh->num_layers;
-    if (gpu_create(s, p, needs, err) != RUNNER_OK) {
+    if (gpu_create(s, p, needs, err) != LC_OK) {
         lc_gpu_destroy(s);
-        return RUNNER_ERROR;
+        return LC_ERROR;
     }
     *out = s;
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 void lc_gpu_destroy(void *state)
@@ -230,7 +230,7 @@ int lc_gpu_zero_grads(void *state, lc_error *err)
         CUDA_CHECK(cudaMemsetAsync(ly->db_ih, 0, G * sizeof(float), s->stream));
         CUDA_CHECK(cudaMemsetAsync(ly->db_hh, 0, G * sizeof(float), s->stream));
     }
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 int lc_gpu_read_results(void *state, lstm_results *r, lc_error *err)
@@ -249,7 +249,7 @@ int lc_gpu_read_results(void *state, lstm_results *r, lc_error *err)
         }
     }
     if (!s->backward_done)
-        return RUNNER_OK;
+        return LC_OK;
     LC_TRY(fetch(s, r->dx, s->dx, T * B * I, err));
     LC_TRY(fetch(s, r->dh0, s->dh0, (size_t)s->L * BH, err));
     LC_TRY(fetch(s, r->dc0, s->dc0, (size_t)s->L * BH, err));
@@ -260,7 +260,7 @@ int lc_gpu_read_results(void *state, lstm_results *r, lc_error *err)
         LC_TRY(fetch(s, r->db_ih[l], ly->db_ih, G, err));
         LC_TRY(fetch(s, r->db_hh[l], ly->db_hh, G, err));
     }
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 size_t lc_gpu_peak_device_bytes(void *state)

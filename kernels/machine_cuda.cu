@@ -1,4 +1,4 @@
-// The CUDA fields of the machine key (src/machine.h): what sets a GPU
+// The CUDA fields of the machine key (src/device/machine.h): what sets a GPU
 // runner's speed, read from the runtime, the driver and cuDNN.
 #include "cuda_util.h"
 
@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../src/machine.h"
+#include "device/machine.h"
 
 // Copy at most n-1 bytes and terminate: a GPU name (256 bytes in
 // cudaDeviceProp) longer than the key's field is cut, on purpose.
@@ -28,7 +28,7 @@ static void field(machine_key *k, const char *name, const char *value)
 
 extern "C" int machine_cuda_fields(machine_key *k, lc_error *err)
 {
-    if (lc_cuda_enter(err) != RUNNER_OK)
+    if (lc_cuda_enter(err) != LC_OK)
         return 1;
     cudaDeviceProp prop;
     cudaError_t rc = cudaGetDeviceProperties(&prop, 0);

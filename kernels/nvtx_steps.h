@@ -1,6 +1,6 @@
 /* NVTX ranges around the time steps of our own GPU runners, so nsys and the
  * built-in trace show each step. Off unless `profile` or `bench --trace`
- * turned them on (lc_nvtx_steps_on, defined in src/profiling.c): a timed
+ * turned them on (lc_nvtx_steps_on, defined in src/report/profiling.c): a timed
  * loop pays one load and branch per step. Compiles to nothing without CUDA.
  *
  *   for (int t = 0; t < T; t++) {

@@ -8,7 +8,7 @@
 //
 // Shared state, buffers and GEMM mapping: lstm_gpu_common.cuh; the cell
 // kernels: lstm_cells.cuh. Everything is strict FP32 on one stream.
-#include "gpu_runners.h"
+#include "runners/runner.h"
 #include "lstm_gpu_common.cuh"
 
 #include <stdlib.h>
@@ -74,25 +74,26 @@ bool b_ih_per_step(const cublas_variant *v)
 }
 bool b_hh_per_step(const cublas_variant *v) { return v->grads == GRADS_PER_STEP; }
 
-int cublas_create(const cublas_variant *v, const lstm_problem *p, void **out, lc_error *err)
+int cublas_create(const runner_ops *self, const lstm_problem *p, void **out, lc_error *err)
 {
+    const cublas_variant *v = static_cast<const cublas_variant *>(self->impl);
     *out = nullptr;
     cublas_runner *r = (cublas_runner *)calloc(1, sizeof *r);
     if (!r) {
         lc_error_set(err, "%s: out of host memory", v->name);
-        return RUNNER_ERROR;
+        return LC_ERROR;
     }
     r->v = v;
     unsigned needs = LC_NEED_STEP;
     if (v->cell == CELL_EAGER)
         needs |= LC_NEED_SCRATCH;
     const int rc = lc_gpu_create(p, v->name, v->caps, needs, (void **)&r->g, err);
-    if (rc != RUNNER_OK) {
+    if (rc != LC_OK) {
         free(r);
         return rc;
     }
     *out = r;
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 void cublas_destroy(void *state)
@@ -144,7 +145,7 @@ int cublas_forward(void *state, lc_error *err)
         }
     }
     s->forward_done = 1;
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 // Bias gradients of `rows` rows of dg: one reduction into both when the
@@ -162,7 +163,7 @@ int reduce_biases(const cublas_runner *r, int l, int rows, const float *dg, bool
         LC_TRY(lc_bias_grad(rows, G, dg, (size_t)G, s->bias_ws, ly->db_ih, nullptr, s->stream, err));
     if (hh)
         LC_TRY(lc_bias_grad(rows, G, dg, (size_t)G, s->bias_ws, ly->db_hh, nullptr, s->stream, err));
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 // The cell backward of step t: dgates_t, and dc carried to step t-1.
@@ -246,7 +247,7 @@ int cublas_backward(void *state, lc_error *err)
     lc_gpu_state *s = r->g;
     if (!s->forward_done) {
         lc_error_set(err, "%s: backward before forward", s->name);
-        return RUNNER_ERROR;
+        return LC_ERROR;
     }
     for (int l = s->L - 1; l >= 0; l--) {
         for (int t = s->T - 1; t >= 0; t--) {
@@ -257,7 +258,7 @@ int cublas_backward(void *state, lc_error *err)
         LC_TRY(grads_all_steps(r, l, err));
     }
     s->backward_done = 1;
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 int cublas_zero_grads(void *state, lc_error *err)
@@ -277,20 +278,15 @@ size_t cublas_peak_device_bytes(void *state)
 
 } // namespace
 
-// One runner_ops table per variant; create is the only function that must
-// know which variant it is (runner_ops.create takes no self).
-#define LC_CUBLAS_RUNNER(ops, variant, layers, text)                                        \
-    static int ops##_create(const lstm_problem *p, void **state, lc_error *err)             \
-    {                                                                                       \
-        return cublas_create(&variant, p, state, err);                                      \
-    }                                                                                       \
-    extern "C" const runner_ops ops = {                                                     \
-        .name = variant.name, .device = "cuda", .description = text,                        \
-        .caps = variant.caps, .precision = PRECISION_FP32, .max_layers = layers,            \
-        .available = lc_cuda_available, .create = ops##_create, .forward = cublas_forward,  \
-        .backward = cublas_backward, .zero_grads = cublas_zero_grads,                       \
-        .read_results = cublas_read_results, .peak_device_bytes = cublas_peak_device_bytes, \
-        .destroy = cublas_destroy,                                                          \
+// One runner_ops table per variant; impl is the variant.
+#define LC_CUBLAS_RUNNER(ops, variant, layers, text)                                            \
+    extern "C" const runner_ops ops = {                                                         \
+        .name = variant.name, .device = "cuda", .description = text,                            \
+        .caps = variant.caps, .precision = PRECISION_FP32, .max_layers = layers,                \
+        .available = lc_cuda_available, .create = cublas_create, .forward = cublas_forward,     \
+        .backward = cublas_backward, .zero_grads = cublas_zero_grads,                           \
+        .read_results = cublas_read_results, .peak_device_bytes = cublas_peak_device_bytes,     \
+        .destroy = cublas_destroy, .impl = &variant,                                            \
     }
 
 LC_CUBLAS_RUNNER(runner_aten_ops, kAten, 1,

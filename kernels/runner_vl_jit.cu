@@ -8,7 +8,7 @@
 // weight and input gradients as single GEMMs over all T*B rows (the rows of
 // finished sequences hold zero gate gradients). read_results un-permutes.
 // Strict FP32. See docs/cudnn-runners.md.
-#include "gpu_runners.h"
+#include "runners/runner.h"
 #include "lstm_cells.cuh"
 #include "lstm_gpu_common.cuh"
 
@@ -18,8 +18,8 @@
 // Propagate a failure whose message the callee has written.
 #define VL_TRY(call)                                                                        \
     do {                                                                                    \
-        if ((call) != RUNNER_OK)                                                            \
-            return RUNNER_ERROR;                                                            \
+        if ((call) != LC_OK)                                                            \
+            return LC_ERROR;                                                            \
     } while (0)
 
 namespace {
@@ -110,15 +110,16 @@ int init_device(vl_state *v, lc_error *err)
     if (g->d_out)
         CUDA_CHECK(cudaMemsetAsync(g->d_out, 0, T * BH * sizeof(float), g->stream));
     CUDA_CHECK(cudaStreamSynchronize(g->stream));
-    return RUNNER_OK;
+    return LC_OK;
 }
 
-int vl_create(const lstm_problem *p, void **out, lc_error *err)
+int vl_create(const runner_ops *self, const lstm_problem *p, void **out, lc_error *err)
 {
+    (void)self;
     *out = nullptr;
     const lstm_shape *sh = &p->shape;
     if (lstm_shape_validate(sh, err))
-        return RUNNER_UNSUPPORTED;
+        return LC_UNSUPPORTED;
     const int T = sh->seq_length, B = sh->batch, I = sh->input_size, H = sh->hidden_size,
               L = sh->num_layers;
     vl_state *v = (vl_state *)calloc(1, sizeof *v);
@@ -127,7 +128,7 @@ int vl_create(const lstm_problem *p, void **out, lc_error *err)
         free(v);
         free(order);
         lc_error_set(err, "%s: out of host memory", kName);
-        return RUNNER_ERROR;
+        return LC_ERROR;
     }
     v->p = p;
     v->perm = (int *)malloc((size_t)B * sizeof(int));
@@ -137,7 +138,7 @@ int vl_create(const lstm_problem *p, void **out, lc_error *err)
         free(order);
         vl_destroy(v);
         lc_error_set(err, "%s: out of host memory", kName);
-        return RUNNER_ERROR;
+        return LC_ERROR;
     }
     for (int b = 0; b < B; b++) {
         order[b].len = lstm_length(p, b);
@@ -147,7 +148,7 @@ int vl_create(const lstm_problem *p, void **out, lc_error *err)
                          order[b].len, b, T);
             free(order);
             vl_destroy(v);
-            return RUNNER_ERROR;
+            return LC_ERROR;
         }
     }
     qsort(order, (size_t)B, sizeof *order, by_length_desc);
@@ -191,18 +192,18 @@ int vl_create(const lstm_problem *p, void **out, lc_error *err)
     if (!ok || !v->host) {
         vl_destroy(v);
         lc_error_set(err, "%s: out of host memory", kName);
-        return RUNNER_ERROR;
+        return LC_ERROR;
     }
 
     int rc = lc_gpu_create(&v->sorted, kName, kCaps, LC_NEED_STEP, (void **)&v->g, err);
-    if (rc == RUNNER_OK)
+    if (rc == LC_OK)
         rc = init_device(v, err);
-    if (rc != RUNNER_OK) {
+    if (rc != LC_OK) {
         vl_destroy(v); // frees everything allocated so far
         return rc;
     }
     *out = v;
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 int vl_forward(void *vs, lc_error *err)
@@ -237,7 +238,7 @@ int vl_forward(void *vs, lc_error *err)
         }
     }
     g->forward_done = 1;
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 int vl_backward(void *vs, lc_error *err)
@@ -248,7 +249,7 @@ int vl_backward(void *vs, lc_error *err)
     const size_t BH = (size_t)B * H, BG = (size_t)B * G, Hs = (size_t)H;
     if (!g->forward_done) {
         lc_error_set(err, "%s: backward before forward", kName);
-        return RUNNER_ERROR;
+        return LC_ERROR;
     }
     for (int l = g->L - 1; l >= 0; l--) {
         const lc_gpu_layer *ly = &g->layers[l];
@@ -316,7 +317,7 @@ int vl_backward(void *vs, lc_error *err)
                        err));
     }
     g->backward_done = 1;
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 int vl_zero_grads(void *vs, lc_error *err)
@@ -329,12 +330,12 @@ int fetch_raw(vl_state *v, const float *src, size_t n, lc_error *err)
 {
     if (n > v->host_elems) {
         lc_error_set(err, "%s: read-back of %zu elements exceeds the staging buffer", kName, n);
-        return RUNNER_ERROR;
+        return LC_ERROR;
     }
     CUDA_CHECK(cudaMemcpyAsync(v->host, src, n * sizeof(float), cudaMemcpyDeviceToHost,
                                v->g->stream));
     CUDA_CHECK(cudaStreamSynchronize(v->g->stream));
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 // (outer, B, width) staged in sorted order -> dst in the original order.
@@ -381,7 +382,7 @@ int vl_read_results(void *vs, lstm_results *r, lc_error *err)
         }
     }
     if (!g->backward_done)
-        return RUNNER_OK;
+        return LC_OK;
     // dx: padded rows are zero (zero gate gradients), as the semantics want
     VL_TRY(fetch_raw(v, g->dx, T * B * I, err));
     unpermute_to_double(v, r->dx, T, I);
@@ -402,7 +403,7 @@ int vl_read_results(void *vs, lstm_results *r, lc_error *err)
         VL_TRY(fetch_raw(v, ly->db_hh, G, err));
         lstm_copy_to_double(r->db_hh[l], v->host, G);
     }
-    return RUNNER_OK;
+    return LC_OK;
 }
 
 size_t vl_peak_device_bytes(void *vs)
@@ -429,4 +430,5 @@ extern "C" const runner_ops runner_vl_jit_ops = {
     .read_results = vl_read_results,
     .peak_device_bytes = vl_peak_device_bytes,
     .destroy = vl_destroy,
+    .impl = nullptr,
 };

@@ -13,11 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gate.h"
-#include "inputs.h"
-#include "npy.h"
-#include "reference.h"
-#include "runner.h"
+#include "check/gate.h"
+#include "model/inputs.h"
+#include "check/npy.h"
+#include "model/reference.h"
+#include "runners/runner.h"
 
 #define FAIL(...) (printf("dump_test: " __VA_ARGS__), printf("\n"), 1)
 #define MAX_VIEWS 64 /* 6 + 4 per layer: enough for the shapes below */
@@ -327,7 +327,7 @@ static int dump_and_recompute(const runner_ops *r, const lstm_shape *s, uint64_t
         return FAIL("%s", err.msg);
     gate_run(r, &ctx, root, &rep);
     numerics_context_free(&ctx);
-    if (rep.status != GATE_PASS)
+    if (rep.status != LC_OK)
         return FAIL("%s did not pass the gate (status %d: %s)", r->name, rep.status, rep.reason);
     dump d = {.index = NULL};
     lstm_problem p = {0};

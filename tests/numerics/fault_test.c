@@ -1,5 +1,5 @@
 /* fault_test FAULT [T B I H L]: the gate's power. Plants one fault in the
- * cpu runner (test build, src/faults.h) and passes only if the gate calls
+ * cpu runner (test build, src/runners/faults.h) and passes only if the gate calls
  * it FAIL on every shape the fault can show on (at least 3); "none" must
  * pass on all of them. Prints the least visible case: the smallest worst
  * ratio (error / allowed) over those shapes, the fault's margin. With a
@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "faults.h"
-#include "gate.h"
-#include "runner.h"
+#include "runners/faults.h"
+#include "check/gate.h"
+#include "runners/runner.h"
 
 #define MAX_BATCH 8
 
@@ -43,19 +43,15 @@ static const fault_shape shapes[] = {
     {SET_VARLEN, SHAPE(5, 4, 3, 4, 2), {5, 1, 1, 5}},
 };
 
-/* Where each fault is tried: the state-gradient faults need several
- * layers or sequences shorter than T to exist at all. */
+/* Where each fault is tried (runners/faults.def). */
 static unsigned sets_of(lstm_fault f)
 {
-    switch (f) {
-    case FAULT_NONE: return SET_ALL;
-    case FAULT_STATE_GRAD_ONE_LAYER: return SET_LAYERS | SET_VARLEN;
-    case FAULT_DCY_IGNORED: return SET_ALL;
-    case FAULT_STATE_GRAD_NOT_CARRIED: return SET_VARLEN;
-    case FAULT_SEQ_END_OFF_BY_ONE: return SET_VARLEN;
-    case FAULT_SMALL_GATE_GRAD: return SET_BASIC | SET_VARLEN;
-    default: return SET_BASIC;
-    }
+    static const unsigned sets[FAULT_COUNT] = {
+#define LSTM_FAULT(ENUM, name, kind, shapes) [FAULT_##ENUM] = shapes,
+#include "runners/faults.def"
+#undef LSTM_FAULT
+    };
+    return sets[f];
 }
 
 /* Gate the cpu runner on one shape; 1 when the outcome is the wrong one. */
@@ -77,7 +73,7 @@ static int try_shape(const runner_ops *cpu, const fault_shape *fs, lstm_fault fa
            s->batch, s->input_size, s->hidden_size, s->num_layers, fs->lengths[0] ? " varlen" : "", line);
     *ratio = rep.worst.not_finite ? INFINITY : rep.worst.ratio;
     const int expect_pass = fault == FAULT_NONE;
-    if (expect_pass ? rep.status != GATE_PASS : rep.status != GATE_FAIL) {
+    if (expect_pass ? rep.status != LC_OK : rep.status != LC_FAILED) {
         printf("  -> %s\n", expect_pass ? "the correct runner did not pass" : "NOT CAUGHT");
         return 1;
     }

@@ -13,13 +13,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "device.h"
-#include "faults.h"
-#include "gate.h"
-#include "isolate.h"
-#include "runner.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "device/device.h"
+#include "runners/faults.h"
+#include "check/gate.h"
+#include "check/isolate.h"
+#include "runners/runner.h"
 
 #define SKIP 77
 
@@ -27,7 +27,7 @@ static const lstm_shape kShape = {.seq_length = 5, .batch = 3, .input_size = 7, 
                                   .num_layers = 1};
 
 /* Gate one runner, isolated or in this process, and compare the status. */
-static int expect(const char *name, gate_status want, const char *how, numerics_context *ctx,
+static int expect(const char *name, lc_status want, const char *how, numerics_context *ctx,
                   int isolated)
 {
     const runner_ops *r = registry_find(name);
@@ -62,7 +62,7 @@ static int commands_survive(void)
     fflush(stdout);
     const int saved = dup(1);
     dup2(fd, 1);
-    const int rc = bad ? -1 : cmd_bench(&o);
+    const lc_status rc = bad ? LC_BAD_INPUT : cmd_bench(&o);
     fflush(stdout);
     dup2(saved, 1);
     close(saved);
@@ -72,8 +72,8 @@ static int commands_survive(void)
     close(fd);
     unlink(json);
     cli_free(&o);
-    const int ok = rc == EXIT_FAILED && strstr(buf, "\"jit_premul\"") && !strstr(buf, "\"jit\"");
-    printf("bench --rnns jit jit_premul: exit %d, JSON %s\n  -> %s\n", rc, buf,
+    const int ok = rc == LC_FAILED && strstr(buf, "\"jit_premul\"") && !strstr(buf, "\"jit\"");
+    printf("bench --rnns jit jit_premul: exit %d, JSON %s\n  -> %s\n", lc_exit_code(rc), buf,
            ok ? "as expected (jit failed, jit_premul timed)" : "WRONG");
     return ok ? 0 : 1;
 }
@@ -95,13 +95,13 @@ int main(void)
         return 1;
     }
     int wrong = 0;
-    wrong += expect("jit", GATE_ERROR, "the planted fault", &ctx, 1);
-    wrong += expect("jit_premul", GATE_PASS, "its own process", &ctx, 1);
-    wrong += expect("cudnn", GATE_PASS, "its own process", &ctx, 1);
+    wrong += expect("jit", LC_ERROR, "the planted fault", &ctx, 1);
+    wrong += expect("jit_premul", LC_OK, "its own process", &ctx, 1);
+    wrong += expect("cudnn", LC_OK, "its own process", &ctx, 1);
     wrong += commands_survive();
     /* the same in this process: the fault must be sticky, or the above proved nothing */
-    wrong += expect("jit", GATE_ERROR, "the planted fault", &ctx, 0);
-    wrong += expect("jit_premul", GATE_ERROR, "poisoned by jit's sticky error", &ctx, 0);
+    wrong += expect("jit", LC_ERROR, "the planted fault", &ctx, 0);
+    wrong += expect("jit_premul", LC_ERROR, "poisoned by jit's sticky error", &ctx, 0);
     numerics_context_free(&ctx);
     printf("%s\n", wrong ? "FAIL" : "PASS: a sticky fault fails only the runner that caused it");
     return wrong ? 1 : 0;

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gate.h"
-#include "runner.h"
+#include "check/gate.h"
+#include "runners/runner.h"
 
 #define SKIP 77
 #define MAX_BATCH 16
@@ -31,41 +31,10 @@ typedef struct numerics_group {
 #define RAGGED(T, B, I, H, L, SEED) {.shape = SHAPE(T, B, I, H, L), .varlen = 1, .seed = SEED}
 #define LENGTHS(T, B, I, H, L, SEED, ...) {.shape = SHAPE(T, B, I, H, L), .seed = SEED, .lengths = {__VA_ARGS__}}
 
-/* Shapes chosen for what breaks kernels: T=1, B=1, H not a multiple of 32,
- * I != H, more layers, ragged lengths, and one larger shape. Every output
- * is seeded (dy, dhy, dcy), so the last three groups stress the paths of
- * the state gradient: where it enters each layer, at each sequence's end
- * (length 1 and full length side by side), and with nothing around it
- * (one sequence, one step). */
 static const numerics_group groups[] = {
-    {"basic", {FIXED(5, 3, 7, 9, 1, 17), FIXED(1, 4, 8, 8, 1, 17), FIXED(6, 1, 5, 6, 1, 17),
-               FIXED(1, 1, 3, 4, 1, 17), FIXED(8, 32, 32, 32, 1, 17)}},
-    {"odd_sizes", {FIXED(6, 5, 19, 37, 1, 17), FIXED(4, 3, 45, 33, 1, 17),
-                   FIXED(3, 7, 64, 31, 1, 17), FIXED(5, 2, 1, 65, 1, 17)}},
-    {"layers", {FIXED(5, 3, 7, 9, 2, 17), FIXED(4, 2, 5, 6, 3, 17), FIXED(1, 2, 3, 37, 3, 17)}},
-    {"varlen", {RAGGED(7, 5, 6, 9, 1, 17), RAGGED(9, 6, 5, 33, 2, 17), RAGGED(5, 4, 3, 4, 3, 17)}},
-    {"large", {FIXED(40, 32, 256, 256, 1, 17), FIXED(25, 16, 96, 160, 2, 17)}},
-    {"seeds", {FIXED(6, 4, 10, 12, 1, 1), FIXED(6, 4, 10, 12, 1, 2), FIXED(6, 4, 10, 12, 1, 3),
-               FIXED(6, 4, 10, 12, 1, 4), FIXED(6, 4, 10, 12, 1, 5), FIXED(6, 4, 10, 12, 1, 6),
-               FIXED(6, 4, 10, 12, 1, 7), FIXED(6, 4, 10, 12, 1, 8), FIXED(6, 4, 10, 12, 1, 9),
-               FIXED(6, 4, 10, 12, 1, 10), FIXED(6, 4, 10, 12, 2, 11), FIXED(6, 4, 10, 12, 2, 12),
-               FIXED(3, 2, 4, 5, 1, 13), FIXED(3, 2, 4, 5, 1, 14), FIXED(3, 2, 4, 5, 1, 15),
-               FIXED(3, 2, 4, 5, 1, 16), RAGGED(6, 4, 10, 12, 1, 18), RAGGED(6, 4, 10, 12, 1, 19),
-               RAGGED(6, 4, 10, 12, 1, 20), RAGGED(6, 4, 10, 12, 1, 21)}},
-    {"varlen_edges", {LENGTHS(7, 5, 6, 9, 2, 17, 1, 7, 3, 1, 7),
-                      LENGTHS(9, 6, 5, 33, 3, 17, 7, 1, 9, 1, 5, 9),
-                      LENGTHS(5, 4, 3, 4, 3, 17, 5, 1, 1, 5),
-                      LENGTHS(12, 8, 16, 20, 2, 17, 1, 12, 2, 11, 1, 12, 6, 7),
-                      LENGTHS(2, 3, 4, 5, 4, 17, 1, 2, 1),
-                      LENGTHS(6, 4, 5, 7, 1, 17, 6, 1, 3, 1),
-                      LENGTHS(30, 16, 32, 40, 2, 23, 30, 1, 17, 1, 30, 8, 2, 30,
-                              1, 29, 12, 1, 30, 5, 1, 30)}},
-    {"batch1", {FIXED(6, 1, 5, 6, 1, 17), FIXED(20, 1, 32, 48, 1, 17),
-                FIXED(6, 1, 5, 7, 3, 17), FIXED(1, 1, 3, 4, 2, 17),
-                LENGTHS(9, 1, 4, 33, 2, 17, 9), FIXED(50, 1, 16, 16, 1, 5)}},
-    {"steps1", {FIXED(1, 3, 5, 7, 1, 17), FIXED(1, 1, 1, 1, 1, 17),
-                FIXED(1, 4, 8, 8, 2, 17), LENGTHS(1, 5, 6, 9, 3, 17, 1, 1, 1, 1, 1),
-                FIXED(1, 16, 64, 65, 1, 17), FIXED(1, 8, 37, 19, 4, 17)}},
+#define NUMERICS_GROUP(name, ...) {#name, {__VA_ARGS__}},
+#include "groups.def"
+#undef NUMERICS_GROUP
     {NULL, {FIXED(0, 0, 0, 0, 0, 0)}},
 };
 
@@ -100,7 +69,7 @@ static int within_caps(const runner_ops *r, const numerics_case *nc)
     shape_only.shape = nc->shape;
     shape_only.lengths = (int *)lengths_of(nc, ragged);
     lc_error why;
-    return runner_supports_shape(r, &shape_only, &why) == RUNNER_OK;
+    return runner_supports_shape(r, &shape_only, &why) == LC_OK;
 }
 
 /* LSTMCHECK_REQUIRE_GPU=1 (ci/gpu-proof.sh): on a GPU machine a GPU runner
@@ -111,8 +80,8 @@ static int gpu_required(void)
     return v && !strcmp(v, "1");
 }
 
-/* Gate r on one case and print the line; the gate's status, or GATE_ERROR. */
-static gate_status run_case(const runner_ops *r, const numerics_case *nc, double *ratio)
+/* Gate r on one case and print the line; the gate's status, or LC_ERROR. */
+static lc_status run_case(const runner_ops *r, const numerics_case *nc, double *ratio)
 {
     int ragged[MAX_BATCH];
     const int *lengths = lengths_of(nc, ragged);
@@ -121,7 +90,7 @@ static gate_status run_case(const runner_ops *r, const numerics_case *nc, double
     lc_error err;
     if (numerics_context_init(&ctx, s, nc->seed, lengths, &err)) {
         printf("ERROR %s: %s\n", r->name, err.msg);
-        return GATE_ERROR;
+        return LC_ERROR;
     }
     gate_report rep;
     char line[1024];
@@ -156,11 +125,11 @@ int main(int argc, char **argv)
     const int strict = !strcmp(r->device, "cuda") && gpu_required();
     lc_error why = {{0}};
     const int avail = r->available(&why);
-    if (avail == RUNNER_ERROR || (avail != RUNNER_OK && strict)) {
-        printf("ERROR %s: %s%s\n", r->name, why.msg, avail == RUNNER_ERROR ? "" : " (LSTMCHECK_REQUIRE_GPU=1)");
+    if (avail == LC_ERROR || (avail != LC_OK && strict)) {
+        printf("ERROR %s: %s%s\n", r->name, why.msg, avail == LC_ERROR ? "" : " (LSTMCHECK_REQUIRE_GPU=1)");
         return 1;
     }
-    if (avail != RUNNER_OK) {
+    if (avail != LC_OK) {
         printf("SKIP %s: %s\n", r->name, why.msg);
         return SKIP;
     }
@@ -168,15 +137,15 @@ int main(int argc, char **argv)
     double worst = 0;
     for (int c = 0; c < MAX_CASES && g->cases[c].shape.seq_length; c++) {
         double ratio = 0;
-        const gate_status st = run_case(r, &g->cases[c], &ratio);
-        if (st == GATE_PASS) passed++;
-        else if (st != GATE_SKIP) failed++;
+        const lc_status st = run_case(r, &g->cases[c], &ratio);
+        if (st == LC_OK) passed++;
+        else if (st != LC_UNSUPPORTED) failed++;
         else if (!within_caps(r, &g->cases[c])) outside_caps++;
         else if (strict) {
             printf("  -> a skip inside the runner's declared caps fails with LSTMCHECK_REQUIRE_GPU=1\n");
             failed++;
         } else skipped++;
-        if ((st == GATE_PASS || st == GATE_FAIL) && ratio > worst)
+        if ((st == LC_OK || st == LC_FAILED) && ratio > worst)
             worst = ratio;
     }
     printf("%s/%s: %d passed, %d failed, %d skipped, %d outside the runner's caps; worst ratio %.3g\n", r->name,

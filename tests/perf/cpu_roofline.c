@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gate.h"
-#include "harness.h"
-#include "timer.h"
+#include "check/gate.h"
+#include "perf/harness.h"
+#include "device/timer.h"
 
 char *openblas_get_config(void);
 char *openblas_get_corename(void);
@@ -91,7 +91,7 @@ int main(int argc, char **argv)
     gate_run(cpu, &ctx, NULL, &rep);
     gate_format_summary(cpu, &rep, line, sizeof line);
     printf("%s\n", line);
-    if (rep.status != GATE_PASS)
+    if (rep.status != LC_OK)
         return 1;
     printf("OpenBLAS: %s, core %s, %d threads\n", openblas_get_config(), openblas_get_corename(),
            openblas_get_num_threads());

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device.h"
-#include "inputs.h"
-#include "stats.h"
+#include "device/device.h"
+#include "model/inputs.h"
+#include "perf/stats.h"
 
 #define SKIP 77
 

@@ -1,10 +1,10 @@
 /* perf_power: the perf verdict's own power on this machine. Measures a
  * baseline of the cpu runner (test build), then compares fresh runs with
- * a planted slowdown (src/faults.h: extra work taking a known share of the
+ * a planted slowdown (src/runners/faults.h: extra work taking a known share of the
  * time) against it, many times per level, and counts the verdicts.
  *   perf_power [--trials N] [--levels 0,5,10] [--shape-set small] [--ab EXE]
  * With --ab EXE (the test build of lstmcheck, tests/perf/lstmcheck_faults)
- * each trial is an A/B comparison instead (src/ab.h): EXE unchanged against
+ * each trial is an A/B comparison instead (src/perf/ab.h): EXE unchanged against
  * EXE with the slowdown planted through LSTMCHECK_TEST_EXTRA_WORK.
  * Passes when: 10% is always SLOWER, 5% is SLOWER in >= 95% of trials, and
  * unchanged code (0%) is never SLOWER. */
@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ab.h"
-#include "faults.h"
-#include "gate.h"
-#include "perf.h"
-#include "timer.h"
+#include "perf/ab.h"
+#include "runners/faults.h"
+#include "check/gate.h"
+#include "perf/perf.h"
+#include "device/timer.h"
 
 #define MAX_LEVELS 8
 /* the family size of the committed CPU perf matrix: the cpu runner x 2
@@ -47,7 +47,7 @@ static int run_trial(const power_setup *ps, double level, perf_comparison *c, lc
     const ab_request rq = {.device = "cpu", .runner = ps->runner->name, .shape = ps->problem->shape,
                            .seed = 17, .warmup = -1, .nloops = 0};
     ab_outcome out;
-    if (ab_compare(sides, &rq, &ps->settings, POWER_COMPARISONS, &out, err) != AB_OK)
+    if (ab_compare(sides, &rq, &ps->settings, POWER_COMPARISONS, &out, err) != LC_OK)
         return 1;
     *c = out.cmp;
     return 0;

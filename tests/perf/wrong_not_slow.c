@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "faults.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "runners/faults.h"
 
 int main(int argc, char **argv)
 {
@@ -25,8 +25,8 @@ int main(int argc, char **argv)
     o.shape_set = "small";
     lstm_active_fault = FAULT_MISSING_BIAS;
     fflush(stdout);
-    int rc = cmd_baseline(&o);
-    printf("baseline compare of a cpu runner without b_hh: exit %d (expected %d, numerics failed)\n", rc,
-           EXIT_FAILED);
-    return rc == EXIT_FAILED ? 0 : 1;
+    lc_status rc = cmd_baseline(&o);
+    printf("baseline compare of a cpu runner without b_hh: exit %d (expected %d, numerics failed)\n",
+           lc_exit_code(rc), lc_exit_code(LC_FAILED));
+    return rc == LC_FAILED ? 0 : 1;
 }

@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "baseline.h"
+#include "perf/baseline.h"
 #include "build_config.h"
-#include "gitrev.h"
-#include "revbuild.h"
+#include "base/gitrev.h"
+#include "perf/revbuild.h"
 
 static int sh(const char *fmt, const char *a, const char *b)
 {
@@ -41,30 +41,32 @@ int test_gitrev_queries(void)
     if (git_missing())
         return UNIT_SKIP;
     char dir[] = "/tmp/lstmcheck_git_XXXXXX", what[256], sha[GIT_SHA_LEN + 1], head[GIT_SHA_LEN + 1];
+    int dirty;
     lc_error err;
     CHECK(!make_repo(dir), "cannot make a repository in %s", dir);
-    CHECK(git_head(dir, head) == GIT_YES && strlen(head) == GIT_SHA_LEN, "head");
-    CHECK(git_built_tree_dirty(dir, what, sizeof what) == GIT_NO, "a clean tree is dirty: %s", what);
+    CHECK(git_head(dir, head) == LC_OK && strlen(head) == GIT_SHA_LEN, "head");
+    CHECK(git_built_tree_dirty(dir, &dirty, what, sizeof what) == LC_OK && !dirty, "a clean tree is dirty: %s", what);
     CHECK(!sh("mkdir -p %s/docs && echo x > %s/docs/x.md", dir, dir), "write");
-    CHECK(git_built_tree_dirty(dir, what, sizeof what) == GIT_NO, "a change outside what is built counts: %s", what);
+    CHECK(git_built_tree_dirty(dir, &dirty, what, sizeof what) == LC_OK && !dirty,
+          "a change outside what is built counts: %s", what);
     CHECK(!sh("echo two >> %s/src/a.c%s", dir, ""), "write");
-    CHECK(git_built_tree_dirty(dir, what, sizeof what) == GIT_YES && strstr(what, "src/a.c"), "modified: %s", what);
+    CHECK(git_built_tree_dirty(dir, &dirty, what, sizeof what) == LC_OK && dirty && strstr(what, "src/a.c"), "modified: %s", what);
     CHECK(!sh("git -C %s checkout -q src/a.c && mkdir %s/kernels", dir, dir), "restore");
     CHECK(!sh("touch %s/kernels/new.cu%s", dir, ""), "write");
-    CHECK(git_built_tree_dirty(dir, what, sizeof what) == GIT_YES && strstr(what, "kernels/new.cu"),
+    CHECK(git_built_tree_dirty(dir, &dirty, what, sizeof what) == LC_OK && dirty && strstr(what, "kernels/new.cu"),
           "untracked source: %s", what);
     /* names */
-    CHECK(git_resolve_buildable(dir, "HEAD", sha, &err) == GIT_YES && !strcmp(sha, head), "HEAD");
-    CHECK(git_resolve_buildable(dir, "no-such-rev", sha, &err) == GIT_UNKNOWN_REV && strstr(err.msg, "unknown"),
+    CHECK(git_resolve_buildable(dir, "HEAD", sha, &err) == LC_OK && !strcmp(sha, head), "HEAD");
+    CHECK(git_resolve_buildable(dir, "no-such-rev", sha, &err) == LC_BAD_INPUT && strstr(err.msg, "unknown"),
           "%s", err.msg);
-    CHECK(git_resolve_buildable(dir, "11d6bf8-dirty", sha, &err) == GIT_UNKNOWN_REV &&
+    CHECK(git_resolve_buildable(dir, "11d6bf8-dirty", sha, &err) == LC_BAD_INPUT &&
           strstr(err.msg, "uncommitted"), "%s", err.msg);
-    CHECK(git_resolve_buildable(dir, "--help", sha, &err) == GIT_UNKNOWN_REV, "an option passed as a name");
+    CHECK(git_resolve_buildable(dir, "--help", sha, &err) == LC_BAD_INPUT, "an option passed as a name");
     char plain[] = "/tmp/lstmcheck_nogit_XXXXXX";
     CHECK(mkdtemp(plain), "mkdtemp");
-    CHECK(git_resolve_buildable(plain, "HEAD", sha, &err) == GIT_NO_CHECKOUT && strstr(err.msg, "not a git checkout"),
+    CHECK(git_resolve_buildable(plain, "HEAD", sha, &err) == LC_UNSUPPORTED && strstr(err.msg, "not a git checkout"),
           "%s", err.msg);
-    CHECK(git_head(plain, sha) == GIT_NO_CHECKOUT, "head of a plain folder");
+    CHECK(git_head(plain, sha) == LC_UNSUPPORTED, "head of a plain folder");
     /* a shallow clone does not have the first commit */
     CHECK(!sh("echo three >> %s/src/a.c%s", dir, "") && !sh(GIT_COMMIT_ALL, dir, "two"), "second commit");
     char shallow[300];
@@ -72,7 +74,7 @@ int test_gitrev_queries(void)
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "git clone -q --depth 1 file://%s %s", dir, shallow);
     CHECK(system(cmd) == 0, "shallow clone");
-    CHECK(git_resolve_buildable(shallow, head, sha, &err) == GIT_NO_CHECKOUT && strstr(err.msg, "shallow"),
+    CHECK(git_resolve_buildable(shallow, head, sha, &err) == LC_UNSUPPORTED && strstr(err.msg, "shallow"),
           "%s", err.msg);
     CHECK(git_commit_is_reproducible("0123abc") && git_commit_is_reproducible(head), "hashes");
     CHECK(!git_commit_is_reproducible("0123abc-dirty") && !git_commit_is_reproducible("unknown") &&
@@ -91,7 +93,7 @@ int test_revbuild_failure_remembered(void)
     CHECK(!make_repo(dir), "repository");
     CHECK(!sh("echo 'message(FATAL_ERROR \"broken on purpose\")' > %s/CMakeLists.txt && git -C %s add -A", dir, dir) &&
           !sh(GIT_COMMIT_ALL, dir, "broken"), "commit");
-    CHECK(git_head(dir, sha) == GIT_YES, "head");
+    CHECK(git_head(dir, sha) == LC_OK, "head");
     lc_error err;
     CHECK(revbuild_lstmcheck(dir, sha, "cpu", exe, sizeof exe, &err) == 1, "a broken commit built");
     CHECK(strstr(err.msg, "does not build here") && strstr(err.msg, "build.log"), "%s", err.msg);
@@ -158,11 +160,11 @@ int test_baseline_reference_commit(void)
     snprintf(path, sizeof path, "%s/b.json", dir);
     baseline_file b;
     lc_error err;
-    CHECK(baseline_load(path, &b, &err) == BASELINE_LOADED, "%s", err.msg);
+    CHECK(baseline_load(path, &b, &err) == LC_OK, "%s", err.msg);
     CHECK(b.entries[0].reproducible && !b.entries[2].reproducible, "reproducible as read");
     CHECK(!baseline_save(path, &b, &err), "%s", err.msg);
     baseline_free(&b);
-    CHECK(baseline_load(path, &b, &err) == BASELINE_LOADED && b.entries[0].reproducible && !b.entries[2].reproducible,
+    CHECK(baseline_load(path, &b, &err) == LC_OK && b.entries[0].reproducible && !b.entries[2].reproducible,
           "reproducible after a round trip");
     baseline_free(&b);
     CHECK(!sh("rm -rf %s%s", dir, ""), "cleanup");

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "cli.h"
+#include "cmd/cli.h"
 
 static int parse(cli_options *o, lc_error *err, int argc, const char **argv)
 {
@@ -63,7 +63,7 @@ int test_cli_errors(void)
         cli_options o;
         lc_error err = {{0}};
         int rc = parse(&o, &err, cases[i].argc, cases[i].argv);
-        CHECK(rc == CLI_EXIT_USAGE, "case %zu: exit %d", i, rc);
+        CHECK(rc == LC_BAD_INPUT, "case %zu: exit %d", i, rc);
         CHECK(strstr(err.msg, cases[i].msg) != NULL, "case %zu: message '%s' lacks '%s'", i, err.msg,
               cases[i].msg);
         CHECK(strchr(err.msg, '\n') == NULL, "case %zu: message is not one line", i);

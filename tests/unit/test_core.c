@@ -5,11 +5,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gate.h"
-#include "npy.h"
-#include "runner.h"
-#include "stats.h"
-#include "tolerance.h"
+#include "check/gate.h"
+#include "check/npy.h"
+#include "runners/runner.h"
+#include "perf/stats.h"
+#include "check/tolerance.h"
 
 int test_tolerance_rule(void)
 {
@@ -33,10 +33,15 @@ int test_tolerance_rule(void)
     return 0;
 }
 
-static int ok_available(lc_error *e) { (void)e; return RUNNER_OK; }
-static int ok_create(const lstm_problem *p, void **s, lc_error *e) { (void)p; (void)e; *s = NULL; return RUNNER_OK; }
-static int ok_step(void *s, lc_error *e) { (void)s; (void)e; return RUNNER_OK; }
-static int ok_read(void *s, lstm_results *r, lc_error *e) { (void)s; (void)r; (void)e; return RUNNER_OK; }
+static int ok_available(lc_error *e) { (void)e; return LC_OK; }
+static int ok_create(const runner_ops *r, const lstm_problem *p, void **s, lc_error *e)
+{
+    (void)r; (void)p; (void)e;
+    *s = NULL;
+    return LC_OK;
+}
+static int ok_step(void *s, lc_error *e) { (void)s; (void)e; return LC_OK; }
+static int ok_read(void *s, lstm_results *r, lc_error *e) { (void)s; (void)r; (void)e; return LC_OK; }
 static size_t ok_peak(void *s) { (void)s; return 0; }
 static void ok_destroy(void *s) { (void)s; }
 
@@ -161,7 +166,7 @@ int test_gate_reports_worst_element(void)
     const runner_ops *cpu = registry_find("cpu");
     gate_report rep;
     gate_compare(cpu, &ref, &got, LSTM_VIEWS_OUTPUTS | LSTM_VIEWS_STATE | LSTM_VIEWS_GRADS, &rep);
-    CHECK(rep.status == GATE_FAIL && rep.tensors_failed == 1, "status %d failed %d", rep.status, rep.tensors_failed);
+    CHECK(rep.status == LC_FAILED && rep.tensors_failed == 1, "status %d failed %d", rep.status, rep.tensors_failed);
     CHECK(!strcmp(rep.worst.tensor, "y") && rep.worst.index[0] == 1 && rep.worst.index[1] == 2 &&
               rep.worst.index[2] == 1, "worst at %s[%d,%d,%d]", rep.worst.tensor, rep.worst.index[0],
           rep.worst.index[1], rep.worst.index[2]);
@@ -173,14 +178,14 @@ int test_gate_reports_worst_element(void)
     got.y[(1 * 3 + 2) * 4 + 1] = 0.5;
     got.dw_hh[0][3] = NAN;
     gate_compare(cpu, &ref, &got, LSTM_VIEWS_OUTPUTS | LSTM_VIEWS_GRADS, &rep);
-    CHECK(rep.status == GATE_FAIL && rep.worst.not_finite && !strcmp(rep.worst.tensor, "dw_hh.0"),
+    CHECK(rep.status == LC_FAILED && rep.worst.not_finite && !strcmp(rep.worst.tensor, "dw_hh.0"),
           "NaN not caught: %s", rep.worst.tensor);
     got.dw_hh[0][3] = INFINITY;
     gate_compare(cpu, &ref, &got, LSTM_VIEWS_GRADS, &rep);
-    CHECK(rep.status == GATE_FAIL, "Inf not caught");
+    CHECK(rep.status == LC_FAILED, "Inf not caught");
     got.dw_hh[0][3] = 0;
     gate_compare(cpu, &ref, &got, LSTM_VIEWS_OUTPUTS | LSTM_VIEWS_STATE | LSTM_VIEWS_GRADS, &rep);
-    CHECK(rep.status == GATE_PASS, "equal results fail");
+    CHECK(rep.status == LC_OK, "equal results fail");
     lstm_results_free(&ref);
     lstm_results_free(&got);
     return 0;

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "inputs.h"
+#include "model/inputs.h"
 
 static uint32_t bits_of(float f)
 {

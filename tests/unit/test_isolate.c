@@ -1,20 +1,19 @@
-/* One process per GPU runner (src/isolate.h), without a GPU: runners that
+/* One process per GPU runner (src/check/isolate.h), without a GPU: runners that
  * call themselves "cuda" but compute with the cpu runner's functions go
  * through the same fork, pipe and report as the real GPU runners do. A
  * crash stands in for a sticky CUDA fault (numerics.isolation plants a
  * real one on a device). */
 #include "unit.h"
-#include "unit_isolate.h"
 
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
-#include "device.h"
-#include "gate.h"
-#include "isolate.h"
-#include "runner.h"
+#include "device/device.h"
+#include "check/gate.h"
+#include "check/isolate.h"
+#include "runners/runner.h"
 
 static int child_writes(void *arg, int fd)
 {
@@ -56,7 +55,7 @@ static int crash_forward(void *state, lc_error *err)
     const struct rlimit no_core = {0, 0};
     setrlimit(RLIMIT_CORE, &no_core); /* this crash is on purpose: no core file */
     raise(SIGSEGV);
-    return RUNNER_ERROR;
+    return LC_ERROR;
 }
 
 int test_isolate_crash_fails_one_runner(void)
@@ -77,10 +76,10 @@ int test_isolate_crash_fails_one_runner(void)
     CHECK(numerics_context_init(&ctx, &shape, 17, NULL, &err) == 0, "%s", err.msg);
     gate_report rep;
     isolate_gate_run(&crashing, &ctx, NULL, &rep);
-    CHECK(rep.status == GATE_ERROR && strstr(rep.reason, "crashing") && strstr(rep.reason, "signal 11"),
+    CHECK(rep.status == LC_ERROR && strstr(rep.reason, "crashing") && strstr(rep.reason, "signal 11"),
           "the crash is that runner's error: status %d, %s", (int)rep.status, rep.reason);
     isolate_gate_run(&gpu_like, &ctx, NULL, &rep);
-    CHECK(rep.status == GATE_PASS, "the runner after it passes: %s", rep.reason);
+    CHECK(rep.status == LC_OK, "the runner after it passes: %s", rep.reason);
     CHECK(!device_cuda_used_here(), "the parent made no CUDA call");
     setenv("LSTMCHECK_ISOLATE", "0", 1);
     CHECK(!isolate_runner(&gpu_like), "LSTMCHECK_ISOLATE=0 runs it here");

@@ -6,12 +6,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "baseline.h"
-#include "commands.h"
-#include "inputs.h"
-#include "machine.h"
-#include "perf.h"
-#include "verdict.h"
+#include "perf/baseline.h"
+#include "cmd/commands.h"
+#include "model/inputs.h"
+#include "device/machine.h"
+#include "perf/perf.h"
+#include "perf/verdict.h"
 
 /* n samples around `level` with relative spread `rel` (deterministic) */
 static void samples(double *v, int n, double level, double rel, uint64_t seed)
@@ -113,7 +113,7 @@ int test_baseline_bad_files(void)
                      "\"fields\": {\"cores\": \"2\"}}, \"entries\": [%s]}", entry);
         CHECK(!write_text(path, text), "write");
         int rc = baseline_load(path, &b, &err);
-        CHECK(rc == BASELINE_INVALID, "case %zu loaded (rc %d)", i, rc);
+        CHECK(rc == LC_BAD_INPUT, "case %zu loaded (rc %d)", i, rc);
         CHECK(strstr(err.msg, path) && strstr(err.msg, cases[i].expect), "case %zu: '%s' lacks '%s'", i,
               err.msg, cases[i].expect);
     }
@@ -121,30 +121,30 @@ int test_baseline_bad_files(void)
     snprintf(text, sizeof text, "{\"format\": \"lstmcheck-baseline\", \"version\": 1, \"machine\": {\"device\": "
              "\"cpu\", \"fields\": {}}, \"entries\": [{\"runner\": \"cpu\"}]}");
     CHECK(!write_text(path, text), "write");
-    CHECK(baseline_load(path, &b, &err) == BASELINE_INVALID && strstr(err.msg, "entries[0].shape is missing"),
+    CHECK(baseline_load(path, &b, &err) == LC_BAD_INPUT && strstr(err.msg, "entries[0].shape is missing"),
           "%s", err.msg);
     /* empty and truncated */
     CHECK(!write_text(path, ""), "write");
-    CHECK(baseline_load(path, &b, &err) == BASELINE_INVALID && strstr(err.msg, "empty"), "%s", err.msg);
+    CHECK(baseline_load(path, &b, &err) == LC_BAD_INPUT && strstr(err.msg, "empty"), "%s", err.msg);
     snprintf(entry, sizeof entry, valid_entry, "1, 2");
     snprintf(text, sizeof text, "{\"format\": \"lstmcheck-baseline\", \"version\": 1, \"entries\": [%s", entry);
     CHECK(!write_text(path, text), "write");
-    CHECK(baseline_load(path, &b, &err) == BASELINE_INVALID && strstr(err.msg, "not valid JSON"), "%s", err.msg);
+    CHECK(baseline_load(path, &b, &err) == LC_BAD_INPUT && strstr(err.msg, "not valid JSON"), "%s", err.msg);
     /* missing file: its own status, not an error */
     snprintf(path, sizeof path, "%s/none.json", dir);
-    CHECK(baseline_load(path, &b, &err) == BASELINE_MISSING, "missing file");
+    CHECK(baseline_load(path, &b, &err) == LC_MISSING, "missing file");
     /* a valid file round-trips, with a stale runner kept (warned by the commands) */
     snprintf(path, sizeof path, "%s/ok.json", dir);
     snprintf(entry, sizeof entry, valid_entry, "1, 2");
     snprintf(text, sizeof text, "{\"format\": \"lstmcheck-baseline\", \"version\": 1, \"machine\": {\"device\": "
              "\"cpu\", \"fields\": {\"cores\": \"2\"}}, \"entries\": [%s]}", entry);
     CHECK(!write_text(path, text), "write");
-    CHECK(baseline_load(path, &b, &err) == BASELINE_LOADED, "%s", err.msg);
+    CHECK(baseline_load(path, &b, &err) == LC_OK, "%s", err.msg);
     CHECK(b.nentries == 1 && b.entries[0].bwd_ratio.n == 2 && b.entries[0].shape.hidden_size == 4, "content");
     snprintf(b.entries[0].runner, sizeof b.entries[0].runner, "gone_runner");
     CHECK(!baseline_save(path, &b, &err), "%s", err.msg);
     baseline_free(&b);
-    CHECK(baseline_load(path, &b, &err) == BASELINE_LOADED && !strcmp(b.entries[0].runner, "gone_runner"),
+    CHECK(baseline_load(path, &b, &err) == LC_OK && !strcmp(b.entries[0].runner, "gone_runner"),
           "round trip: %s", err.msg);
     baseline_free(&b);
     char cmd[512];
@@ -174,13 +174,13 @@ int test_baseline_commands_protect_files(void)
     o.nrnns = 1;
     o.shape_set = "small";
     o.subcommand = "compare";
-    CHECK(cmd_baseline(&o) == EXIT_SKIPPED, "compare without a baseline must skip");
+    CHECK(cmd_baseline(&o) == LC_UNSUPPORTED, "compare without a baseline must skip");
     const char *corrupt = "{\"format\": \"lstmcheck-baseline\", \"version\": 1, \"entr";
     CHECK(!write_text(path, corrupt), "write");
-    CHECK(cmd_baseline(&o) == EXIT_USAGE, "compare with a corrupt baseline must exit 2");
+    CHECK(cmd_baseline(&o) == LC_BAD_INPUT, "compare with a corrupt baseline must exit 2");
     o.subcommand = "update";
     o.allow_dirty = 1; /* the source tree may have changes: not what this test is about */
-    CHECK(cmd_baseline(&o) == EXIT_USAGE, "update over a corrupt baseline must exit 2");
+    CHECK(cmd_baseline(&o) == LC_BAD_INPUT, "update over a corrupt baseline must exit 2");
     FILE *f = fopen(path, "r");
     char back[256] = {0};
     CHECK(f && fread(back, 1, sizeof back - 1, f) > 0, "read back");

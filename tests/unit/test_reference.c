@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inputs.h"
-#include "reference.h"
+#include "model/inputs.h"
+#include "model/reference.h"
 
 /* loss = sum(y*dy) + sum(hy*dhy) + sum(cy*dcy), from a forward pass */
 static double loss_of(const lstm_problem *p, lstm_results *r)

@@ -9,12 +9,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "device.h"
-#include "gate.h"
-#include "harness.h"
-#include "memstats.h"
-#include "profiling.h"
-#include "trace.h"
+#include "device/device.h"
+#include "check/gate.h"
+#include "perf/harness.h"
+#include "device/memstats.h"
+#include "report/profiling.h"
+#include "device/trace.h"
 
 /* Every "X" event well formed; on each lane sorted by ts, and every event
  * either after the previous one or nested inside it. Returns the number of
@@ -370,7 +370,7 @@ int test_trace_gpu_two_runners(void)
     for (int i = 0; i < 2; i++) {
         const runner_ops *r = registry_find(names[i]);
         CHECK(r, "runner %s", names[i]);
-        if (r->available(&why) != RUNNER_OK) {
+        if (r->available(&why) != LC_OK) {
             fprintf(stderr, "%s not available here: %s\n", names[i], why.msg);
             continue;
         }

@@ -1,0 +1,26 @@
+/* The one error channel of the library: a message that travels up to the
+ * command, which prints it on one line. Library code never exits. */
+#ifndef LSTMCHECK_ERROR_H
+#define LSTMCHECK_ERROR_H
+
+#include "base/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct lc_error {
+    char msg[512];
+} lc_error;
+
+/* Set err (when not NULL) to the formatted one-line message. */
+void lc_error_set(lc_error *err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,48 @@
+/* What git knows about a source tree: which commit it is, whether it has
+ * uncommitted changes to what is built, and which commit a name means. A
+ * baseline records the commit it measured so that anyone can rebuild it;
+ * an A/B comparison builds such a commit. Every query runs git itself. */
+#ifndef LSTMCHECK_GITREV_H
+#define LSTMCHECK_GITREV_H
+
+#include <stddef.h>
+
+#include "base/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GIT_SHA_LEN 40
+
+/* The paths whose changes change the built program (what `baseline update`
+ * refuses to record when modified), NULL-terminated. */
+extern const char *const git_built_paths[];
+
+/* LC_OK with the full commit of HEAD; LC_UNSUPPORTED when dir is not a git
+ * checkout (or git is missing). */
+lc_status git_head(const char *dir, char sha[GIT_SHA_LEN + 1]);
+
+/* LC_OK with *dirty set when git_built_paths have uncommitted changes
+ * (untracked files there included: CMake globs them); what is changed goes
+ * to what (a short list). LC_UNSUPPORTED when dir is not a checkout. */
+lc_status git_built_tree_dirty(const char *dir, int *dirty, char *what, size_t n);
+
+/* A revision to build (an A/B comparison), as a full commit. LC_BAD_INPUT
+ * when the name means nothing here or names a tree with uncommitted changes
+ * ("...-dirty", which nobody can rebuild); LC_UNSUPPORTED when this checkout
+ * cannot have it (not a checkout, or a shallow clone without it). err says
+ * which, in one line. */
+lc_status git_resolve_buildable(const char *dir, const char *rev, char sha[GIT_SHA_LEN + 1], lc_error *err);
+
+/* 1 when dir is a shallow clone (old commits may be missing). */
+int git_is_shallow(const char *dir);
+
+/* Whether a recorded commit names something that can be rebuilt: a hash
+ * without "-dirty" (git describe's mark of uncommitted changes) or "unknown". */
+int git_commit_is_reproducible(const char *commit);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,87 @@
+/* The numerics gate: a runner's outputs and gradients against the
+ * reference on the same inputs, element by element, with the tolerance
+ * rule of tolerance.h. A runner that fails the gate is never timed. */
+#ifndef LSTMCHECK_GATE_H
+#define LSTMCHECK_GATE_H
+
+#include "model/lstm.h"
+#include "runners/runner.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A gate report's status: LC_OK (passed), LC_FAILED (a tensor out of
+ * tolerance, NaN or Inf), LC_UNSUPPORTED (the runner cannot run here or
+ * takes no such shape: a skip), LC_ERROR (the runner returned an error). */
+
+typedef struct gate_tensor_summary {
+    char name[32];
+    double max_abs_err;
+    double worst_ratio; /* error / allowed at the worst element */
+    int failed;
+} gate_tensor_summary;
+
+typedef struct gate_worst {
+    char tensor[32];
+    int ndim;
+    int index[3];
+    double value, ref, err, allowed, ratio;
+    int not_finite;
+} gate_worst;
+
+#define GATE_MAX_TENSORS 64
+
+typedef struct gate_report {
+    lc_status status;
+    char reason[512];       /* why it skipped or errored */
+    gate_worst worst;       /* the element with the largest error/allowed */
+    int tensors_checked, tensors_failed;
+    int ntensors;
+    gate_tensor_summary tensors[GATE_MAX_TENSORS];
+} gate_report;
+
+/* The inputs and reference results of one (shape, seed, lengths), made
+ * once and shared by every runner checked or timed on them. Every output a
+ * runner returns is seeded (gate_seeds): dy, dhy and dcy, or dhy and dcy
+ * for a runner that returns only (hy, cy). */
+typedef struct numerics_context {
+    lstm_shape shape;
+    uint64_t seed;
+    int *lengths; /* NULL: fixed length */
+    lstm_problem problem[2];
+    lstm_results reference[2];
+    int ready[2];
+} numerics_context;
+
+int numerics_context_init(numerics_context *c, const lstm_shape *s, uint64_t seed,
+                          const int *lengths, lc_error *err);
+void numerics_context_free(numerics_context *c);
+/* The problem and reference for this runner (computed on first use). */
+int numerics_context_get(numerics_context *c, const runner_ops *r, const lstm_problem **p,
+                         const lstm_results **ref, lc_error *err);
+
+/* Which backward seeds this runner's problem has (SEED_ mask of inputs.h):
+ * the loss is the sum over the seeded outputs of output * seed. */
+unsigned gate_seeds(const runner_ops *r);
+
+/* Which tensors the gate compares for this runner (LSTM_VIEWS_ mask). */
+unsigned gate_views(const runner_ops *r);
+
+/* Compare got with ref over views; fills rep (status PASS or FAIL). */
+void gate_compare(const runner_ops *r, const lstm_results *ref, const lstm_results *got,
+                  unsigned views, gate_report *rep);
+
+/* Run r once (forward, zero grads, backward, read back) on the context's
+ * inputs and compare. With dump_dir, write inputs, reference and runner
+ * tensors as .npy files plus index.json under dump_dir/<runner>/. */
+lc_status gate_run(const runner_ops *r, numerics_context *c, const char *dump_dir,
+                     gate_report *rep);
+
+/* One line: "PASS cpu worst dw_hh.0[12,7] ratio 0.03" or the failure. */
+void gate_format_summary(const runner_ops *r, const gate_report *rep, char *buf, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

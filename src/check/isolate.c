@@ -1,0 +1,172 @@
+/* One GPU runner per process (see isolate.h). */
+#include "check/isolate.h"
+
+#include "device/device.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int isolate_write(int fd, const void *buf, size_t n)
+{
+    const char *c = buf;
+    while (n) {
+        ssize_t k = write(fd, c, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return 1;
+        c += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+int isolate_read(int fd, void *buf, size_t n)
+{
+    char *c = buf;
+    while (n) {
+        ssize_t k = read(fd, c, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return 1;
+        c += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* How the child ended, when that is not a clean exit 0. */
+static int child_failed(int status, const lc_error *read_err, lc_error *err)
+{
+    if (WIFSIGNALED(status)) {
+        lc_error_set(err, "its process was killed by signal %d (%s)", WTERMSIG(status),
+                     strsignal(WTERMSIG(status)));
+        return 1;
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        lc_error_set(err, "its process ended with status %d%s%s",
+                     WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_err->msg[0] ? ": " : "",
+                     read_err->msg);
+        return 1;
+    }
+    if (read_err->msg[0]) {
+        *err = *read_err;
+        return 1;
+    }
+    return 0;
+}
+
+int isolate_run(isolate_child_fn child, isolate_parent_fn parent, void *arg, lc_error *err)
+{
+    int fds[2];
+    if (pipe(fds) != 0) {
+        lc_error_set(err, "pipe: %s", strerror(errno));
+        return 1;
+    }
+    fflush(stdout); /* else the child would print the parent's buffered text again */
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        lc_error_set(err, "fork: %s", strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
+        return 1;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        const int rc = child(arg, fds[1]);
+        close(fds[1]);
+        fflush(stdout);
+        fflush(stderr);
+        _exit(rc ? 1 : 0); /* no atexit handlers: they belong to the parent */
+    }
+    close(fds[1]);
+    lc_error read_err = {{0}};
+    if (parent(arg, fds[0], &read_err) && !read_err.msg[0])
+        lc_error_set(&read_err, "its process sent no result");
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return child_failed(status, &read_err, err);
+}
+
+int isolate_runner(const runner_ops *r)
+{
+    if (strcmp(r->device, "cuda") != 0)
+        return 0;
+    const char *v = getenv("LSTMCHECK_ISOLATE");
+    if (v && !strcmp(v, "0"))
+        return 0;
+    /* a process that has used CUDA cannot give the GPU to its children */
+    return !device_cuda_used_here();
+}
+
+typedef struct gate_job {
+    const runner_ops *r;
+    numerics_context *c;
+    const char *dump_dir;
+    gate_report *rep;
+} gate_job;
+
+static int gate_child(void *arg, int fd)
+{
+    gate_job *j = arg;
+    gate_run(j->r, j->c, j->dump_dir, j->rep);
+    return isolate_write(fd, j->rep, sizeof *j->rep);
+}
+
+static int gate_parent(void *arg, int fd, lc_error *err)
+{
+    gate_job *j = arg;
+    if (isolate_read(fd, j->rep, sizeof *j->rep)) {
+        lc_error_set(err, "its process sent no gate report");
+        return 1;
+    }
+    return 0;
+}
+
+int isolate_precheck(const runner_ops *r, const numerics_context *c, gate_report *rep)
+{
+    lc_error why = {{0}};
+    const int avail = r->available(&why);
+    lstm_problem shape_only;
+    memset(&shape_only, 0, sizeof shape_only);
+    shape_only.shape = c->shape;
+    shape_only.lengths = c->lengths;
+    if (avail == LC_OK && runner_supports_shape(r, &shape_only, &why) == LC_OK)
+        return 0;
+    rep->status = avail == LC_ERROR ? LC_ERROR : LC_UNSUPPORTED;
+    snprintf(rep->reason, sizeof rep->reason, "%s", why.msg);
+    return 1;
+}
+
+lc_status isolate_gate_run(const runner_ops *r, numerics_context *c, const char *dump_dir,
+                             gate_report *rep)
+{
+    memset(rep, 0, sizeof *rep);
+    if (isolate_precheck(r, c, rep))
+        return rep->status;
+    if (!isolate_runner(r))
+        return gate_run(r, c, dump_dir, rep);
+    const lstm_problem *p;
+    const lstm_results *ref;
+    lc_error err = {{0}};
+    if (numerics_context_get(c, r, &p, &ref, &err)) {
+        rep->status = LC_ERROR;
+        snprintf(rep->reason, sizeof rep->reason, "reference: %s", err.msg);
+        return rep->status;
+    }
+    gate_job job = {r, c, dump_dir, rep};
+    if (isolate_run(gate_child, gate_parent, &job, &err)) {
+        memset(rep, 0, sizeof *rep);
+        rep->status = LC_ERROR;
+        snprintf(rep->reason, sizeof rep->reason, "%s: %s", r->name, err.msg);
+    }
+    return rep->status;
+}

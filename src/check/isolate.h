@@ -1,0 +1,55 @@
+/* One GPU runner per process. A kernel fault leaves a sticky CUDA error
+ * that no call can clear: every later CUDA call of that process fails. So
+ * `check` and `bench` run each GPU runner in a forked child of a process
+ * that has made no CUDA call itself (the probe runs in a child too, see
+ * device.h); a fault fails only the runner that caused it. The child gets
+ * the parent's memory (inputs, reference) for free and sends its result
+ * back through a pipe. */
+#ifndef LSTMCHECK_ISOLATE_H
+#define LSTMCHECK_ISOLATE_H
+
+#include <stddef.h>
+
+#include "check/gate.h"
+#include "runners/runner.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* In the child: do the work and write the result to fd (0 on success). */
+typedef int (*isolate_child_fn)(void *arg, int fd);
+/* In the parent: read the child's result from fd (0 on success). */
+typedef int (*isolate_parent_fn)(void *arg, int fd, lc_error *err);
+
+/* Fork, run child() there and parent() here. 0 when both succeeded; else
+ * err says what went wrong, including how the child ended (its exit
+ * status, or the signal that killed it). */
+int isolate_run(isolate_child_fn child, isolate_parent_fn parent, void *arg, lc_error *err);
+/* Whole-buffer pipe I/O for the two sides: 0 on success. */
+int isolate_write(int fd, const void *buf, size_t n);
+int isolate_read(int fd, void *buf, size_t n);
+
+/* 1 when r should run in a child of this process: a GPU runner, CUDA not
+ * yet used by this process itself, and LSTMCHECK_ISOLATE is not 0.
+ * LSTMCHECK_ISOLATE=0 keeps everything CUDA in this process, the device
+ * probe too: for tools that do not follow a fork without exec (nsys
+ * without --trace-fork-before-exec=true, a debugger). */
+int isolate_runner(const runner_ops *r);
+
+/* 1 when r cannot run on c's shape here, without making inputs: rep says
+ * SKIP (no device, or outside its caps) or ERROR (a broken CUDA setup:
+ * available() returned LC_ERROR). 0: go ahead. */
+int isolate_precheck(const runner_ops *r, const numerics_context *c, gate_report *rep);
+
+/* gate_run in a child when isolate_runner(r), else here. The inputs and
+ * the reference are made here first, so that every child shares them. A
+ * runner that is not available is reported here without a child: SKIP,
+ * or ERROR for a broken CUDA setup (available() == LC_ERROR). */
+lc_status isolate_gate_run(const runner_ops *r, numerics_context *c, const char *dump_dir,
+                             gate_report *rep);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,55 @@
+/* The tolerance rule (see tolerance.h and docs/tolerance.md). */
+#include "check/tolerance.h"
+
+#include <math.h>
+#include <string.h>
+
+double tolerance_unit_roundoff(runner_precision p)
+{
+    /* FP32: 24-bit significand; TF32: 11-bit significand (10 stored) */
+    return p == PRECISION_TF32 ? ldexp(1.0, -11) : ldexp(1.0, -24);
+}
+
+const char *tolerance_precision_name(runner_precision p)
+{
+    return p == PRECISION_TF32 ? "tf32" : "fp32";
+}
+
+const char *tolerance_kind_name(tensor_kind kind)
+{
+    return kind == TENSOR_FORWARD ? "forward" : kind == TENSOR_INPUT_GRAD ? "input_grad" : "param_grad";
+}
+
+tensor_kind tolerance_kind_of(const char *name)
+{
+    if (!strcmp(name, "y") || !strcmp(name, "hy") || !strcmp(name, "cy"))
+        return TENSOR_FORWARD;
+    if (!strcmp(name, "dx") || !strcmp(name, "dh0") || !strcmp(name, "dc0"))
+        return TENSOR_INPUT_GRAD;
+    return TENSOR_PARAM_GRAD;
+}
+
+double tolerance_depth(const lstm_shape *s, tensor_kind kind)
+{
+    double T = s->seq_length, H = s->hidden_size;
+    double fwd = 0;
+    for (int l = 0; l < s->num_layers; l++)
+        fwd += T * (lstm_layer_input_size(s, l) + H);
+    if (kind == TENSOR_FORWARD)
+        return fwd;
+    /* backward through time: per step and layer a reduction over the 4H gates */
+    double bwd = fwd + T * s->num_layers * 4.0 * H;
+    if (kind == TENSOR_INPUT_GRAD)
+        return bwd;
+    return bwd + T * (double)s->batch; /* parameter gradients sum over steps and batch */
+}
+
+double tolerance_scale(const lstm_shape *s, tensor_kind kind, runner_precision p)
+{
+    return TOLERANCE_SAFETY * tolerance_unit_roundoff(p) * sqrt(tolerance_depth(s, kind));
+}
+
+double tolerance_allowed(double scale, double ref, double ref_rms)
+{
+    return scale * (fabs(ref) + ref_rms);
+}

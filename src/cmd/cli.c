@@ -1,0 +1,475 @@
+/* Command-line parsing (see cli.h). One table row per flag carries its
+ * name, the field it sets, how its value is read, the commands that take
+ * it and its help line: parsing and --help both come from the table. */
+#include "cmd/cli.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cli_defaults(cli_options *o)
+{
+    memset(o, 0, sizeof *o);
+    /* the original's defaults */
+    o->shape = (lstm_shape){.seq_length = 100, .batch = 64, .input_size = 512,
+                            .hidden_size = 512, .num_layers = 1};
+    o->warmup = -1; /* the command's default: bench 10 */
+    o->nloops = 0;  /* the command's default: bench 100, profile 5 */
+    snprintf(o->device, sizeof o->device, "auto");
+    o->sep = " ";
+    o->seed = 17;
+    o->time_budget_s = -1;
+    o->progress = -1;
+    snprintf(o->tool, sizeof o->tool, "none");
+    o->out_dir = ".";
+    o->sleep_between_s = 1;
+}
+
+void cli_free(cli_options *o)
+{
+    free(o->lengths);
+    o->lengths = NULL;
+}
+
+void cli_normalize_flag(const char *flag, char *out, size_t n)
+{
+    size_t k = 0;
+    while (*flag == '-')
+        flag++;
+    for (; *flag && k + 2 < n; flag++) {
+        if (*flag == '=')
+            break;
+        if (isupper((unsigned char)*flag)) {
+            out[k++] = '-';
+            out[k++] = (char)tolower((unsigned char)*flag);
+        } else {
+            out[k++] = *flag == '_' ? '-' : *flag;
+        }
+    }
+    out[k] = '\0';
+}
+
+int cli_parse_int(const char *s, long lo, long hi, long *out)
+{
+    if (!s || !*s)
+        return 1;
+    errno = 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return 1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_double(const char *s, double lo, double hi, double *out)
+{
+    if (!s || !*s)
+        return 1;
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (errno || *end || !isfinite(v) || v < lo || v > hi)
+        return 1;
+    *out = v;
+    return 0;
+}
+
+/* ---- the flags ---- */
+
+typedef enum flag_kind {
+    FLAG_INT,     /* an int field, within [lo, hi] */
+    FLAG_SEED,    /* the uint64_t seed, within [lo, hi] */
+    FLAG_SECONDS, /* a double field, 0..1e6 */
+    FLAG_TEXT,    /* a const char * field: the argument itself */
+    FLAG_CHOICE,  /* a char[8] field: one of choices */
+    FLAG_OPTIONAL_CHOICE, /* FLAG_CHOICE whose value may be left out (the first choice) */
+    FLAG_SWITCH,  /* an int field set to lo; takes no value */
+    FLAG_RUNNERS, /* --rnns A B ...: one or more runner names */
+    FLAG_LENGTHS, /* --lengths 3,4 5: one or more positive lengths */
+} flag_kind;
+
+/* What a flag marks besides its field. */
+enum { MARK_SHAPE = 1, MARK_BATCH = 2 };
+
+typedef struct cli_flag {
+    const char *name;     /* normalized; --seqLength, --seq-length, --seq_length all name it */
+    const char *shown;    /* as --help shows it */
+    flag_kind kind;
+    size_t field;         /* offsetof(cli_options, ...) */
+    long lo, hi;
+    const char *choices;  /* FLAG_CHOICE: space-separated */
+    unsigned marks;
+    const char *commands; /* the commands that take it, space-separated */
+    const char *help;
+} cli_flag;
+
+#define F(member) offsetof(cli_options, member)
+#define SHAPE_CMDS "bench check baseline profile"
+static const cli_flag flags[] = {
+    {"seq-length", "--seqLength N", FLAG_INT, F(shape.seq_length), 1, LSTM_MAX_DIM, NULL, MARK_SHAPE, SHAPE_CMDS,
+     "sequence length T (default 100)"},
+    {"num-layers", "--numLayers N", FLAG_INT, F(shape.num_layers), 1, LSTM_MAX_DIM, NULL, MARK_SHAPE, SHAPE_CMDS,
+     "layers L (default 1)"},
+    {"input-size", "--inputSize N", FLAG_INT, F(shape.input_size), 1, LSTM_MAX_DIM, NULL, MARK_SHAPE, SHAPE_CMDS,
+     "input size I (default 512)"},
+    {"hidden-size", "--hiddenSize N", FLAG_INT, F(shape.hidden_size), 1, LSTM_MAX_DIM, NULL, MARK_SHAPE,
+     SHAPE_CMDS, "hidden size H (default 512)"},
+    {"mini-batch", "--miniBatch N", FLAG_INT, F(shape.batch), 1, LSTM_MAX_DIM, NULL, MARK_SHAPE | MARK_BATCH,
+     SHAPE_CMDS, "batch B (default 64)"},
+    {"device", "--device D", FLAG_CHOICE, F(device), 0, 0, "auto cpu cuda", 0, "bench check list baseline profile",
+     "auto | cpu | cuda (auto: cuda when a device exists)"},
+    {"rnns", "--rnns A B ...", FLAG_RUNNERS, F(rnns), 0, 0, NULL, 0, "bench check baseline profile",
+     "runners (default: the device's group; see lstmcheck list)"},
+    {"variable-lstms", "--variable-lstms", FLAG_SWITCH, F(variable_lstms), 1, 0, NULL, 0, "bench check profile",
+     "also run the variable-length group (lengths 30..99, seqLength ignored)"},
+    {"lengths", "--lengths L,L,...", FLAG_LENGTHS, F(lengths), 0, 0, NULL, 0, "bench check profile",
+     "explicit per-sequence lengths (sets miniBatch)"},
+    {"seed", "--seed N", FLAG_SEED, F(seed), 0, 2147483647L, NULL, 0, SHAPE_CMDS, "input seed (default 17)"},
+    {"warmup", "--warmup N", FLAG_INT, F(warmup), 0, 1000000, NULL, 0, "bench baseline",
+     "warm-up iterations (bench: default 10)"},
+    {"nloops", "--nloops N", FLAG_INT, F(nloops), 1, 1000000, NULL, 0, "bench baseline profile",
+     "timed iterations (bench: default 100; baseline: samples per round; profile: default 5)"},
+    {"sep", "--sep S", FLAG_TEXT, F(sep), 0, 0, NULL, 0, "bench", "column separator of the table (default ' ')"},
+    {"print-json", "--print-json [F]", FLAG_OPTIONAL_CHOICE, F(print_json), 0, 0, "oss pep full", 0, "bench",
+     "JSON on stdout: oss (default), pep or full"},
+    {"time-budget", "--time-budget S", FLAG_SECONDS, F(time_budget_s), 0, 0, NULL, 0, "bench baseline",
+     "seconds per runner before sampling stops (default 30 on cpu, none on cuda)"},
+    {"dump", "--dump DIR", FLAG_TEXT, F(dump_dir), 0, 0, NULL, 0, "check bench",
+     "write inputs, reference and runner tensors as .npy files and index.json"},
+    {"trace", "--trace FILE", FLAG_TEXT, F(trace_path), 0, 0, NULL, 0, "bench profile",
+     "write a Chrome trace (Perfetto) of the timed runs"},
+    {"progress", "--progress", FLAG_SWITCH, F(progress), 1, 0, NULL, 0, "bench baseline",
+     "progress on stderr (default: when it is a terminal)"},
+    {"no-progress", "--no-progress", FLAG_SWITCH, F(progress), 0, 0, NULL, 0, "bench baseline",
+     "no progress on stderr"},
+    {"names", "--names", FLAG_SWITCH, F(names_only), 1, 0, NULL, 0, "list", "runner names only, one per line"},
+    {"shape-set", "--shape-set NAME", FLAG_TEXT, F(shape_set), 0, 0, NULL, 0, "baseline",
+     "one shape set of the perf matrix (cpu: small, layers; cuda: default, small)"},
+    {"baseline-dir", "--baseline-dir DIR", FLAG_TEXT, F(baseline_dir), 0, 0, NULL, 0, "baseline",
+     "where the baseline files are (default: the source tree's baselines/)"},
+    {"json", "--json", FLAG_SWITCH, F(json), 1, 0, NULL, 0, "baseline", "machine-readable output (show, compare)"},
+    {"max-seconds", "--max-seconds S", FLAG_SECONDS, F(max_seconds), 0, 0, NULL, 0, "baseline",
+     "compare: measuring budget per (runner, shape) (default 60)"},
+    {"against", "--against REV", FLAG_TEXT, F(against), 0, 0, NULL, 0, "baseline",
+     "compare: A/B against commit REV, built beside this build and measured now"},
+    {"ab", "--ab", FLAG_SWITCH, F(ab), 1, 0, NULL, 0, "baseline",
+     "compare: A/B against the commit of the newest committed baseline, even with a baseline here"},
+    {"allow-dirty", "--allow-dirty", FLAG_SWITCH, F(allow_dirty), 1, 0, NULL, 0, "baseline",
+     "update: record uncommitted changes to src/, kernels/, CMakeLists.txt (marked not reproducible)"},
+    {"tool", "--tool T", FLAG_CHOICE, F(tool), 0, 0, "nsys ncu none", 0, "profile",
+     "run under an external profiler: nsys, ncu or none (default none)"},
+    {"out-dir", "--out-dir DIR", FLAG_TEXT, F(out_dir), 0, 0, NULL, 0, "profile",
+     "where prof_<rnns>_s<T>-l<L>-i<I>-h<H>-b<B>_<date>.<ext> goes (default .)"},
+    {"sleep-between-seconds", "--sleep-between-seconds S", FLAG_SECONDS, F(sleep_between_s), 0, 0, NULL, 0,
+     "profile", "pause between runners (default 1)"},
+    {"internal-run", "--internal-run", FLAG_SWITCH, F(internal_run), 1, 0, NULL, 0, "profile",
+     "(internal) run the runners here: the re-executed child of --tool"},
+    {"help", "--help", FLAG_SWITCH, F(help), 1, 0, NULL, 0, "bench check list baseline profile", "this text"},
+};
+#undef F
+#define NFLAGS (sizeof flags / sizeof flags[0])
+
+/* ---- the commands ---- */
+
+typedef struct cli_command {
+    const char *name, *synopsis, *summary, *notes;
+} cli_command;
+
+static const cli_command commands[] = {
+    {"bench", "bench [flags]", "check every runner against the reference, then time forward and backward",
+     "Times are milliseconds on every device. The table goes to stderr.\n"},
+    {"check", "check [flags]", "the numerics gate alone: exit 0 only if every runner passes",
+     "Runs each runner once (forward and backward) on seeded inputs and compares every\n"
+     "output and gradient with the reference (tolerance rule: docs/tolerance.md).\n"
+     "Exit 0: all passed; 1: a runner failed or errored; 3: none failed but some\n"
+     "could not run here (skipped).\n"},
+    {"list", "list [flags]", "the runners, what they support, and whether they can run here", ""},
+    {"baseline", "baseline update|show|compare [flags]",
+     "update | show | compare timings against committed per-machine baselines",
+     "  update   gate, measure and write the baseline of this machine (atomically)\n"
+     "  show     print the baseline entries of this machine\n"
+     "  compare  measure now and give the verdict against the baseline (as ctest -L perf);\n"
+     "           without a baseline entry here, A/B against the commit of the newest\n"
+     "           committed baseline of the device (docs/perf.md)\n"
+     "Exit: 0 all SAME or FASTER; 1 SLOWER, or numerics failed; 2 bad input or an\n"
+     "unusable baseline file; 3 not comparable here, or INCONCLUSIVE within the budget.\n"},
+    {"profile", "profile [flags]", "run runners under nsys/ncu or with a built-in trace", ""},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static const char *const subcommands[] = {"update", "show", "compare", NULL};
+
+/* 1 when word is one of the space-separated words of list */
+static int among(const char *word, const char *list)
+{
+    size_t n = strlen(word);
+    for (const char *p = list; (p = strstr(p, word)); p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+static const cli_flag *find_flag(const char *name)
+{
+    for (size_t k = 0; k < NFLAGS; k++)
+        if (!strcmp(flags[k].name, name))
+            return &flags[k];
+    return NULL;
+}
+
+/* ---- reading values ---- */
+
+/* the cursor over argv while parsing */
+typedef struct cli_args {
+    int argc, i;
+    char **argv;
+    const char *inline_value; /* after '=' in --flag=value, or NULL */
+} cli_args;
+
+/* The next argument when it is not a flag, else NULL. */
+static const char *next_word(cli_args *a)
+{
+    return a->i + 1 < a->argc && strncmp(a->argv[a->i + 1], "--", 2) != 0 ? a->argv[++a->i] : NULL;
+}
+
+static lc_status add_runner_name(cli_options *o, const char *name, lc_error *err)
+{
+    if (o->nrnns == CLI_MAX_RNNS) {
+        lc_error_set(err, "too many runners (at most %d)", CLI_MAX_RNNS);
+        return LC_BAD_INPUT;
+    }
+    o->rnns[o->nrnns++] = name;
+    return LC_OK;
+}
+
+/* "30,45,99" and separate arguments alike */
+static lc_status add_lengths(cli_options *o, const char *v, lc_error *err)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", v);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        long x;
+        if (cli_parse_int(tok, 1, LSTM_MAX_DIM, &x)) {
+            lc_error_set(err, "--lengths expects positive integers, got '%s'", tok);
+            return LC_BAD_INPUT;
+        }
+        int *grown = realloc(o->lengths, (size_t)(o->nlengths + 1) * sizeof *grown);
+        if (!grown) {
+            lc_error_set(err, "out of memory parsing --lengths");
+            return LC_ERROR;
+        }
+        o->lengths = grown;
+        o->lengths[o->nlengths++] = (int)x;
+    }
+    return LC_OK;
+}
+
+/* --rnns and --lengths: one or more values, inline or as separate words */
+static lc_status read_list(const cli_flag *f, cli_args *a, cli_options *o, lc_error *err)
+{
+    int got = 0;
+    lc_status rc = LC_OK;
+    const char *v = a->inline_value && *a->inline_value ? a->inline_value : next_word(a);
+    for (; v && !rc; v = next_word(a), got++)
+        rc = f->kind == FLAG_RUNNERS ? add_runner_name(o, v, err) : add_lengths(o, v, err);
+    if (!rc && !got) {
+        lc_error_set(err, "--%s needs at least one value", f->name);
+        rc = LC_BAD_INPUT;
+    }
+    return rc;
+}
+
+/* A value that must be there: inline or the next argument. */
+static const char *required_value(const cli_flag *f, cli_args *a, lc_error *err)
+{
+    if (a->inline_value)
+        return a->inline_value;
+    if (a->i + 1 < a->argc)
+        return a->argv[++a->i];
+    lc_error_set(err, "flag '--%s' needs a value", f->name);
+    return NULL;
+}
+
+static lc_status read_value(const cli_flag *f, cli_args *a, cli_options *o, lc_error *err)
+{
+    char *field = (char *)o + f->field;
+    if (f->kind == FLAG_RUNNERS || f->kind == FLAG_LENGTHS)
+        return read_list(f, a, o, err);
+    if (f->kind == FLAG_SWITCH) {
+        if (a->inline_value) {
+            lc_error_set(err, "flag '--%s' takes no value", f->name);
+            return LC_BAD_INPUT;
+        }
+        *(int *)field = (int)f->lo;
+        return LC_OK;
+    }
+    const char *v;
+    char first[8];
+    if (f->kind == FLAG_OPTIONAL_CHOICE) {
+        v = a->inline_value ? a->inline_value : next_word(a);
+        if (!v) { /* left out: the first choice */
+            snprintf(first, sizeof first, "%.*s", (int)strcspn(f->choices, " "), f->choices);
+            v = first;
+        }
+    } else if (!(v = required_value(f, a, err))) {
+        return LC_BAD_INPUT;
+    }
+    long x;
+    double d;
+    switch (f->kind) {
+    case FLAG_INT:
+    case FLAG_SEED:
+        if (cli_parse_int(v, f->lo, f->hi, &x)) {
+            lc_error_set(err, "--%s expects an integer in %ld..%ld, got '%s'", f->name, f->lo, f->hi, v);
+            return LC_BAD_INPUT;
+        }
+        if (f->kind == FLAG_SEED) *(uint64_t *)field = (uint64_t)x;
+        else *(int *)field = (int)x;
+        return LC_OK;
+    case FLAG_SECONDS:
+        if (cli_parse_double(v, 0, 1e6, &d)) {
+            lc_error_set(err, "--%s expects seconds in 0..1e6, got '%s'", f->name, v);
+            return LC_BAD_INPUT;
+        }
+        *(double *)field = d;
+        return LC_OK;
+    case FLAG_CHOICE:
+    case FLAG_OPTIONAL_CHOICE:
+        if (!among(v, f->choices) || strlen(v) >= 8) {
+            lc_error_set(err, "--%s expects one of %s, got '%s'", f->name, f->choices, v);
+            return LC_BAD_INPUT;
+        }
+        snprintf(field, 8, "%s", v);
+        return LC_OK;
+    default: /* FLAG_TEXT */
+        *(const char **)field = v;
+        return LC_OK;
+    }
+}
+
+/* ---- parsing ---- */
+
+static lc_status parse_command(int argc, char **argv, cli_options *o, int *next, lc_error *err)
+{
+    if (argc < 2) {
+        lc_error_set(err, "missing command: one of bench, check, list, baseline, profile (see --help)");
+        return LC_BAD_INPUT;
+    }
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            o->command = commands[i].name;
+    if (!o->command) {
+        lc_error_set(err, "unknown command '%s': one of bench, check, list, baseline, profile", argv[1]);
+        return LC_BAD_INPUT;
+    }
+    *next = 2;
+    if (!strcmp(o->command, "baseline") && argc > 2 && argv[2][0] != '-') {
+        for (int k = 0; subcommands[k]; k++)
+            if (!strcmp(argv[2], subcommands[k]))
+                o->subcommand = subcommands[k];
+        if (!o->subcommand) {
+            lc_error_set(err, "unknown baseline subcommand '%s': one of update, show, compare", argv[2]);
+            return LC_BAD_INPUT;
+        }
+        *next = 3;
+    }
+    return LC_OK;
+}
+
+static lc_status parse_flag(cli_args *a, cli_options *o, lc_error *err)
+{
+    const char *arg = a->argv[a->i];
+    if (!strcmp(arg, "-h")) {
+        o->help = 1;
+        return LC_OK;
+    }
+    if (strncmp(arg, "--", 2) != 0) {
+        lc_error_set(err, "unexpected argument '%s'", arg);
+        return LC_BAD_INPUT;
+    }
+    char name[64];
+    cli_normalize_flag(arg, name, sizeof name);
+    const cli_flag *f = find_flag(name);
+    if (!f) {
+        lc_error_set(err, "unknown flag '%s' (see lstmcheck %s --help)", arg, o->command);
+        return LC_BAD_INPUT;
+    }
+    if (!among(o->command, f->commands)) {
+        lc_error_set(err, "flag '%s' does not apply to '%s'", arg, o->command);
+        return LC_BAD_INPUT;
+    }
+    const char *eq = strchr(arg, '=');
+    a->inline_value = eq ? eq + 1 : NULL;
+    o->shape_given |= (f->marks & MARK_SHAPE) != 0;
+    o->batch_given |= (f->marks & MARK_BATCH) != 0;
+    return read_value(f, a, o, err);
+}
+
+/* What no single flag can check. */
+static lc_status check_together(cli_options *o, lc_error *err)
+{
+    if (o->nlengths && o->variable_lstms) {
+        lc_error_set(err, "--lengths and --variable-lstms exclude each other");
+        return LC_BAD_INPUT;
+    }
+    if (o->nlengths && o->nlengths != o->shape.batch) {
+        if (o->batch_given) {
+            lc_error_set(err, "--lengths gives %d lengths but --miniBatch is %d", o->nlengths, o->shape.batch);
+            return LC_BAD_INPUT;
+        }
+        o->shape.batch = o->nlengths; /* explicit lengths set the batch */
+    }
+    return LC_OK;
+}
+
+lc_status cli_parse(int argc, char **argv, cli_options *o, lc_error *err)
+{
+    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))) {
+        o->help = 1;
+        o->command = NULL;
+        return LC_OK;
+    }
+    cli_args a = {.argc = argc, .argv = argv};
+    lc_status rc = parse_command(argc, argv, o, &a.i, err);
+    for (; !rc && a.i < argc; a.i++)
+        rc = parse_flag(&a, o, err);
+    return rc ? rc : check_together(o, err);
+}
+
+/* ---- --help, from the tables ---- */
+
+static char usage_text[8192];
+
+static void append(size_t *used, const char *fmt, const char *a, const char *b)
+{
+    if (*used < sizeof usage_text)
+        *used += (size_t)snprintf(usage_text + *used, sizeof usage_text - *used, fmt, a, b);
+}
+
+const char *cli_usage(const char *command)
+{
+    size_t used = 0;
+    const cli_command *c = NULL;
+    for (size_t i = 0; command && i < NCOMMANDS; i++)
+        if (!strcmp(commands[i].name, command))
+            c = &commands[i];
+    if (!c) {
+        append(&used, "%s%s", "usage: lstmcheck <command> [flags]\n\ncommands:\n", "");
+        for (size_t i = 0; i < NCOMMANDS; i++)
+            append(&used, "  %-9s %s\n", commands[i].name, commands[i].summary);
+        append(&used, "%s%s", "\nRun 'lstmcheck <command> --help' for its flags.\n", "");
+        return usage_text;
+    }
+    append(&used, "usage: lstmcheck %s\n%s\n", c->synopsis, c->summary);
+    for (size_t k = 0; k < NFLAGS; k++)
+        if (among(c->name, flags[k].commands))
+            append(&used, "  %-26s %s\n", flags[k].shown, flags[k].help);
+    append(&used, "%s%s", "Flags also take camelCase (--seqLength), kebab-case (--seq-length) and snake_case "
+                          "(--seq_length).\n", c->notes);
+    return usage_text;
+}

@@ -1,0 +1,72 @@
+/* Command-line parsing for `lstmcheck`. Flags follow the original
+ * bench.py (--seqLength ...); kebab-case and snake_case spellings are
+ * accepted too (--seq-length, --seq_length). Parsing never exits: errors
+ * come back as one line and usage exit code 2. */
+#ifndef LSTMCHECK_CLI_H
+#define LSTMCHECK_CLI_H
+
+#include "model/lstm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CLI_MAX_RNNS 64
+
+typedef struct cli_options {
+    const char *command;     /* bench, check, list, baseline, profile */
+    const char *subcommand;  /* baseline: update, show, compare */
+    lstm_shape shape;
+    int batch_given;
+    int shape_given;         /* any of the five shape flags was given */
+    const char *shape_set;   /* baseline: a named shape set of the perf matrix */
+    int warmup, nloops;      /* -1 / 0: the command's default */
+    char device[8];          /* auto, cpu, cuda */
+    const char *rnns[CLI_MAX_RNNS];
+    int nrnns;
+    int variable_lstms;
+    int *lengths;            /* --lengths (malloc'ed), nlengths entries */
+    int nlengths;
+    const char *sep;
+    char print_json[8];      /* "", oss, pep, full */
+    uint64_t seed;
+    double time_budget_s;    /* < 0: the device's default */
+    const char *dump_dir;
+    int help;
+    int names_only;          /* list --names */
+    int progress;            /* -1 auto (stderr is a terminal), 0 off, 1 on */
+    /* baseline / perf */
+    const char *baseline_dir;
+    int json;
+    double max_seconds;      /* perf: budget for one comparison */
+    const char *against;     /* compare: A/B against this revision */
+    int ab;                  /* compare: A/B even where this machine has a baseline */
+    int allow_dirty;         /* update: record a modified tree (marked not reproducible) */
+    /* profile / trace */
+    char tool[8];            /* nsys, ncu, none */
+    const char *out_dir;
+    const char *trace_path;
+    double sleep_between_s;
+    int internal_run;        /* profile: run the runners here (the re-executed child) */
+} cli_options;
+
+void cli_defaults(cli_options *o);
+void cli_free(cli_options *o);
+
+/* 0: parsed; LC_BAD_INPUT: err holds a one-line message. argv[0] is the
+ * program; argv[1] the command. */
+lc_status cli_parse(int argc, char **argv, cli_options *o, lc_error *err);
+
+/* Strict number parsing: the whole string, in range. 0 on success. */
+int cli_parse_int(const char *s, long lo, long hi, long *out);
+int cli_parse_double(const char *s, double lo, double hi, double *out);
+
+/* Flag name normalization: "--seqLength", "--seq_length" -> "seq-length". */
+void cli_normalize_flag(const char *flag, char *out, size_t n);
+
+const char *cli_usage(const char *command);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,733 @@
+/* lstmcheck baseline update | show | compare: per-machine baselines and
+ * the perf verdict. `ctest -L perf` runs `baseline compare`. */
+#include "perf/ab.h"
+#include "perf/baseline.h"
+#include "cmd/commands.h"
+#include "device/device.h"
+#include "check/gate.h"
+#include "device/machine.h"
+#include "perf/perf.h"
+#include "perf/revbuild.h"
+#include "base/gitrev.h"
+#include "check/isolate.h"
+#include "cmd/session.h"
+
+#include <cjson/cJSON.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef LSTMCHECK_SOURCE_DIR
+#define LSTMCHECK_SOURCE_DIR "."
+#endif
+
+typedef struct work_item {
+    const runner_ops *runner;
+    lstm_shape shape;
+    const char *set; /* shape set name, or NULL for an explicit shape */
+} work_item;
+
+/* The runners asked for, or the device's perf matrix. */
+static lc_status plan_runners(const cli_options *o, const char *device, const runner_ops **runners, int *nr,
+                              lc_error *err)
+{
+    *nr = 0;
+    for (int i = 0; i < o->nrnns; i++) {
+        const runner_ops *r = registry_find(o->rnns[i]);
+        if (!r) {
+            lc_error_set(err, "unknown runner '%s' (see lstmcheck list)", o->rnns[i]);
+            return LC_BAD_INPUT;
+        }
+        if (strcmp(r->device, device)) {
+            lc_error_set(err, "runner '%s' runs on %s, but the device is %s", r->name, r->device, device);
+            return LC_BAD_INPUT;
+        }
+        runners[(*nr)++] = r;
+    }
+    for (int i = 0; !o->nrnns && lstm_runners[i] && *nr < CLI_MAX_RNNS; i++)
+        if (!strcmp(lstm_runners[i]->device, device) && (runner_roles(lstm_runners[i]) & ROLE_PERF))
+            runners[(*nr)++] = lstm_runners[i];
+    return LC_OK;
+}
+
+#define PLAN_MAX_SHAPES 16
+
+/* The shape given, the shape set named, or every set of the device. */
+static lc_status plan_shapes(const cli_options *o, const char *device, lstm_shape *shapes, const char **sets,
+                             int *ns, lc_error *err)
+{
+    *ns = 0;
+    if (o->shape_given && o->shape_set) {
+        lc_error_set(err, "give shape flags or --shape-set, not both");
+        return LC_BAD_INPUT;
+    }
+    if (o->shape_given) {
+        if (lstm_shape_validate(&o->shape, err))
+            return LC_BAD_INPUT;
+        shapes[0] = o->shape;
+        sets[(*ns)++] = NULL;
+        return LC_OK;
+    }
+    for (int i = 0; perf_shape_sets[i].name && *ns < PLAN_MAX_SHAPES; i++)
+        if (!strcmp(perf_shape_sets[i].device, device) &&
+            (!o->shape_set || !strcmp(perf_shape_sets[i].name, o->shape_set))) {
+            shapes[*ns] = perf_shape_sets[i].shape;
+            sets[(*ns)++] = perf_shape_sets[i].name;
+        }
+    if (o->shape_set && !*ns) {
+        lc_error_set(err, "no shape set '%s' for %s in the perf matrix", o->shape_set, device);
+        return LC_BAD_INPUT;
+    }
+    return LC_OK;
+}
+
+/* The (runner, shape) pairs a command works on. */
+static lc_status plan(const cli_options *o, const char *device, work_item **items, int *n, lc_error *err)
+{
+    const runner_ops *runners[CLI_MAX_RNNS];
+    lstm_shape shapes[PLAN_MAX_SHAPES];
+    const char *sets[PLAN_MAX_SHAPES];
+    int nr, ns;
+    lc_status rc = plan_runners(o, device, runners, &nr, err);
+    if (rc || (rc = plan_shapes(o, device, shapes, sets, &ns, err)))
+        return rc;
+    *items = calloc((size_t)(nr * ns > 0 ? nr * ns : 1), sizeof **items);
+    if (!*items) {
+        lc_error_set(err, "out of host memory");
+        return LC_ERROR;
+    }
+    *n = 0;
+    for (int i = 0; i < nr; i++)
+        for (int j = 0; j < ns; j++)
+            (*items)[(*n)++] = (work_item){runners[i], shapes[j], sets[j]};
+    return LC_OK;
+}
+
+static void settings_from(const cli_options *o, const char *device, perf_settings *s)
+{
+    perf_default_settings(device, s);
+    if (o->warmup >= 0)
+        s->warmup = o->warmup;
+    if (o->nloops > 0) {
+        s->max_samples = o->nloops;
+        if (s->min_samples > o->nloops)
+            s->min_samples = o->nloops;
+    }
+    if (o->max_seconds > 0)
+        s->compare_budget_s = o->max_seconds;
+}
+
+/* Gate the runner on the shape: LC_OK, LC_UNSUPPORTED (a skip), LC_FAILED
+ * (wrong) or LC_ERROR. */
+static lc_status gate_first(const runner_ops *r, numerics_context *ctx, const char *tag)
+{
+    gate_report rep;
+    char line[1024];
+    isolate_gate_run(r, ctx, NULL, &rep); /* a GPU runner's fault stays in its child */
+    if (rep.status == LC_OK)
+        return LC_OK;
+    gate_format_summary(r, &rep, line, sizeof line);
+    if (rep.status == LC_UNSUPPORTED) {
+        printf("SKIP %s %s: %s\n", r->name, tag, rep.reason);
+        return LC_UNSUPPORTED;
+    }
+    if (rep.status == LC_FAILED) {
+        printf("WRONG %s: %s\n", tag, line);
+        printf("  %s is wrong, not slow: fix the numerics before any timing\n", r->name);
+    } else {
+        printf("ERROR %s: %s\n", tag, line); /* an error (out of memory, ...) is not a numerics failure */
+    }
+    return rep.status;
+}
+
+static void warn_stale(const char *path, const baseline_file *b)
+{
+    for (int i = 0; i < b->nentries; i++)
+        if (!registry_find(b->entries[i].runner))
+            fprintf(stderr, "lstmcheck: warning: %s: entries[%d] is for runner '%s', which no longer exists "
+                            "(stale: remove it from the file)\n", path, i, b->entries[i].runner);
+}
+
+/* Load this machine's file. LC_MISSING gives an empty file with the key. */
+static int load_for(const char *dir, const machine_key *key, char *path, size_t n, baseline_file *b,
+                    lc_error *err)
+{
+    baseline_path(dir, key, path, n);
+    int rc = baseline_load(path, b, err);
+    if (rc == LC_MISSING) {
+        memset(b, 0, sizeof *b);
+        b->machine = *key;
+        return LC_MISSING;
+    }
+    if (rc == LC_OK && !machine_key_equal(&b->machine, key)) {
+        char have[1024], want[1024];
+        machine_key_describe(&b->machine, have, sizeof have);
+        machine_key_describe(key, want, sizeof want);
+        lc_error_set(err, "%s: machine fields (%s) differ from this machine's (%s)", path, have, want);
+        baseline_free(b);
+        return LC_BAD_INPUT;
+    }
+    return rc;
+}
+
+static void median_text(const baseline_series *s, char *buf, size_t n)
+{
+    sample_summary sum;
+    stats_summarize(s->samples, s->n, &sum);
+    snprintf(buf, n, "%.4g ms +-%.1f%%", sum.median, 100 * stats_robust_rel_spread(&sum));
+}
+
+/* The commit an update records. A baseline is only worth committing if
+ * anyone can rebuild what it measured: a tree with uncommitted changes to
+ * what is built is refused (LC_BAD_INPUT) unless --allow-dirty, which records
+ * "<commit>-dirty", marked not reproducible. */
+static lc_status recorded_commit(const cli_options *o, char commit[48], int *reproducible)
+{
+    char sha[GIT_SHA_LEN + 1], what[512];
+    int dirty = 0;
+    *reproducible = 0;
+    if (git_head(LSTMCHECK_SOURCE_DIR, sha) != LC_OK) {
+        if (!o->allow_dirty) {
+            fprintf(stderr, "lstmcheck: %s is not a git checkout, so a baseline could not name the commit it "
+                            "measured; pass --allow-dirty to record it as not reproducible\n",
+                    LSTMCHECK_SOURCE_DIR);
+            return LC_BAD_INPUT;
+        }
+        snprintf(commit, 48, "unknown");
+        return LC_OK;
+    }
+    if (git_built_tree_dirty(LSTMCHECK_SOURCE_DIR, &dirty, what, sizeof what) == LC_OK && dirty) {
+        if (!o->allow_dirty) {
+            fprintf(stderr, "lstmcheck: uncommitted changes in %s (%s): a baseline must name a commit anyone "
+                            "can rebuild; commit them first, or pass --allow-dirty to record them marked not "
+                            "reproducible\n", LSTMCHECK_SOURCE_DIR, what);
+            return LC_BAD_INPUT;
+        }
+        snprintf(commit, 48, "%s-dirty", sha);
+        return LC_OK;
+    }
+    snprintf(commit, 48, "%s", sha);
+    *reproducible = 1;
+    return LC_OK;
+}
+
+/* The state of one update: what it records and what it measured. */
+typedef struct update_run {
+    const cli_options *o;
+    const char *device;
+    char commit[48];
+    int reproducible;
+    perf_settings settings;
+    baseline_entry *fresh; /* measured entries, owned here until stored */
+    int measured;
+} update_run;
+
+/* Gate and measure one (runner, shape) into ur->fresh: LC_OK (measured or
+ * skipped), or why the update stops with nothing written. */
+static lc_status update_item(update_run *ur, const work_item *it)
+{
+    char tag[64];
+    shape_tag(&it->shape, tag, sizeof tag);
+    lc_error err = {{0}};
+    numerics_context ctx;
+    if (numerics_context_init(&ctx, &it->shape, ur->o->seed, NULL, &err)) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        return LC_BAD_INPUT;
+    }
+    lc_status rc = gate_first(it->runner, &ctx, tag);
+    if (rc == LC_UNSUPPORTED) {
+        rc = LC_OK; /* cannot run here: nothing to record */
+    } else if (rc) {
+        printf("refusing to record a baseline for %s: it %s the numerics gate; nothing written\n", it->runner->name,
+               rc == LC_FAILED ? "fails" : "errors in");
+    } else {
+        const lstm_problem *p;
+        const lstm_results *ref;
+        numerics_context_get(&ctx, it->runner, &p, &ref, &err);
+        fprintf(stderr, "measuring %s %s (%d rounds)...\n", it->runner->name, tag, ur->settings.baseline_rounds);
+        baseline_entry *e = &ur->fresh[ur->measured];
+        if (perf_measure_entry(it->runner, p, ur->o->seed, &ur->settings, e, &err)) {
+            fprintf(stderr, "lstmcheck: %s %s: %s; nothing written\n", it->runner->name, tag, err.msg);
+            rc = LC_ERROR;
+        } else {
+            snprintf(e->git_commit, sizeof e->git_commit, "%s", ur->commit);
+            e->reproducible = ur->reproducible;
+            ur->measured++;
+        }
+    }
+    numerics_context_free(&ctx);
+    return rc;
+}
+
+/* Old against new, for every entry measured. */
+static void print_update_table(const update_run *ur, baseline_file *b)
+{
+    printf("%-16s %-22s %-6s %-22s %-22s %8s %7s\n", "runner", "shape", "phase", "old median", "new median",
+           "change", "noise");
+    for (int i = 0; i < ur->measured; i++) {
+        const baseline_entry *e = &ur->fresh[i];
+        const baseline_entry *old = baseline_find(b, e->runner, &e->shape);
+        char tag[64];
+        shape_tag(&e->shape, tag, sizeof tag);
+        for (int ph = 0; ph < 2; ph++) {
+            const baseline_series *nw = ph ? &e->bwd : &e->fwd;
+            const baseline_series *ol = old ? (ph ? &old->bwd : &old->fwd) : NULL;
+            char a[48] = "(none)", c[48], ch[16] = "";
+            if (ol) {
+                median_text(ol, a, sizeof a);
+                sample_summary so, sn;
+                stats_summarize(ol->samples, ol->n, &so);
+                stats_summarize(nw->samples, nw->n, &sn);
+                snprintf(ch, sizeof ch, "%+.1f%%", 100 * (sn.median / so.median - 1));
+            }
+            median_text(nw, c, sizeof c);
+            printf("%-16s %-22s %-6s %-22s %-22s %8s %6.2f%%\n", e->runner, tag, ph ? "bwd" : "fwd", a, c, ch,
+                   100 * (ph ? e->noise_bwd : e->noise_fwd));
+        }
+    }
+}
+
+/* Merge the measured entries into b and write it (atomically). */
+static lc_status store_entries(update_run *ur, baseline_file *b, const char *path)
+{
+    lc_error err = {{0}};
+    for (int i = 0; i < ur->measured; i++) {
+        if (baseline_put(b, &ur->fresh[i], &err)) {
+            fprintf(stderr, "lstmcheck: %s\n", err.msg);
+            return LC_ERROR;
+        }
+        memset(&ur->fresh[i], 0, sizeof ur->fresh[i]); /* owned by b now */
+    }
+    if (baseline_save(path, b, &err)) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        return LC_ERROR;
+    }
+    printf("wrote %d entries to %s\n", ur->measured, path);
+    return LC_OK;
+}
+
+/* This machine's file, loaded to be updated: LC_OK (possibly empty) or
+ * LC_BAD_INPUT after saying why. */
+static lc_status open_for_update(const char *device, const char *dir, char *path, size_t n, baseline_file *b)
+{
+    lc_error err = {{0}};
+    machine_key key;
+    if (machine_key_current(device, &key, &err)) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        return LC_UNSUPPORTED;
+    }
+    if (load_for(dir, &key, path, n, b, &err) == LC_BAD_INPUT) {
+        fprintf(stderr, "lstmcheck: %s (not overwritten: fix or remove the file first)\n", err.msg);
+        return LC_BAD_INPUT;
+    }
+    warn_stale(path, b);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "lstmcheck: cannot create %s: %s\n", dir, strerror(errno));
+        baseline_free(b);
+        return LC_BAD_INPUT;
+    }
+    return LC_OK;
+}
+
+static lc_status cmd_update(const cli_options *o, const char *device, const char *dir, work_item *items, int n)
+{
+    update_run ur = {.o = o, .device = device};
+    char path[4096];
+    baseline_file b;
+    lc_status rc = recorded_commit(o, ur.commit, &ur.reproducible);
+    if (rc || (rc = open_for_update(device, dir, path, sizeof path, &b)))
+        return rc;
+    settings_from(o, device, &ur.settings);
+    ur.fresh = calloc((size_t)n, sizeof *ur.fresh);
+    if (!ur.fresh) {
+        fprintf(stderr, "lstmcheck: out of host memory\n");
+        rc = LC_ERROR;
+        goto out;
+    }
+    for (int i = 0; i < n && !rc; i++)
+        rc = update_item(&ur, &items[i]);
+    if (rc)
+        goto out;
+    if (!ur.measured) {
+        printf("nothing measured: no runner of %s can run here\n", device);
+        rc = LC_UNSUPPORTED;
+        goto out;
+    }
+    print_update_table(&ur, &b);
+    rc = store_entries(&ur, &b, path);
+out:
+    for (int i = 0; ur.fresh && i < n; i++)
+        baseline_entry_free(&ur.fresh[i]);
+    free(ur.fresh);
+    baseline_free(&b);
+    return rc;
+}
+
+static lc_status cmd_show(const cli_options *o, const char *device, const char *dir)
+{
+    lc_error err = {{0}};
+    machine_key key;
+    if (machine_key_current(device, &key, &err)) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        return LC_UNSUPPORTED;
+    }
+    char path[4096], desc[1024];
+    baseline_file b;
+    int rc = load_for(dir, &key, path, sizeof path, &b, &err);
+    machine_key_describe(&key, desc, sizeof desc);
+    if (rc == LC_BAD_INPUT) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        return LC_BAD_INPUT;
+    }
+    if (rc == LC_MISSING) {
+        printf("no baseline for this machine (%s) at %s; make one with: lstmcheck baseline update --device %s\n",
+               desc, path, device);
+        baseline_free(&b);
+        return LC_UNSUPPORTED;
+    }
+    warn_stale(path, &b);
+    if (o->json) {
+        printf("{\"file\": \"%s\", \"entries\": [", path);
+    } else {
+        printf("%s\nmachine: %s\n", path, desc);
+        printf("%-16s %-22s %-22s %-22s %7s %7s %-20s %s\n", "runner", "shape", "forward", "backward", "noise_f",
+               "noise_b", "date", "commit");
+    }
+    for (int i = 0; i < b.nentries; i++) {
+        const baseline_entry *e = &b.entries[i];
+        char tag[64], f[48], bw[48];
+        shape_tag(&e->shape, tag, sizeof tag);
+        sample_summary sf, sb;
+        stats_summarize(e->fwd.samples, e->fwd.n, &sf);
+        stats_summarize(e->bwd.samples, e->bwd.n, &sb);
+        if (o->json) {
+            printf("%s{\"runner\": \"%s\", \"shape\": \"%s\", \"forward_median_ms\": %.6g, "
+                   "\"backward_median_ms\": %.6g, \"noise_forward\": %.4g, \"noise_backward\": %.4g, "
+                   "\"samples\": %d, \"date\": \"%s\", \"git_commit\": \"%s\"}",
+                   i ? ", " : "", e->runner, tag, sf.median, sb.median, e->noise_fwd, e->noise_bwd, e->fwd.n,
+                   e->date, e->git_commit);
+        } else {
+            median_text(&e->fwd, f, sizeof f);
+            median_text(&e->bwd, bw, sizeof bw);
+            printf("%-16s %-22s %-22s %-22s %6.2f%% %6.2f%% %-20s %s\n", e->runner, tag, f, bw,
+                   100 * e->noise_fwd, 100 * e->noise_bwd, e->date, e->git_commit);
+        }
+    }
+    if (o->json)
+        printf("]}\n");
+    baseline_free(&b);
+    return LC_OK;
+}
+
+/* ---- compare: against this machine's baseline entry, or A/B ---- */
+
+/* The state of one compare run: what it was asked, what it counted, and
+ * the JSON document it builds (--json). */
+typedef struct compare_run {
+    const cli_options *o;
+    const char *device, *dir;
+    baseline_file *file;   /* this machine's (empty when it has none) */
+    const char *file_path;
+    perf_settings settings;
+    int comparisons;       /* the family size m */
+    char against[GIT_SHA_LEN + 1]; /* --against, resolved */
+    char self_exe[4096];
+    char self_desc[256];   /* this build, for A/B reports */
+    int slower, unclear, faster, failed;
+    cJSON *json, *results, *skipped;
+} compare_run;
+
+static void note_skip(compare_run *cr, const char *runner, const char *tag, const char *reason)
+{
+    if (cr->o->json) {
+        cJSON *s = cJSON_CreateObject();
+        cJSON_AddStringToObject(s, "runner", runner);
+        cJSON_AddStringToObject(s, "shape", tag);
+        cJSON_AddStringToObject(s, "reason", reason);
+        cJSON_AddItemToArray(cr->skipped, s);
+    } else {
+        printf("SKIP %s %s: %s\n", runner, tag, reason);
+    }
+    cr->unclear++;
+}
+
+static void print_row(const char *runner, const char *tag, const char *phase, const sample_summary *b,
+                      const sample_summary *c, double raw, const verdict_result *v)
+{
+    printf("%-16s %-22s %-4s %9.4g %9.4g %+7.1f%% %+7.1f%% [%+6.1f, %+6.1f] %5.1f%% %-12s %s\n", runner, tag,
+           phase, b->median, c->median, 100 * raw, 100 * v->change, 100 * v->ci_low, 100 * v->ci_high,
+           100 * v->delta, verdict_name(v->kind), v->reason);
+}
+
+static cJSON *json_verdict(const verdict_result *v, const sample_summary *b, const sample_summary *c, double raw)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "verdict", verdict_name(v->kind));
+    cJSON_AddNumberToObject(o, "baseline_median_ms", b->median);
+    cJSON_AddNumberToObject(o, "current_median_ms", c->median);
+    cJSON_AddNumberToObject(o, "raw_change", raw);
+    cJSON_AddNumberToObject(o, "change", v->change);
+    cJSON_AddNumberToObject(o, "ci_low", v->ci_low);
+    cJSON_AddNumberToObject(o, "ci_high", v->ci_high);
+    cJSON_AddNumberToObject(o, "p", v->p);
+    cJSON_AddNumberToObject(o, "min_effect", v->delta);
+    cJSON_AddStringToObject(o, "reason", v->reason);
+    return o;
+}
+
+/* One decided comparison: rows (or a JSON result) and the counts. ab: the
+ * A/B details, NULL against a baseline entry. */
+static void report_comparison(compare_run *cr, const char *runner, const char *tag, const perf_comparison *c,
+                              const ab_outcome *ab, const char *commit, const char *why)
+{
+    if (cr->o->json) {
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddStringToObject(r, "runner", runner);
+        cJSON_AddStringToObject(r, "shape", tag);
+        cJSON_AddStringToObject(r, "mode", ab ? "ab" : "baseline");
+        if (ab) {
+            cJSON *a = cJSON_AddObjectToObject(r, "against");
+            cJSON_AddStringToObject(a, "commit", commit);
+            cJSON_AddStringToObject(a, "why", why);
+            cJSON_AddStringToObject(a, "current", cr->self_desc);
+            cJSON_AddNumberToObject(a, "processes_a", ab->processes[0]);
+            cJSON_AddNumberToObject(a, "processes_b", ab->processes[1]);
+        }
+        cJSON_AddNumberToObject(r, "samples", c->samples);
+        cJSON_AddNumberToObject(r, "rounds", c->rounds);
+        cJSON_AddItemToObject(r, "forward", json_verdict(&c->fwd, &c->base_fwd, &c->cur_fwd, c->raw_change_fwd));
+        cJSON_AddItemToObject(r, "backward", json_verdict(&c->bwd, &c->base_bwd, &c->cur_bwd, c->raw_change_bwd));
+        cJSON_AddItemToArray(cr->results, r);
+    } else {
+        if (ab)
+            printf("A/B %s %s: %s (B) against %.12s (A), %s; %d + %d processes interleaved A B B A, B A A B, ...\n",
+                   runner, tag, cr->self_desc, commit, why, ab->processes[0], ab->processes[1]);
+        print_row(runner, tag, "fwd", &c->base_fwd, &c->cur_fwd, c->raw_change_fwd, &c->fwd);
+        print_row(runner, tag, "bwd", &c->base_bwd, &c->cur_bwd, c->raw_change_bwd, &c->bwd);
+    }
+    fflush(stdout);
+    verdict_kind k = perf_overall(c);
+    cr->slower += k == VERDICT_SLOWER;
+    cr->unclear += k == VERDICT_INCONCLUSIVE;
+    cr->faster += c->fwd.kind == VERDICT_FASTER || c->bwd.kind == VERDICT_FASTER;
+}
+
+/* This build, as A/B reports name it: its commit and whether the tree
+ * it was built from has changes since. */
+static void describe_self(compare_run *cr)
+{
+    char sha[GIT_SHA_LEN + 1], what[256];
+    if (git_head(LSTMCHECK_SOURCE_DIR, sha) != LC_OK) {
+        snprintf(cr->self_desc, sizeof cr->self_desc, "this build (not a git checkout)");
+        return;
+    }
+    int dirty = 0;
+    git_built_tree_dirty(LSTMCHECK_SOURCE_DIR, &dirty, what, sizeof what);
+    snprintf(cr->self_desc, sizeof cr->self_desc, "this build (%.12s%s%s)", sha,
+             dirty ? " + uncommitted changes: " : "", dirty ? what : "");
+}
+
+/* A/B of one gated (runner, shape) against the --against commit or the
+ * commit of the device's newest committed baseline. */
+static void compare_ab(compare_run *cr, const work_item *it, const char *tag)
+{
+    const char *name = it->runner->name;
+    char commit[48], sha[GIT_SHA_LEN + 1], why[600], exe[4096];
+    lc_error err = {{0}};
+    if (cr->against[0]) {
+        snprintf(sha, sizeof sha, "%s", cr->against);
+        snprintf(why, sizeof why, "as asked (--against %s)", cr->o->against);
+    } else {
+        if (baseline_reference_commit(cr->dir, cr->device, name, &it->shape, commit, why, sizeof why)) {
+            char reason[800];
+            snprintf(reason, sizeof reason, "no baseline here and no A/B possible: %s", why);
+            note_skip(cr, name, tag, reason);
+            return;
+        }
+        if (git_resolve_buildable(LSTMCHECK_SOURCE_DIR, commit, sha, &err)) {
+            note_skip(cr, name, tag, err.msg);
+            return;
+        }
+    }
+    if (revbuild_lstmcheck(LSTMCHECK_SOURCE_DIR, sha, cr->device, exe, sizeof exe, &err)) {
+        char reason[700];
+        snprintf(reason, sizeof reason, "cannot compare here: %s", err.msg);
+        note_skip(cr, name, tag, reason);
+        return;
+    }
+    const ab_side sides[2] = {{.exe = exe}, {.exe = cr->self_exe, .allow_dirty = 1}};
+    const ab_request rq = {.device = cr->device, .runner = name, .shape = it->shape, .seed = cr->o->seed,
+                           .warmup = cr->o->warmup, .nloops = cr->o->nloops};
+    ab_outcome ab;
+    fprintf(stderr, "A/B %s %s against %.12s ...\n", name, tag, sha);
+    lc_status st = ab_compare(sides, &rq, &cr->settings, cr->comparisons, &ab, &err);
+    if (st == LC_UNSUPPORTED) {
+        char reason[700];
+        snprintf(reason, sizeof reason, "cannot compare here: %s", err.msg);
+        note_skip(cr, name, tag, reason);
+    } else if (st != LC_OK) {
+        fprintf(stderr, "lstmcheck: %s %s: %s\n", name, tag, err.msg);
+        cr->failed++;
+    } else {
+        report_comparison(cr, name, tag, &ab.cmp, &ab, sha, why);
+    }
+}
+
+/* Gate first, on every machine; then the baseline entry or an A/B. */
+static void compare_item(compare_run *cr, const work_item *it)
+{
+    char tag[64];
+    shape_tag(&it->shape, tag, sizeof tag);
+    const baseline_entry *e =
+        cr->against[0] || cr->o->ab ? NULL : baseline_find(cr->file, it->runner->name, &it->shape);
+    lc_error err = {{0}};
+    numerics_context ctx;
+    if (numerics_context_init(&ctx, &it->shape, e ? e->seed : cr->o->seed, NULL, &err)) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        cr->failed++;
+        return;
+    }
+    int g = gate_first(it->runner, &ctx, tag);
+    if (g) {
+        numerics_context_free(&ctx);
+        if (g == LC_UNSUPPORTED) cr->unclear++;
+        else cr->failed++;
+        return;
+    }
+    if (!e) {
+        numerics_context_free(&ctx);
+        compare_ab(cr, it, tag);
+        return;
+    }
+    const lstm_problem *p;
+    const lstm_results *ref;
+    numerics_context_get(&ctx, it->runner, &p, &ref, &err);
+    perf_comparison c;
+    int rc = perf_compare(it->runner, p, e, &cr->settings, cr->comparisons, &c, &err);
+    numerics_context_free(&ctx);
+    if (rc) {
+        fprintf(stderr, "lstmcheck: %s %s: %s\n", it->runner->name, tag, err.msg);
+        cr->failed++;
+        return;
+    }
+    report_comparison(cr, it->runner->name, tag, &c, NULL, NULL, NULL);
+}
+
+static void compare_header(compare_run *cr, const char *desc)
+{
+    if (cr->o->json) {
+        cr->json = cJSON_CreateObject();
+        if (cr->file->nentries)
+            cJSON_AddStringToObject(cr->json, "baseline", cr->file_path);
+        else
+            cJSON_AddNullToObject(cr->json, "baseline");
+        cJSON_AddStringToObject(cr->json, "machine", desc);
+        cJSON_AddNumberToObject(cr->json, "comparisons", cr->comparisons);
+        cr->results = cJSON_AddArrayToObject(cr->json, "results");
+        cr->skipped = cJSON_AddArrayToObject(cr->json, "skipped");
+        return;
+    }
+    if (!cr->against[0] && !cr->o->ab && !cr->file->nentries)
+        printf("no baseline for this machine (%s) at %s: comparing A/B against the commit of the newest "
+               "committed %s baseline\n", desc, cr->file_path, cr->device);
+    printf("%-16s %-22s %-4s %9s %9s %8s %8s %16s %6s %-12s %s\n", "runner", "shape", "", "base_ms", "now_ms",
+           "raw", "change", "interval", "min", "verdict", "why");
+}
+
+static void compare_footer(compare_run *cr)
+{
+    if (cr->o->json) {
+        char *text = cJSON_Print(cr->json);
+        if (text)
+            printf("%s\n", text);
+        free(text);
+        cJSON_Delete(cr->json);
+        return;
+    }
+    if (cr->faster)
+        printf("note: %d faster: record it with 'lstmcheck baseline update' (or the update-baselines target)\n",
+               cr->faster);
+    if (cr->unclear)
+        printf("note: %d not decided here (cannot run or compare here, or INCONCLUSIVE within %.0f s)\n",
+               cr->unclear, cr->settings.compare_budget_s);
+}
+
+static lc_status cmd_compare(const cli_options *o, const char *device, const char *dir, work_item *items, int n)
+{
+    lc_error err = {{0}};
+    machine_key key;
+    if (machine_key_current(device, &key, &err)) {
+        printf("SKIP: %s\n", err.msg);
+        return LC_UNSUPPORTED;
+    }
+    char path[4096], desc[1024];
+    baseline_file b;
+    int rc = load_for(dir, &key, path, sizeof path, &b, &err);
+    machine_key_describe(&key, desc, sizeof desc);
+    if (rc == LC_BAD_INPUT) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        return LC_BAD_INPUT;
+    }
+    compare_run cr = {.o = o, .device = device, .dir = dir, .file = &b, .file_path = path};
+    if (o->against && (rc = git_resolve_buildable(LSTMCHECK_SOURCE_DIR, o->against, cr.against, &err))) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        baseline_free(&b);
+        return rc;
+    }
+    ssize_t len = readlink("/proc/self/exe", cr.self_exe, sizeof cr.self_exe - 1);
+    cr.self_exe[len > 0 ? len : 0] = '\0';
+    describe_self(&cr);
+    settings_from(o, device, &cr.settings);
+    /* one family: every forward and backward entry of the perf run */
+    int family = perf_matrix_size(device);
+    family = b.nentries > family ? b.nentries : family;
+    cr.comparisons = 2 * (n > family ? n : family);
+    warn_stale(path, &b);
+    compare_header(&cr, desc);
+    for (int i = 0; i < n; i++)
+        compare_item(&cr, &items[i]);
+    compare_footer(&cr);
+    baseline_free(&b);
+    if (cr.failed || cr.slower)
+        return LC_FAILED;
+    return cr.unclear ? LC_UNSUPPORTED : LC_OK;
+}
+
+lc_status cmd_baseline(const cli_options *o)
+{
+    if (!o->subcommand) {
+        fprintf(stderr, "lstmcheck: baseline needs a subcommand: update, show or compare\n");
+        return LC_BAD_INPUT;
+    }
+    char device[8];
+    session_resolve_device(o->device, device, sizeof device);
+    perf_prepare_device(device);
+    if ((o->against || o->ab) && strcmp(o->subcommand, "compare")) {
+        fprintf(stderr, "lstmcheck: --%s applies to baseline compare only\n", o->against ? "against" : "ab");
+        return LC_BAD_INPUT;
+    }
+    if (o->allow_dirty && strcmp(o->subcommand, "update")) {
+        fprintf(stderr, "lstmcheck: --allow-dirty applies to baseline update only\n");
+        return LC_BAD_INPUT;
+    }
+    const char *dir = o->baseline_dir ? o->baseline_dir : baseline_default_dir();
+    if (!strcmp(o->subcommand, "show"))
+        return cmd_show(o, device, dir);
+    work_item *items = NULL;
+    int n = 0;
+    lc_error err = {{0}};
+    lc_status rc = plan(o, device, &items, &n, &err);
+    if (rc) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        free(items);
+        return rc;
+    }
+    rc = !strcmp(o->subcommand, "update") ? cmd_update(o, device, dir, items, n)
+                                          : cmd_compare(o, device, dir, items, n);
+    free(items);
+    return rc;
+}

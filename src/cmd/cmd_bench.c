@@ -1,0 +1,337 @@
+/* lstmcheck bench: the bench.py workflow. Every runner passes the
+ * numerics gate on the bench inputs before it is timed; the table goes to
+ * stderr, JSON to stdout. Each GPU runner is gated and timed in a process
+ * of its own (isolate.h), except under --trace. */
+#include "cmd/commands.h"
+#include "check/gate.h"
+#include "perf/harness.h"
+#include "check/isolate.h"
+#include "report/profiling.h"
+#include "report/report.h"
+#include "cmd/session.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+/* Default per-runner time budget on a CPU: the reference alone takes
+ * about 15 s per iteration at the default shape on these 2 cores. */
+#define BENCH_CPU_BUDGET_S 30.0
+
+typedef struct progress_ctx {
+    const char *name;
+} progress_ctx;
+
+static void show_progress(void *vctx, const char *phase, int done, int total)
+{
+    progress_ctx *c = vctx;
+    fprintf(stderr, "\r%16s  %s %d/%d   ", c->name, phase, done, total);
+    fflush(stderr);
+}
+
+static size_t peak_rss_bytes(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (size_t)ru.ru_maxrss * 1024; /* Linux reports kilobytes */
+}
+
+/* One runner of a group: gated, then timed if it passed. */
+typedef struct bench_job {
+    const cli_options *o;
+    numerics_context *ctx;
+    prof_session *prof; /* the profiling layer with --trace (NULL without) */
+    double budget;
+    int progress;
+    bench_entry *e;
+    int trace_failed; /* the runner's trace could not be closed */
+} bench_job;
+
+static void bench_trace_end(bench_job *j, int rc)
+{
+    bench_entry *e = j->e;
+    prof_runner_stats st;
+    lc_error perr = {{0}};
+    if (prof_runner_end(j->prof, rc ? NULL : &e->res, &st, &perr)) {
+        fprintf(stderr, "lstmcheck: trace of %s: %s\n", e->runner->name, perr.msg);
+        j->trace_failed = 1;
+    }
+    e->have_trace_stats = st.have_gpu_stats;
+    e->gpu_utilization = st.gpu.utilization;
+    e->gemm_share = st.gpu.gemm_share;
+    if (st.before.have)
+        e->dev_used_before = st.before.total_bytes - st.before.free_bytes;
+    if (st.after.have)
+        e->dev_used_after = st.after.total_bytes - st.after.free_bytes;
+}
+
+/* The timing after a passed gate; fills e->res (timed) or e->error. */
+static void bench_time(bench_job *j)
+{
+    bench_entry *e = j->e;
+    const runner_ops *r = e->runner;
+    const lstm_problem *p;
+    const lstm_results *ref;
+    lc_error err = {{0}};
+    numerics_context_get(j->ctx, r, &p, &ref, &err); /* ready: the gate made it */
+    progress_ctx pc = {r->name};
+    harness_config cfg = {
+        .warmup = j->o->warmup,
+        .min_samples = j->o->nloops, /* bench takes every loop unless the budget ends it */
+        .max_samples = j->o->nloops,
+        .target_rel_error = 0,
+        .time_budget_s = j->budget,
+        .with_control = 0,
+        .progress = j->progress ? show_progress : NULL,
+        .progress_ctx = &pc,
+        .hooks = j->prof ? prof_hooks(j->prof) : NULL,
+    };
+    if (j->budget > 0 && cfg.min_samples > 2)
+        cfg.min_samples = 2; /* std needs two; the budget may stop after them */
+    if (j->prof && prof_runner_begin(j->prof, r, &err)) {
+        snprintf(e->error, sizeof e->error, "%s", err.msg);
+        return;
+    }
+    int rc = harness_run(r, p, &cfg, &e->res, &err);
+    if (j->prof)
+        bench_trace_end(j, rc);
+    if (j->progress)
+        fprintf(stderr, "\r%60s\r", "");
+    if (rc) {
+        snprintf(e->error, sizeof e->error, "%s", err.msg);
+        return;
+    }
+    e->timed = 1;
+    e->peak_rss_bytes = peak_rss_bytes();
+}
+
+/* Gate, then time: everything that touches the runner. */
+static void bench_one(bench_job *j)
+{
+    bench_entry *e = j->e;
+    char label[160];
+    if (j->prof) {
+        snprintf(label, sizeof label, "gate %s", e->runner->name);
+        prof_push(j->prof, label);
+    }
+    gate_run(e->runner, j->ctx, j->o->dump_dir, &e->gate);
+    if (j->prof)
+        prof_pop(j->prof);
+    if (e->gate.status == LC_OK)
+        bench_time(j);
+}
+
+/* bench_one in a child process (isolate.h): the entry and its samples
+ * come back through the pipe. */
+static int bench_child(void *arg, int fd)
+{
+    bench_job *j = arg;
+    bench_one(j);
+    const harness_result *res = &j->e->res;
+    if (isolate_write(fd, j->e, sizeof *j->e) ||
+        isolate_write(fd, &j->trace_failed, sizeof j->trace_failed))
+        return 1;
+    if (!j->e->timed)
+        return 0;
+    const size_t bytes = (size_t)res->n * sizeof(double);
+    return isolate_write(fd, res->fwd_ms, bytes) || isolate_write(fd, res->bwd_ms, bytes);
+}
+
+static int bench_parent(void *arg, int fd, lc_error *err)
+{
+    bench_job *j = arg;
+    bench_entry *e = j->e;
+    if (isolate_read(fd, e, sizeof *e) || isolate_read(fd, &j->trace_failed, sizeof j->trace_failed)) {
+        lc_error_set(err, "its process sent no result");
+        return 1;
+    }
+    harness_result *res = &e->res;
+    res->fwd_ms = res->bwd_ms = res->ctl_ms = NULL; /* the child's pointers */
+    if (!e->timed)
+        return 0;
+    const size_t bytes = (size_t)(res->n > 0 ? res->n : 1) * sizeof(double);
+    res->fwd_ms = malloc(bytes);
+    res->bwd_ms = malloc(bytes);
+    if (!res->fwd_ms || !res->bwd_ms || isolate_read(fd, res->fwd_ms, (size_t)res->n * sizeof(double)) ||
+        isolate_read(fd, res->bwd_ms, (size_t)res->n * sizeof(double))) {
+        harness_result_free(res);
+        e->timed = 0;
+        lc_error_set(err, "its process sent a truncated result");
+        return 1;
+    }
+    return 0;
+}
+
+/* bench_one here, or in a child for a GPU runner (not under --trace: the
+ * trace is one timeline in this process). */
+static void bench_runner(bench_job *j)
+{
+    bench_entry *e = j->e;
+    if (isolate_precheck(e->runner, j->ctx, &e->gate))
+        return;
+    if (j->prof || !isolate_runner(e->runner)) {
+        bench_one(j);
+        return;
+    }
+    const lstm_problem *p;
+    const lstm_results *ref;
+    lc_error err = {{0}};
+    if (numerics_context_get(j->ctx, e->runner, &p, &ref, &err) == 0 &&
+        isolate_run(bench_child, bench_parent, j, &err) == 0)
+        return;
+    const runner_ops *r = e->runner;
+    const char *group = e->group;
+    memset(e, 0, sizeof *e);
+    e->runner = r;
+    e->group = group;
+    e->gate.status = LC_ERROR;
+    snprintf(e->gate.reason, sizeof e->gate.reason, "%s: %s", r->name, err.msg);
+}
+
+/* Every runner of one group, in the session's order; counts into *c. */
+typedef struct bench_counts {
+    int n, failed, skipped;
+} bench_counts;
+
+static void bench_group(const cli_options *o, const session *s, const char *group,
+                        numerics_context *ctx, bench_entry *entries, bench_counts *c,
+                        prof_session *prof)
+{
+    bench_job j = {
+        .o = o,
+        .ctx = ctx,
+        .prof = prof,
+        .budget = o->time_budget_s >= 0 ? o->time_budget_s
+                                        : (strcmp(s->device, "cpu") == 0 ? BENCH_CPU_BUDGET_S : 0),
+        .progress = o->progress == 1 || (o->progress == -1 && isatty(2)),
+    };
+    for (int i = 0; i < s->nrunners; i++) {
+        if (strcmp(s->runners[i].group, group))
+            continue;
+        bench_entry *e = &entries[c->n++];
+        memset(e, 0, sizeof *e);
+        e->runner = s->runners[i].runner;
+        e->group = group;
+        j.e = e;
+        j.trace_failed = 0;
+        bench_runner(&j);
+        c->failed += j.trace_failed;
+        char line[1024];
+        if (e->gate.status != LC_OK) {
+            gate_format_summary(e->runner, &e->gate, line, sizeof line);
+            fprintf(stderr, "%s%s\n", line, e->gate.status == LC_UNSUPPORTED ? "" : " (not timed)");
+            if (e->gate.status == LC_UNSUPPORTED) c->skipped++;
+            else c->failed++;
+            continue;
+        }
+        if (!e->timed) {
+            fprintf(stderr, "ERROR %s: %s (not timed)\n", e->runner->name, e->error);
+            c->failed++;
+            continue;
+        }
+        report_table_row(stderr, o->sep, e, prof != NULL);
+        if (e->res.budget_hit)
+            fprintf(stderr,
+                    "%16s  note: the %.0f s time budget ended sampling after %d of %d loops "
+                    "(%d warm-up); --time-budget 0 removes it\n",
+                    "", j.budget, e->res.n, o->nloops, e->res.warmup_done);
+    }
+}
+
+lc_status cmd_bench(const cli_options *o_in)
+{
+    cli_options o = *o_in;
+    if (o.warmup < 0) o.warmup = 10;
+    if (o.nloops <= 0) o.nloops = 100;
+    lc_error terr = {{0}};
+    if (o.trace_path && prof_check_output_dir(o.trace_path, 0, &terr)) {
+        fprintf(stderr, "lstmcheck: --trace: %s\n", terr.msg);
+        return LC_BAD_INPUT;
+    }
+    session s;
+    lc_error err = {{0}};
+    const session_request rq = session_request_from(&o);
+    lc_status rc = session_setup(&rq, &s, &err);
+    if (rc) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        session_free(&s);
+        return rc;
+    }
+    bench_entry *entries = calloc((size_t)s.nrunners, sizeof *entries);
+    if (!entries) {
+        fprintf(stderr, "lstmcheck: out of host memory\n");
+        session_free(&s);
+        return LC_FAILED;
+    }
+    prof_session prof_storage, *prof = NULL;
+    if (o.trace_path) {
+        if (prof_begin(&prof_storage, s.device, 1, 1, &err)) {
+            fprintf(stderr, "lstmcheck: --trace: %s\n", err.msg);
+            free(entries);
+            session_free(&s);
+            return LC_FAILED;
+        }
+        prof = &prof_storage;
+    }
+    bench_counts counts = {0, 0, 0};
+    fprintf(stderr,
+            "lstmcheck bench: device %s, seqLength %d numLayers %d inputSize %d hiddenSize %d "
+            "miniBatch %d, warmup %d nloops %d, seed %llu, times in ms\n",
+            s.device, o.shape.seq_length, o.shape.num_layers, o.shape.input_size,
+            o.shape.hidden_size, o.shape.batch, o.warmup, o.nloops, (unsigned long long)o.seed);
+    fprintf(stderr, "Benchmarking LSTMs...\n");
+    report_table_header(stderr, o.sep, prof != NULL);
+    numerics_context ctx;
+    if (numerics_context_init(&ctx, &o.shape, o.seed, o.nlengths ? o.lengths : NULL, &err)) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        if (prof)
+            prof_free(prof);
+        free(entries);
+        session_free(&s);
+        return LC_BAD_INPUT;
+    }
+    bench_group(&o, &s, o.nlengths ? "vl_lstm" : "lstm", &ctx, entries, &counts, prof);
+    numerics_context_free(&ctx);
+    if (s.vl_lengths) {
+        fprintf(stderr, "\nBenchmarking variable-length LSTMs (lengths %d..%d, seqLength ignored)...\n",
+                VL_MIN_LENGTH, VL_MAX_LENGTH);
+        report_table_header(stderr, o.sep, prof != NULL);
+        if (numerics_context_init(&ctx, &s.vl_shape, o.seed, s.vl_lengths, &err)) {
+            fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        } else {
+            cli_options vo = o;
+            char vl_dump[4096];
+            if (o.dump_dir) {
+                snprintf(vl_dump, sizeof vl_dump, "%s/vl_lstm", o.dump_dir);
+                vo.dump_dir = vl_dump;
+            }
+            bench_group(&vo, &s, "vl_lstm", &ctx, entries, &counts, prof);
+            numerics_context_free(&ctx);
+        }
+    }
+    fprintf(stderr, "\n");
+    if (prof) {
+        if (prof_finish(prof, o.trace_path, &err)) {
+            fprintf(stderr, "lstmcheck: --trace: %s\n", err.msg);
+            counts.failed++;
+        } else {
+            fprintf(stderr, "lstmcheck bench: wrote %s (%zu events)\n", o.trace_path,
+                    trace_count(prof->trace));
+        }
+        prof_free(prof);
+    }
+    if (!strcmp(o.print_json, "oss"))
+        report_json_oss(stdout, entries, counts.n);
+    else if (!strcmp(o.print_json, "pep"))
+        report_json_pep(stdout, entries, counts.n);
+    else if (!strcmp(o.print_json, "full"))
+        report_json_full(stdout, entries, counts.n, &o.shape, o.seed, s.device);
+    for (int i = 0; i < counts.n; i++)
+        harness_result_free(&entries[i].res);
+    free(entries);
+    session_free(&s);
+    return counts.failed ? LC_FAILED : counts.skipped ? LC_UNSUPPORTED : LC_OK;
+}

@@ -1,0 +1,68 @@
+/* lstmcheck check: the numerics gate alone. Each GPU runner is gated in a
+ * process of its own (isolate.h): a fault in one fails that one only. */
+#include "cmd/commands.h"
+#include "check/gate.h"
+#include "check/isolate.h"
+#include "cmd/session.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Gate every runner of one group on one context; counts into the totals. */
+static void check_group(const session *s, const char *group, numerics_context *ctx,
+                        const char *dump_dir, int *failed, int *skipped, int *passed)
+{
+    for (int i = 0; i < s->nrunners; i++) {
+        if (strcmp(s->runners[i].group, group))
+            continue;
+        const runner_ops *r = s->runners[i].runner;
+        gate_report rep;
+        char line[1024];
+        isolate_gate_run(r, ctx, dump_dir, &rep);
+        gate_format_summary(r, &rep, line, sizeof line);
+        printf("%s\n", line);
+        fflush(stdout);
+        if (rep.status == LC_OK) (*passed)++;
+        else if (rep.status == LC_UNSUPPORTED) (*skipped)++;
+        else (*failed)++;
+    }
+}
+
+lc_status cmd_check(const cli_options *o)
+{
+    session s;
+    lc_error err = {{0}};
+    const session_request rq = session_request_from(o);
+    lc_status rc = session_setup(&rq, &s, &err);
+    if (rc) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        session_free(&s);
+        return rc;
+    }
+    int failed = 0, skipped = 0, passed = 0;
+    numerics_context ctx;
+    if (numerics_context_init(&ctx, &o->shape, o->seed, o->nlengths ? o->lengths : NULL, &err)) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        session_free(&s);
+        return LC_BAD_INPUT;
+    }
+    check_group(&s, o->nlengths ? "vl_lstm" : "lstm", &ctx, o->dump_dir, &failed, &skipped, &passed);
+    numerics_context_free(&ctx);
+    if (s.vl_lengths) {
+        printf("variable-length group: lengths %d..%d drawn from seed %llu, seqLength ignored\n",
+               VL_MIN_LENGTH, VL_MAX_LENGTH, (unsigned long long)o->seed);
+        if (numerics_context_init(&ctx, &s.vl_shape, o->seed, s.vl_lengths, &err)) {
+            fprintf(stderr, "lstmcheck: %s\n", err.msg);
+            session_free(&s);
+            return LC_BAD_INPUT;
+        }
+        char vl_dump[4096];
+        if (o->dump_dir)
+            snprintf(vl_dump, sizeof vl_dump, "%s/vl_lstm", o->dump_dir);
+        check_group(&s, "vl_lstm", &ctx, o->dump_dir ? vl_dump : NULL, &failed, &skipped, &passed);
+        numerics_context_free(&ctx);
+    }
+    printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+    session_free(&s);
+    return failed ? LC_FAILED : skipped ? LC_UNSUPPORTED : LC_OK;
+}

@@ -1,0 +1,49 @@
+/* lstmcheck list: the runner table, and whether each can run here. */
+#include "cmd/commands.h"
+#include "device/device.h"
+#include "runners/runner.h"
+
+#include <stdio.h>
+#include <string.h>
+
+lc_status cmd_list(const cli_options *o)
+{
+    lc_error err = {{0}};
+    if (registry_validate(lstm_runners, &err)) {
+        fprintf(stderr, "lstmcheck: runner table is broken: %s\n", err.msg);
+        return LC_FAILED;
+    }
+    if (!o->names_only)
+        printf("%-16s %-5s %-7s %-7s %-8s %-7s %-9s %s\n", "name", "dev", "layers", "varlen",
+               "backward", "outputs", "precision", "runs here");
+    for (int i = 0; lstm_runners[i]; i++) {
+        const runner_ops *r = lstm_runners[i];
+        if (o->device[0] && o->device[0] != 'a' && strcmp(o->device, r->device))
+            continue;
+        if (o->names_only) {
+            printf("%s\n", r->name);
+            continue;
+        }
+        lc_error why = {{0}};
+        int ok = r->available(&why) == LC_OK;
+        char layers[16];
+        if (!(r->caps & RUNNER_MULTILAYER))
+            snprintf(layers, sizeof layers, "1");
+        else if (r->max_layers)
+            snprintf(layers, sizeof layers, "1-%d", r->max_layers);
+        else
+            snprintf(layers, sizeof layers, "any");
+        printf("%-16s %-5s %-7s %-7s %-8s %-7s %-9s %s%s\n", r->name, r->device, layers,
+               (r->caps & RUNNER_VARLEN) ? "yes" : "no", (r->caps & RUNNER_BACKWARD) ? "yes" : "no",
+               (r->caps & RUNNER_STATE_ONLY) ? "hy,cy" : "y,hy,cy",
+               r->precision == PRECISION_TF32 ? "tf32" : "fp32", ok ? "yes" : "no: ",
+               ok ? "" : why.msg);
+        printf("%-16s   %s\n", "", r->description);
+    }
+    char dev[256];
+    device_cuda_describe(dev, sizeof dev);
+    if (!o->names_only)
+        printf("\nCUDA in this build: %s; device: %s\n", device_cuda_built() ? "yes" : "no",
+               dev[0] ? dev : "none");
+    return LC_OK;
+}

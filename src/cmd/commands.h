@@ -1,0 +1,25 @@
+/* The commands of lstmcheck; each prints its own one-line errors and returns
+ * how it ended, which main() turns into the process's exit code. */
+#ifndef LSTMCHECK_COMMANDS_H
+#define LSTMCHECK_COMMANDS_H
+
+#include "cmd/cli.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+lc_status cmd_list(const cli_options *o);
+lc_status cmd_check(const cli_options *o);
+lc_status cmd_bench(const cli_options *o);
+lc_status cmd_baseline(const cli_options *o);
+lc_status cmd_profile(const cli_options *o);
+
+/* The process exit code of a command that ended so (base/status.def):
+ * 0 ok; 1 failed or error; 2 bad input; 3 could not run or compare here. */
+int lc_exit_code(lc_status s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,39 @@
+/* lstmcheck: the command-line entry. Each command lives in cmd_*.c. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "runners/faults.h"
+
+int main(int argc, char **argv)
+{
+    cli_options o;
+    lc_error err = {{0}};
+    cli_defaults(&o);
+#ifdef LSTMCHECK_FAULTS
+    /* the test build (tests/perf: lstmcheck_faults) */
+    if (lstm_faults_from_env(err.msg, sizeof err.msg)) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        return lc_exit_code(LC_BAD_INPUT);
+    }
+#endif
+    lc_status rc = cli_parse(argc, argv, &o, &err);
+    if (rc) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        cli_free(&o);
+        return lc_exit_code(rc);
+    }
+    if (o.help) {
+        fputs(cli_usage(o.command), stdout);
+        cli_free(&o);
+        return 0;
+    }
+    if (!strcmp(o.command, "list")) rc = cmd_list(&o);
+    else if (!strcmp(o.command, "check")) rc = cmd_check(&o);
+    else if (!strcmp(o.command, "bench")) rc = cmd_bench(&o);
+    else if (!strcmp(o.command, "baseline")) rc = cmd_baseline(&o);
+    else rc = cmd_profile(&o);
+    cli_free(&o);
+    return lc_exit_code(rc);
+}

@@ -1,0 +1,59 @@
+/* What every command does first: resolve the device and the runners,
+ * check the shape and the memory it needs, and draw the lengths. */
+#ifndef LSTMCHECK_SESSION_H
+#define LSTMCHECK_SESSION_H
+
+#include "cmd/cli.h"
+#include "runners/runner.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct session_runner {
+    const runner_ops *runner;
+    const char *group; /* "lstm" or "vl_lstm" */
+} session_runner;
+
+typedef struct session {
+    char device[8];                 /* cpu or cuda, resolved from auto */
+    session_runner runners[CLI_MAX_RNNS * 2];
+    int nrunners;
+    int *vl_lengths;                /* lengths of the vl group (NULL: none) */
+    lstm_shape vl_shape;            /* the vl group's shape (T = longest allowed) */
+} session;
+
+/* "auto" becomes cuda when a CUDA device exists (usable or broken), else
+ * cpu; others are kept. */
+void session_resolve_device(const char *requested, char *device, size_t n);
+
+/* What a session is asked for: the part of the command line it reads. */
+typedef struct session_request {
+    const char *device;            /* auto, cpu or cuda */
+    lstm_shape shape;
+    const char *const *rnns;       /* nrnns names; none: the device's default group */
+    int nrnns;
+    int variable_lstms;            /* add the variable-length group */
+    const int *lengths;            /* nlengths explicit lengths, or none */
+    int nlengths;
+    uint64_t seed;                 /* draws the variable-length group's lengths */
+} session_request;
+
+session_request session_request_from(const cli_options *o);
+
+/* LC_OK; LC_BAD_INPUT with err for bad input (an unknown runner, a shape
+ * too large for this machine, ...); LC_ERROR when out of memory. */
+lc_status session_setup(const session_request *rq, session *s, lc_error *err);
+void session_free(session *s);
+
+/* 0 when the shape fits in this machine's memory; else a one-line reason. */
+int session_check_memory(const lstm_shape *s, lc_error *err);
+
+/* Variable-length group of the original: lengths uniform in 30..99. */
+#define VL_MIN_LENGTH 30
+#define VL_MAX_LENGTH 99
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,26 @@
+/* Device queries for builds without CUDA. */
+#include "device/device.h"
+
+#include <string.h>
+
+int device_cuda_built(void) { return 0; }
+
+device_cuda_state device_cuda_probe(lc_error *why)
+{
+    lc_error_set(why, "this build of lstmcheck has no CUDA support (nvcc was not found)");
+    return DEVICE_CUDA_NONE;
+}
+
+int device_cuda_count(lc_error *why)
+{
+    device_cuda_probe(why);
+    return 0;
+}
+
+void device_cuda_describe(char *buf, size_t n)
+{
+    if (n)
+        buf[0] = '\0';
+}
+
+int device_cuda_used_here(void) { return 0; }

@@ -1,0 +1,566 @@
+/* The built-in trace (see trace.h). */
+#include "device/trace.h"
+#include "base/files.h"
+
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TRACE_MAX_DEPTH 64
+
+typedef struct lane_name {
+    uint32_t pid, tid;
+    const char *name;
+} lane_name;
+
+struct trace_buffer {
+    pthread_mutex_t lock;
+    trace_event *ev;
+    size_t n, cap;
+    /* interned strings: open addressing, power-of-two capacity */
+    char **strs;
+    size_t nstrs, cap_strs;
+    long open[TRACE_MAX_DEPTH]; /* open host ranges (indices), innermost last */
+    int depth, overflow_depth;
+    lane_name *lanes;
+    size_t nlanes, cap_lanes;
+    uint64_t dropped_cupti, dropped_oom;
+    char clock[32];
+};
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* Caller holds the lock. NULL on out of memory. */
+static const char *intern(trace_buffer *t, const char *s)
+{
+    if (!s)
+        return NULL;
+    if (2 * (t->nstrs + 1) > t->cap_strs) {
+        size_t cap = t->cap_strs ? 2 * t->cap_strs : 256;
+        char **grown = calloc(cap, sizeof *grown);
+        if (!grown)
+            return NULL;
+        for (size_t i = 0; i < t->cap_strs; i++) {
+            if (!t->strs[i])
+                continue;
+            size_t k = hash_str(t->strs[i]) & (cap - 1);
+            while (grown[k])
+                k = (k + 1) & (cap - 1);
+            grown[k] = t->strs[i];
+        }
+        free(t->strs);
+        t->strs = grown;
+        t->cap_strs = cap;
+    }
+    size_t k = hash_str(s) & (t->cap_strs - 1);
+    while (t->strs[k]) {
+        if (!strcmp(t->strs[k], s))
+            return t->strs[k];
+        k = (k + 1) & (t->cap_strs - 1);
+    }
+    size_t len = strlen(s);
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return NULL;
+    memcpy(copy, s, len + 1);
+    t->strs[k] = copy;
+    t->nstrs++;
+    return copy;
+}
+
+trace_buffer *trace_create(const char *clock, lc_error *err)
+{
+    trace_buffer *t = calloc(1, sizeof *t);
+    if (!t) {
+        lc_error_set(err, "out of host memory for the trace");
+        return NULL;
+    }
+    if (pthread_mutex_init(&t->lock, NULL) != 0) {
+        lc_error_set(err, "trace: pthread_mutex_init failed");
+        free(t);
+        return NULL;
+    }
+    snprintf(t->clock, sizeof t->clock, "%s", clock ? clock : "unknown");
+    return t;
+}
+
+void trace_destroy(trace_buffer *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->cap_strs; i++)
+        free(t->strs[i]);
+    free(t->strs);
+    free(t->ev);
+    free(t->lanes);
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+}
+
+/* Caller holds the lock. Returns the index or -1 (dropped). */
+static long add_locked(trace_buffer *t, const trace_event *e)
+{
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 4096;
+        trace_event *grown = realloc(t->ev, cap * sizeof *grown);
+        if (!grown) {
+            t->dropped_oom++;
+            return -1;
+        }
+        t->ev = grown;
+        t->cap = cap;
+    }
+    trace_event x = *e;
+    x.name = intern(t, e->name ? e->name : "");
+    x.args = e->args ? intern(t, e->args) : NULL;
+    if (!x.name || (e->args && !x.args)) {
+        t->dropped_oom++;
+        return -1;
+    }
+    if (x.end_ns < x.start_ns)
+        x.end_ns = x.start_ns;
+    t->ev[t->n] = x;
+    return (long)t->n++;
+}
+
+int trace_add(trace_buffer *t, const trace_event *e)
+{
+    pthread_mutex_lock(&t->lock);
+    long i = add_locked(t, e);
+    pthread_mutex_unlock(&t->lock);
+    return i < 0;
+}
+
+long trace_host_push(trace_buffer *t, const char *name, uint64_t now_ns)
+{
+    trace_event e = {.start_ns = now_ns, .end_ns = now_ns, .name = name,
+                     .kind = TRACE_HOST_RANGE, .pid = TRACE_PID_HOST, .tid = 1};
+    pthread_mutex_lock(&t->lock);
+    long i = -1;
+    if (t->depth == TRACE_MAX_DEPTH) {
+        t->overflow_depth++;
+        t->dropped_oom++;
+    } else {
+        i = add_locked(t, &e);
+        t->open[t->depth++] = i; /* -1 keeps the nesting when dropped */
+    }
+    pthread_mutex_unlock(&t->lock);
+    return i;
+}
+
+void trace_host_pop(trace_buffer *t, uint64_t now_ns)
+{
+    pthread_mutex_lock(&t->lock);
+    if (t->overflow_depth > 0) {
+        t->overflow_depth--;
+    } else if (t->depth > 0) {
+        long i = t->open[--t->depth];
+        if (i >= 0)
+            t->ev[i].end_ns = now_ns < t->ev[i].start_ns ? t->ev[i].start_ns : now_ns;
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+void trace_set_args(trace_buffer *t, long i, const char *args_json)
+{
+    pthread_mutex_lock(&t->lock);
+    if (i >= 0 && (size_t)i < t->n) {
+        const char *a = args_json ? intern(t, args_json) : NULL;
+        if (a || !args_json)
+            t->ev[i].args = a;
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+void trace_name_lane(trace_buffer *t, uint32_t pid, uint32_t tid, const char *name)
+{
+    pthread_mutex_lock(&t->lock);
+    for (size_t i = 0; i < t->nlanes; i++) {
+        if (t->lanes[i].pid == pid && t->lanes[i].tid == tid) {
+            pthread_mutex_unlock(&t->lock);
+            return;
+        }
+    }
+    if (t->nlanes == t->cap_lanes) {
+        size_t cap = t->cap_lanes ? 2 * t->cap_lanes : 16;
+        lane_name *grown = realloc(t->lanes, cap * sizeof *grown);
+        if (!grown) {
+            pthread_mutex_unlock(&t->lock);
+            return;
+        }
+        t->lanes = grown;
+        t->cap_lanes = cap;
+    }
+    const char *s = intern(t, name);
+    if (s)
+        t->lanes[t->nlanes++] = (lane_name){pid, tid, s};
+    pthread_mutex_unlock(&t->lock);
+}
+
+void trace_note_dropped(trace_buffer *t, uint64_t n)
+{
+    pthread_mutex_lock(&t->lock);
+    t->dropped_cupti += n;
+    pthread_mutex_unlock(&t->lock);
+}
+
+size_t trace_count(trace_buffer *t)
+{
+    pthread_mutex_lock(&t->lock);
+    size_t n = t->n;
+    pthread_mutex_unlock(&t->lock);
+    return n;
+}
+
+int trace_get(trace_buffer *t, size_t i, trace_event *out)
+{
+    pthread_mutex_lock(&t->lock);
+    int rc = 1;
+    if (i < t->n) {
+        *out = t->ev[i];
+        rc = 0;
+    }
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}
+
+uint64_t trace_dropped(trace_buffer *t)
+{
+    pthread_mutex_lock(&t->lock);
+    uint64_t n = t->dropped_cupti + t->dropped_oom;
+    pthread_mutex_unlock(&t->lock);
+    return n;
+}
+
+/* ---- JSON ---- */
+
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+    int oom;
+} sbuf;
+
+static void sb_reserve(sbuf *b, size_t more)
+{
+    if (b->oom || b->n + more + 1 <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 1 << 16;
+    while (cap < b->n + more + 1)
+        cap *= 2;
+    char *grown = realloc(b->p, cap);
+    if (!grown) {
+        b->oom = 1;
+        return;
+    }
+    b->p = grown;
+    b->cap = cap;
+}
+
+static void sb_put(sbuf *b, const char *s)
+{
+    size_t len = strlen(s);
+    sb_reserve(b, len);
+    if (b->oom)
+        return;
+    memcpy(b->p + b->n, s, len + 1);
+    b->n += len;
+}
+
+static void sb_printf(sbuf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    char small[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (len < 0) {
+        b->oom = 1;
+        return;
+    }
+    if ((size_t)len < sizeof small) {
+        sb_put(b, small);
+        return;
+    }
+    sb_reserve(b, (size_t)len);
+    if (b->oom)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->n, (size_t)len + 1, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)len;
+}
+
+static void sb_json_string(sbuf *b, const char *s)
+{
+    sb_put(b, "\"");
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            char e[3] = {'\\', (char)c, 0};
+            sb_put(b, e);
+        } else if (c < 0x20) {
+            sb_printf(b, "\\u%04x", c);
+        } else {
+            char e[2] = {(char)c, 0};
+            sb_put(b, e);
+        }
+    }
+    sb_put(b, "\"");
+}
+
+/* Nanoseconds as microseconds with three decimals, exactly. */
+static void sb_us(sbuf *b, uint64_t ns)
+{
+    sb_printf(b, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
+}
+
+static int cmp_events(const void *pa, const void *pb)
+{
+    const trace_event *a = pa, *b = pb;
+    if (a->pid != b->pid) return a->pid < b->pid ? -1 : 1;
+    if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+    if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns ? -1 : 1;
+    if (a->end_ns != b->end_ns) return a->end_ns > b->end_ns ? -1 : 1; /* parent first */
+    return 0;
+}
+
+static const char *kind_cat(int kind)
+{
+    switch (kind) {
+    case TRACE_KERNEL: return "kernel";
+    case TRACE_MEMCPY: return "memcpy";
+    case TRACE_MEMSET: return "memset";
+    case TRACE_MARKER: return "nvtx";
+    default: return "host";
+    }
+}
+
+static void process_meta(sbuf *b, int *first, uint32_t pid, const char *name, int gpu)
+{
+    sb_put(b, *first ? "\n" : ",\n");
+    *first = 0;
+    sb_printf(b, "{\"ph\": \"M\", \"pid\": %u, \"tid\": 0, \"name\": \"process_name\", \"args\": {\"name\": ",
+              (unsigned)pid);
+    sb_json_string(b, name);
+    sb_put(b, "}}");
+    if (gpu) {
+        /* torch's traces label GPU processes so; functorch's
+         * compute_utilization finds GPU lanes by this label */
+        sb_printf(b, ",\n{\"ph\": \"M\", \"pid\": %u, \"tid\": 0, \"name\": \"process_labels\", "
+                     "\"args\": {\"labels\": ", (unsigned)pid);
+        sb_json_string(b, name);
+        sb_put(b, "}}");
+    }
+}
+
+char *trace_to_json(trace_buffer *t, size_t *len, lc_error *err)
+{
+    pthread_mutex_lock(&t->lock);
+    size_t n = t->n;
+    trace_event *ev = malloc((n ? n : 1) * sizeof *ev);
+    if (!ev) {
+        pthread_mutex_unlock(&t->lock);
+        lc_error_set(err, "out of host memory writing the trace (%zu events)", n);
+        return NULL;
+    }
+    if (n)
+        memcpy(ev, t->ev, n * sizeof *ev);
+    /* ranges still open end at the last event's end */
+    uint64_t last = 0, origin = UINT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (ev[i].end_ns > last) last = ev[i].end_ns;
+        if (ev[i].start_ns < origin) origin = ev[i].start_ns;
+    }
+    for (int d = 0; d < t->depth; d++)
+        if (t->open[d] >= 0)
+            ev[t->open[d]].end_ns = last;
+    if (!n)
+        origin = 0;
+    qsort(ev, n, sizeof *ev, cmp_events);
+
+    sbuf b = {0};
+    sb_put(&b, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"tool\": \"lstmcheck\", \"clock\": ");
+    sb_json_string(&b, t->clock);
+    sb_printf(&b, ", \"origin_ns\": %" PRIu64 ", \"dropped_records\": %" PRIu64 "},\n\"traceEvents\": [",
+              origin, t->dropped_cupti + t->dropped_oom);
+    int first = 1;
+    /* metadata: one process per pid seen, names of the lanes */
+    uint32_t prev_pid = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i && ev[i].pid == prev_pid)
+            continue;
+        prev_pid = ev[i].pid;
+        char name[64];
+        if (prev_pid == TRACE_PID_HOST)
+            snprintf(name, sizeof name, "host (lstmcheck)");
+        else if (prev_pid == TRACE_PID_NVTX)
+            snprintf(name, sizeof name, "NVTX (CUPTI)");
+        else
+            snprintf(name, sizeof name, "GPU %u", (unsigned)(prev_pid - TRACE_PID_GPU));
+        process_meta(&b, &first, prev_pid, name, prev_pid >= TRACE_PID_GPU);
+    }
+    for (size_t i = 0; i < t->nlanes; i++) {
+        sb_put(&b, first ? "\n" : ",\n");
+        first = 0;
+        sb_printf(&b, "{\"ph\": \"M\", \"pid\": %u, \"tid\": %u, \"name\": \"thread_name\", \"args\": {\"name\": ",
+                  (unsigned)t->lanes[i].pid, (unsigned)t->lanes[i].tid);
+        sb_json_string(&b, t->lanes[i].name);
+        sb_put(&b, "}}");
+    }
+    for (size_t i = 0; i < n && !b.oom; i++) {
+        const trace_event *e = &ev[i];
+        sb_put(&b, first ? "\n" : ",\n");
+        first = 0;
+        sb_put(&b, "{\"ph\": \"X\", \"cat\": \"");
+        sb_put(&b, kind_cat(e->kind));
+        sb_put(&b, "\", \"name\": ");
+        sb_json_string(&b, e->name);
+        sb_printf(&b, ", \"pid\": %u, \"tid\": %u, \"ts\": ", (unsigned)e->pid, (unsigned)e->tid);
+        sb_us(&b, e->start_ns - origin);
+        sb_put(&b, ", \"dur\": ");
+        sb_us(&b, e->end_ns - e->start_ns);
+        if (e->args) {
+            sb_put(&b, ", \"args\": ");
+            sb_put(&b, e->args);
+        } else if (e->kind == TRACE_MEMCPY || e->kind == TRACE_MEMSET) {
+            sb_printf(&b, ", \"args\": {\"bytes\": %" PRIu64 "}", e->bytes);
+        }
+        sb_put(&b, "}");
+    }
+    sb_put(&b, "\n]}\n");
+    pthread_mutex_unlock(&t->lock);
+    free(ev);
+    if (b.oom) {
+        free(b.p);
+        lc_error_set(err, "out of host memory writing the trace (%zu events)", n);
+        return NULL;
+    }
+    *len = b.n;
+    return b.p;
+}
+
+int trace_write_json(trace_buffer *t, const char *path, lc_error *err)
+{
+    size_t len = 0;
+    char *text = trace_to_json(t, &len, err);
+    if (!text)
+        return 1;
+    int rc = file_write_atomic(path, text, len, err);
+    free(text);
+    return rc;
+}
+
+/* ---- utilization ---- */
+
+static int cmp_intervals(const void *pa, const void *pb)
+{
+    const trace_interval *a = pa, *b = pb;
+    if (a->start != b->start) return a->start < b->start ? -1 : 1;
+    return (a->end > b->end) - (a->end < b->end);
+}
+
+uint64_t trace_union_ns(trace_interval *iv, size_t n, uint64_t lo, uint64_t hi)
+{
+    if (hi <= lo || n == 0)
+        return 0;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t s = iv[i].start < lo ? lo : iv[i].start;
+        uint64_t e = iv[i].end > hi ? hi : iv[i].end;
+        if (e > s)
+            iv[m++] = (trace_interval){s, e};
+    }
+    qsort(iv, m, sizeof *iv, cmp_intervals);
+    uint64_t total = 0, cur_s = 0, cur_e = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (i == 0 || iv[i].start > cur_e) {
+            total += cur_e - cur_s;
+            cur_s = iv[i].start;
+            cur_e = iv[i].end;
+        } else if (iv[i].end > cur_e) {
+            cur_e = iv[i].end;
+        }
+    }
+    return total + (cur_e - cur_s);
+}
+
+static int contains_nocase(const char *hay, const char *needle)
+{
+    size_t nl = strlen(needle);
+    for (; *hay; hay++) {
+        size_t k = 0;
+        while (k < nl && hay[k] && tolower((unsigned char)hay[k]) == needle[k])
+            k++;
+        if (k == nl)
+            return 1;
+    }
+    return 0;
+}
+
+int trace_is_gemm_kernel(const char *name)
+{
+    static const char *const keys[] = {"gemm", "gemv", "cutlass", "wgrad", "dgrad", "conv",
+                                       "xmma", "matmul", "splitkreduce", NULL};
+    if (!name)
+        return 0;
+    for (int i = 0; keys[i]; i++)
+        if (contains_nocase(name, keys[i]))
+            return 1;
+    return 0;
+}
+
+int trace_gpu_stats_window(trace_buffer *t, uint64_t lo, uint64_t hi, trace_gpu_stats *out,
+                           lc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->window_ns = hi > lo ? hi - lo : 0;
+    pthread_mutex_lock(&t->lock);
+    size_t nk = 0;
+    for (size_t i = 0; i < t->n; i++)
+        nk += t->ev[i].kind == TRACE_KERNEL && t->ev[i].end_ns > lo && t->ev[i].start_ns < hi;
+    trace_interval *all = malloc((nk ? nk : 1) * sizeof *all);
+    trace_interval *gemm = malloc((nk ? nk : 1) * sizeof *gemm);
+    if (!all || !gemm) {
+        pthread_mutex_unlock(&t->lock);
+        free(all);
+        free(gemm);
+        lc_error_set(err, "out of host memory for %zu kernel intervals", nk);
+        return 1;
+    }
+    size_t na = 0, ng = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const trace_event *e = &t->ev[i];
+        if (e->kind != TRACE_KERNEL || e->end_ns <= lo || e->start_ns >= hi)
+            continue;
+        all[na++] = (trace_interval){e->start_ns, e->end_ns};
+        if (trace_is_gemm_kernel(e->name))
+            gemm[ng++] = (trace_interval){e->start_ns, e->end_ns};
+    }
+    pthread_mutex_unlock(&t->lock);
+    out->kernels = na;
+    out->gemm_kernels = ng;
+    out->busy_ns = trace_union_ns(all, na, lo, hi);
+    out->gemm_ns = trace_union_ns(gemm, ng, lo, hi);
+    out->utilization = out->window_ns ? (double)out->busy_ns / (double)out->window_ns : 0;
+    out->gemm_share = out->busy_ns ? (double)out->gemm_ns / (double)out->busy_ns : 0;
+    free(all);
+    free(gemm);
+    return 0;
+}

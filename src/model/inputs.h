@@ -1,0 +1,51 @@
+/* The seeded input generator. Algorithm (docs/inputs.md):
+ * every tensor has its own SplitMix64 stream, started from
+ * (seed, tensor kind, layer); a uniform draw is the top 24 bits of one output
+ * as k * 2^-24; a normal draw is the Irwin-Hall sum of 12 uniforms minus 6.
+ * Only integer arithmetic, exact double arithmetic and one correctly rounded
+ * sqrt are used, so a seed gives bit-identical inputs on every machine. */
+#ifndef LSTMCHECK_INPUTS_H
+#define LSTMCHECK_INPUTS_H
+
+#include "model/lstm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct lc_rng {
+    uint64_t state;
+} lc_rng;
+
+/* Tensor kinds: part of each stream's identity, fixed forever. */
+enum {
+    INPUT_W_IH = 1, INPUT_W_HH = 2, INPUT_B_IH = 3, INPUT_B_HH = 4,
+    INPUT_X = 5, INPUT_H0 = 6, INPUT_C0 = 7, INPUT_DY = 8, INPUT_DHY = 9,
+    INPUT_DCY = 10, INPUT_LENGTHS = 11,
+};
+
+void lc_rng_init(lc_rng *r, uint64_t seed, int kind, int layer);
+uint64_t lc_rng_next(lc_rng *r);
+double lc_rng_uniform(lc_rng *r);          /* [0, 1), multiples of 2^-24 */
+double lc_rng_normal(lc_rng *r);           /* mean 0, variance 1, in [-6, 6] */
+int lc_rng_int(lc_rng *r, int lo, int hi); /* uniform in lo..hi inclusive */
+
+/* Which backward seeds to draw. */
+enum { SEED_DY = 1, SEED_DHY = 2, SEED_DCY = 4 };
+
+/* Fill an allocated problem: parameters uniform(-1/sqrt(H), 1/sqrt(H)),
+ * x, h0, c0 and the selected backward seeds N(0, 1). Seeds not selected
+ * stay NULL (zero). */
+int lstm_inputs_generate(lstm_problem *p, uint64_t seed, unsigned seeds, lc_error *err);
+
+/* Lengths uniform in lo..hi (the original's variable-length group uses
+ * 30..99); sets p->lengths. hi must not exceed seq_length, which stays:
+ * tensors remain (T, B, ...) and steps past a sequence's length are padding. */
+int lstm_inputs_lengths(lstm_problem *p, uint64_t seed, int lo, int hi, lc_error *err);
+/* Explicit lengths (copied), each in 1..seq_length. */
+int lstm_inputs_set_lengths(lstm_problem *p, const int *lengths, int count, lc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,111 @@
+/* Shapes, inputs and results of the LSTM that every runner computes.
+ * Semantics (PyTorch's nn.LSTM): gate order i, f, g, o; per layer l
+ * W_ih (4H x I_l), W_hh (4H x H), b_ih (4H), b_hh (4H); I_0 = I, I_l = H.
+ * All tensors are row-major: x (T,B,I), y (T,B,H), h0/c0/hy/cy (L,B,H). */
+#ifndef LSTMCHECK_LSTM_H
+#define LSTMCHECK_LSTM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct lstm_shape {
+    int seq_length;  /* T: the longest sequence when lengths are given */
+    int batch;       /* B */
+    int input_size;  /* I */
+    int hidden_size; /* H */
+    int num_layers;  /* L */
+} lstm_shape;
+
+/* Inputs of one problem. Floats, as every runner consumes them. */
+typedef struct lstm_problem {
+    lstm_shape shape;
+    int *lengths; /* B entries in 1..T, or NULL: every sequence is T long */
+    float **w_ih, **w_hh, **b_ih, **b_hh; /* L pointers each */
+    float *x;               /* T*B*I */
+    float *h0, *c0;         /* L*B*H */
+    /* Seeds of the backward pass; NULL means zero. The loss is
+     * sum(y*dy) + sum(hy*dhy) + sum(cy*dcy). */
+    float *dy;              /* T*B*H */
+    float *dhy, *dcy;       /* L*B*H */
+} lstm_problem;
+
+/* Outputs and gradients, in double so the reference keeps its precision;
+ * runners convert their float results on read-back. */
+typedef struct lstm_results {
+    lstm_shape shape;
+    double *y;              /* T*B*H */
+    double *hy, *cy;        /* L*B*H */
+    double *dx;             /* T*B*I */
+    double *dh0, *dc0;      /* L*B*H */
+    double **dw_ih, **dw_hh, **db_ih, **db_hh; /* L pointers each */
+} lstm_results;
+
+static inline int lstm_layer_input_size(const lstm_shape *s, int layer)
+{
+    return layer == 0 ? s->input_size : s->hidden_size;
+}
+
+/* Length of sequence b (T when no lengths are given). */
+static inline int lstm_length(const lstm_problem *p, int b)
+{
+    return p->lengths ? p->lengths[b] : p->shape.seq_length;
+}
+
+/* Largest accepted size of any one dimension; products are checked too. */
+#define LSTM_MAX_DIM 1000000
+
+/* 0 when the shape is usable; otherwise a one-line reason in err. */
+int lstm_shape_validate(const lstm_shape *s, lc_error *err);
+/* Bytes the reference and one runner need on the host for this shape
+ * (inputs, results of both, reference activations), or 0 on overflow. */
+size_t lstm_host_bytes_estimate(const lstm_shape *s);
+/* Element counts; the shape must have passed validation. */
+size_t lstm_seq_elems(const lstm_shape *s, int width); /* T*B*width */
+size_t lstm_state_elems(const lstm_shape *s);          /* L*B*H */
+size_t lstm_w_ih_elems(const lstm_shape *s, int layer);
+size_t lstm_w_hh_elems(const lstm_shape *s);
+size_t lstm_param_count(const lstm_shape *s);
+
+/* Allocation of zeroed bundles; 0 on success. */
+int lstm_problem_alloc(lstm_problem *p, const lstm_shape *s, lc_error *err);
+void lstm_problem_free(lstm_problem *p);
+int lstm_results_alloc(lstm_results *r, const lstm_shape *s, lc_error *err);
+void lstm_results_free(lstm_results *r);
+void lstm_results_zero(lstm_results *r);
+
+/* Convert a float buffer into a double one (runners' read-back). */
+void lstm_copy_to_double(double *dst, const float *src, size_t n);
+
+/* A named view of one tensor: the unit of comparison and of dumps. */
+typedef struct lstm_tensor_view {
+    char name[32];
+    int ndim;
+    int dims[3];
+    int layer;        /* -1 for tensors that are not per-layer */
+    const double *data;
+    size_t count;
+} lstm_tensor_view;
+
+enum { LSTM_VIEWS_OUTPUTS = 1, LSTM_VIEWS_STATE = 2, LSTM_VIEWS_GRADS = 4 };
+
+/* How many views a results bundle of this shape has at most. */
+static inline int lstm_results_view_capacity(const lstm_shape *s)
+{
+    return 6 + 4 * s->num_layers;
+}
+
+/* Fill views with the tensors of r selected by which (a LSTM_VIEWS_ mask);
+ * returns how many, at most max. */
+int lstm_results_views(const lstm_results *r, unsigned which,
+                       lstm_tensor_view *views, int max);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,268 @@
+/* Allocation, validation and views of the LSTM tensor bundles. */
+#include "model/lstm.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* a*b with overflow detection: returns 0 on overflow */
+static size_t mul_checked(size_t a, size_t b)
+{
+    if (a != 0 && b > SIZE_MAX / a)
+        return 0;
+    return a * b;
+}
+
+static size_t add_checked(size_t a, size_t b)
+{
+    return (a > SIZE_MAX - b) ? 0 : a + b;
+}
+
+int lstm_shape_validate(const lstm_shape *s, lc_error *err)
+{
+    const struct { const char *name; int v; } dims[] = {
+        {"seqLength", s->seq_length}, {"miniBatch", s->batch},
+        {"inputSize", s->input_size}, {"hiddenSize", s->hidden_size},
+        {"numLayers", s->num_layers},
+    };
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
+        if (dims[i].v <= 0) {
+            lc_error_set(err, "%s must be positive, got %d", dims[i].name, dims[i].v);
+            return 1;
+        }
+        if (dims[i].v > LSTM_MAX_DIM) {
+            lc_error_set(err, "%s = %d is larger than the limit %d", dims[i].name,
+                         dims[i].v, LSTM_MAX_DIM);
+            return 1;
+        }
+    }
+    if (lstm_host_bytes_estimate(s) == 0) {
+        lc_error_set(err, "shape T=%d B=%d I=%d H=%d L=%d overflows the size arithmetic",
+                     s->seq_length, s->batch, s->input_size, s->hidden_size, s->num_layers);
+        return 1;
+    }
+    /* every element count must also fit the int indices of BLAS calls */
+    size_t widest = (size_t)(s->input_size > s->hidden_size ? s->input_size : s->hidden_size);
+    size_t seq = mul_checked(mul_checked((size_t)s->seq_length, (size_t)s->batch), 4 * widest);
+    size_t w = mul_checked(4 * (size_t)s->hidden_size, widest);
+    if (seq == 0 || w == 0 || seq > (size_t)INT32_MAX || w > (size_t)INT32_MAX) {
+        lc_error_set(err, "shape T=%d B=%d I=%d H=%d has a tensor of more than 2^31 elements",
+                     s->seq_length, s->batch, s->input_size, s->hidden_size);
+        return 1;
+    }
+    return 0;
+}
+
+size_t lstm_seq_elems(const lstm_shape *s, int width)
+{
+    return (size_t)s->seq_length * (size_t)s->batch * (size_t)width;
+}
+
+size_t lstm_state_elems(const lstm_shape *s)
+{
+    return (size_t)s->num_layers * (size_t)s->batch * (size_t)s->hidden_size;
+}
+
+size_t lstm_w_ih_elems(const lstm_shape *s, int layer)
+{
+    return 4 * (size_t)s->hidden_size * (size_t)lstm_layer_input_size(s, layer);
+}
+
+size_t lstm_w_hh_elems(const lstm_shape *s)
+{
+    return 4 * (size_t)s->hidden_size * (size_t)s->hidden_size;
+}
+
+size_t lstm_param_count(const lstm_shape *s)
+{
+    size_t n = 0;
+    for (int l = 0; l < s->num_layers; l++)
+        n += lstm_w_ih_elems(s, l) + lstm_w_hh_elems(s) + 8 * (size_t)s->hidden_size;
+    return n;
+}
+
+size_t lstm_host_bytes_estimate(const lstm_shape *s)
+{
+    size_t T = (size_t)s->seq_length, B = (size_t)s->batch, I = (size_t)s->input_size,
+           H = (size_t)s->hidden_size, L = (size_t)s->num_layers;
+    size_t wide = I > H ? I : H;
+    /* per layer: weights (4H x (I_l + H)) as float inputs, double copies and
+     * double gradients in two result sets */
+    size_t w = mul_checked(mul_checked(4 * H, wide + H + 2), L);
+    size_t seq = mul_checked(mul_checked(T, B), wide);
+    size_t state = mul_checked(mul_checked(L, B), H);
+    /* reference activations: per layer per step 4H gates + c + h, double */
+    size_t acts = mul_checked(mul_checked(mul_checked(T, B), 6 * H), L);
+    size_t total = 0;
+    total = add_checked(total, mul_checked(w, 4 + 8 + 8 + 8));       /* params + 2 grads + ref copy */
+    total = add_checked(total, mul_checked(seq, 4 * 2 + 8 * 4 + 4 * 8)); /* x, dy, y, dx, runner work */
+    total = add_checked(total, mul_checked(state, 4 * 4 + 8 * 8));
+    total = add_checked(total, mul_checked(acts, 8 + 4));                /* ref + cpu runner */
+    if (w == 0 || seq == 0 || state == 0 || acts == 0)
+        return 0;
+    return total;
+}
+
+static void *zalloc(size_t count, size_t elem, lc_error *err, const char *what)
+{
+    void *p = calloc(count ? count : 1, elem);
+    if (!p)
+        lc_error_set(err, "out of host memory allocating %s (%zu bytes)", what, count * elem);
+    return p;
+}
+
+#define ALLOC_OR_FAIL(dst, count, type, what)                                 \
+    do {                                                                      \
+        (dst) = (type *)zalloc((count), sizeof(type), err, (what));           \
+        if (!(dst))                                                           \
+            goto fail;                                                        \
+    } while (0)
+
+int lstm_problem_alloc(lstm_problem *p, const lstm_shape *s, lc_error *err)
+{
+    memset(p, 0, sizeof *p);
+    p->shape = *s;
+    int L = s->num_layers;
+    ALLOC_OR_FAIL(p->w_ih, (size_t)L, float *, "parameter table");
+    ALLOC_OR_FAIL(p->w_hh, (size_t)L, float *, "parameter table");
+    ALLOC_OR_FAIL(p->b_ih, (size_t)L, float *, "parameter table");
+    ALLOC_OR_FAIL(p->b_hh, (size_t)L, float *, "parameter table");
+    for (int l = 0; l < L; l++) {
+        ALLOC_OR_FAIL(p->w_ih[l], lstm_w_ih_elems(s, l), float, "W_ih");
+        ALLOC_OR_FAIL(p->w_hh[l], lstm_w_hh_elems(s), float, "W_hh");
+        ALLOC_OR_FAIL(p->b_ih[l], 4 * (size_t)s->hidden_size, float, "b_ih");
+        ALLOC_OR_FAIL(p->b_hh[l], 4 * (size_t)s->hidden_size, float, "b_hh");
+    }
+    ALLOC_OR_FAIL(p->x, lstm_seq_elems(s, s->input_size), float, "x");
+    ALLOC_OR_FAIL(p->h0, lstm_state_elems(s), float, "h0");
+    ALLOC_OR_FAIL(p->c0, lstm_state_elems(s), float, "c0");
+    return 0;
+fail:
+    lstm_problem_free(p);
+    return 1;
+}
+
+void lstm_problem_free(lstm_problem *p)
+{
+    for (int l = 0; l < p->shape.num_layers; l++) {
+        if (p->w_ih) free(p->w_ih[l]);
+        if (p->w_hh) free(p->w_hh[l]);
+        if (p->b_ih) free(p->b_ih[l]);
+        if (p->b_hh) free(p->b_hh[l]);
+    }
+    free(p->w_ih); free(p->w_hh); free(p->b_ih); free(p->b_hh);
+    free(p->x); free(p->h0); free(p->c0);
+    free(p->dy); free(p->dhy); free(p->dcy);
+    free(p->lengths);
+    memset(p, 0, sizeof *p);
+}
+
+int lstm_results_alloc(lstm_results *r, const lstm_shape *s, lc_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->shape = *s;
+    int L = s->num_layers;
+    ALLOC_OR_FAIL(r->dw_ih, (size_t)L, double *, "gradient table");
+    ALLOC_OR_FAIL(r->dw_hh, (size_t)L, double *, "gradient table");
+    ALLOC_OR_FAIL(r->db_ih, (size_t)L, double *, "gradient table");
+    ALLOC_OR_FAIL(r->db_hh, (size_t)L, double *, "gradient table");
+    for (int l = 0; l < L; l++) {
+        ALLOC_OR_FAIL(r->dw_ih[l], lstm_w_ih_elems(s, l), double, "dW_ih");
+        ALLOC_OR_FAIL(r->dw_hh[l], lstm_w_hh_elems(s), double, "dW_hh");
+        ALLOC_OR_FAIL(r->db_ih[l], 4 * (size_t)s->hidden_size, double, "db_ih");
+        ALLOC_OR_FAIL(r->db_hh[l], 4 * (size_t)s->hidden_size, double, "db_hh");
+    }
+    ALLOC_OR_FAIL(r->y, lstm_seq_elems(s, s->hidden_size), double, "y");
+    ALLOC_OR_FAIL(r->hy, lstm_state_elems(s), double, "hy");
+    ALLOC_OR_FAIL(r->cy, lstm_state_elems(s), double, "cy");
+    ALLOC_OR_FAIL(r->dx, lstm_seq_elems(s, s->input_size), double, "dx");
+    ALLOC_OR_FAIL(r->dh0, lstm_state_elems(s), double, "dh0");
+    ALLOC_OR_FAIL(r->dc0, lstm_state_elems(s), double, "dc0");
+    return 0;
+fail:
+    lstm_results_free(r);
+    return 1;
+}
+
+void lstm_results_free(lstm_results *r)
+{
+    for (int l = 0; l < r->shape.num_layers; l++) {
+        if (r->dw_ih) free(r->dw_ih[l]);
+        if (r->dw_hh) free(r->dw_hh[l]);
+        if (r->db_ih) free(r->db_ih[l]);
+        if (r->db_hh) free(r->db_hh[l]);
+    }
+    free(r->dw_ih); free(r->dw_hh); free(r->db_ih); free(r->db_hh);
+    free(r->y); free(r->hy); free(r->cy); free(r->dx); free(r->dh0); free(r->dc0);
+    memset(r, 0, sizeof *r);
+}
+
+void lstm_results_zero(lstm_results *r)
+{
+    const lstm_shape *s = &r->shape;
+    memset(r->y, 0, lstm_seq_elems(s, s->hidden_size) * sizeof(double));
+    memset(r->dx, 0, lstm_seq_elems(s, s->input_size) * sizeof(double));
+    double *state[] = {r->hy, r->cy, r->dh0, r->dc0};
+    for (int i = 0; i < 4; i++)
+        memset(state[i], 0, lstm_state_elems(s) * sizeof(double));
+    for (int l = 0; l < s->num_layers; l++) {
+        memset(r->dw_ih[l], 0, lstm_w_ih_elems(s, l) * sizeof(double));
+        memset(r->dw_hh[l], 0, lstm_w_hh_elems(s) * sizeof(double));
+        memset(r->db_ih[l], 0, 4 * (size_t)s->hidden_size * sizeof(double));
+        memset(r->db_hh[l], 0, 4 * (size_t)s->hidden_size * sizeof(double));
+    }
+}
+
+void lstm_copy_to_double(double *dst, const float *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = (double)src[i];
+}
+
+static int add_view(lstm_tensor_view *views, int n, int max, const char *name, int layer,
+                    const double *data, int ndim, int d0, int d1, int d2)
+{
+    if (n >= max)
+        return n;
+    lstm_tensor_view *v = &views[n];
+    memset(v, 0, sizeof *v);
+    if (layer >= 0)
+        snprintf(v->name, sizeof v->name, "%s.%d", name, layer);
+    else
+        snprintf(v->name, sizeof v->name, "%s", name);
+    v->layer = layer;
+    v->data = data;
+    v->ndim = ndim;
+    v->dims[0] = d0;
+    v->dims[1] = d1;
+    v->dims[2] = d2;
+    v->count = (size_t)d0 * (size_t)(ndim > 1 ? d1 : 1) * (size_t)(ndim > 2 ? d2 : 1);
+    return n + 1;
+}
+
+int lstm_results_views(const lstm_results *r, unsigned which, lstm_tensor_view *views, int max)
+{
+    const lstm_shape *s = &r->shape;
+    int T = s->seq_length, B = s->batch, I = s->input_size, H = s->hidden_size,
+        L = s->num_layers, n = 0;
+    if (which & LSTM_VIEWS_OUTPUTS)
+        n = add_view(views, n, max, "y", -1, r->y, 3, T, B, H);
+    if (which & LSTM_VIEWS_STATE) {
+        n = add_view(views, n, max, "hy", -1, r->hy, 3, L, B, H);
+        n = add_view(views, n, max, "cy", -1, r->cy, 3, L, B, H);
+    }
+    if (which & LSTM_VIEWS_GRADS) {
+        n = add_view(views, n, max, "dx", -1, r->dx, 3, T, B, I);
+        n = add_view(views, n, max, "dh0", -1, r->dh0, 3, L, B, H);
+        n = add_view(views, n, max, "dc0", -1, r->dc0, 3, L, B, H);
+        for (int l = 0; l < L; l++) {
+            n = add_view(views, n, max, "dw_ih", l, r->dw_ih[l], 2, 4 * H,
+                         lstm_layer_input_size(s, l), 0);
+            n = add_view(views, n, max, "dw_hh", l, r->dw_hh[l], 2, 4 * H, H, 0);
+            n = add_view(views, n, max, "db_ih", l, r->db_ih[l], 1, 4 * H, 0, 0);
+            n = add_view(views, n, max, "db_hh", l, r->db_hh[l], 1, 4 * H, 0, 0);
+        }
+    }
+    return n;
+}

@@ -1,0 +1,248 @@
+/* The CPU reference LSTM (see reference.h). Every value is a double;
+ * parameters are widened once. Loops follow the equations:
+ *   gates = W_ih x_t + b_ih + W_hh h_{t-1} + b_hh, split i, f, g, o
+ *   c_t = sigmoid(f) c_{t-1} + sigmoid(i) tanh(g),  h_t = sigmoid(o) tanh(c_t)
+ * A sequence of length len stops at step len-1: later outputs are zero and
+ * its state (hy, cy) is the one after its own last step. */
+#include "model/reference.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct lstm_reference_tape {
+    int num_layers;
+    /* per layer: the layer's input sequence (T,B,I_l), the state before each
+     * step h_prev/c_prev (T,B,H), the activated gates (T,B,4H), c_t (T,B,H) */
+    double **input, **h_prev, **c_prev, **gates, **c;
+    /* per layer: widened parameters */
+    double **w_ih, **w_hh;
+};
+
+static double sigmoid(double v) { return 1.0 / (1.0 + exp(-v)); }
+
+/* Dot product with four partial sums (keeps the loop fast without
+ * reordering flags; the result is still a double-precision sum). */
+static double dot(const double *a, const double *b, int n)
+{
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int k = 0;
+    for (; k + 4 <= n; k += 4) {
+        s0 += a[k] * b[k];
+        s1 += a[k + 1] * b[k + 1];
+        s2 += a[k + 2] * b[k + 2];
+        s3 += a[k + 3] * b[k + 3];
+    }
+    for (; k < n; k++)
+        s0 += a[k] * b[k];
+    return (s0 + s1) + (s2 + s3);
+}
+
+/* y += alpha * x */
+static void axpy(double *y, double alpha, const double *x, int n)
+{
+    for (int k = 0; k < n; k++)
+        y[k] += alpha * x[k];
+}
+
+void lstm_reference_tape_free(lstm_reference_tape *t)
+{
+    if (!t)
+        return;
+    double **lists[] = {t->input, t->h_prev, t->c_prev, t->gates, t->c, t->w_ih, t->w_hh};
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+        if (!lists[i])
+            continue;
+        for (int l = 0; l < t->num_layers; l++)
+            free(lists[i][l]);
+        free(lists[i]);
+    }
+    free(t);
+}
+
+static double *alloc_doubles(size_t n, lc_error *err)
+{
+    double *p = calloc(n ? n : 1, sizeof(double));
+    if (!p)
+        lc_error_set(err, "reference: out of host memory (%zu doubles)", n);
+    return p;
+}
+
+static lstm_reference_tape *tape_alloc(const lstm_shape *s, lc_error *err)
+{
+    lstm_reference_tape *t = calloc(1, sizeof *t);
+    if (!t) {
+        lc_error_set(err, "reference: out of host memory");
+        return NULL;
+    }
+    int L = s->num_layers;
+    t->num_layers = L;
+    double ***lists[] = {&t->input, &t->h_prev, &t->c_prev, &t->gates, &t->c, &t->w_ih, &t->w_hh};
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+        *lists[i] = calloc((size_t)L, sizeof(double *));
+        if (!*lists[i]) {
+            lc_error_set(err, "reference: out of host memory");
+            lstm_reference_tape_free(t);
+            return NULL;
+        }
+    }
+    size_t H = (size_t)s->hidden_size;
+    for (int l = 0; l < L; l++) {
+        int in = lstm_layer_input_size(s, l);
+        if (!(t->input[l] = alloc_doubles(lstm_seq_elems(s, in), err)) ||
+            !(t->h_prev[l] = alloc_doubles(lstm_seq_elems(s, (int)H), err)) ||
+            !(t->c_prev[l] = alloc_doubles(lstm_seq_elems(s, (int)H), err)) ||
+            !(t->gates[l] = alloc_doubles(lstm_seq_elems(s, 4 * (int)H), err)) ||
+            !(t->c[l] = alloc_doubles(lstm_seq_elems(s, (int)H), err)) ||
+            !(t->w_ih[l] = alloc_doubles(lstm_w_ih_elems(s, l), err)) ||
+            !(t->w_hh[l] = alloc_doubles(lstm_w_hh_elems(s), err))) {
+            lstm_reference_tape_free(t);
+            return NULL;
+        }
+    }
+    return t;
+}
+
+int lstm_reference_forward(const lstm_problem *p, lstm_results *r, lstm_reference_tape **tape_out,
+                           lc_error *err)
+{
+    const lstm_shape *s = &p->shape;
+    const int B = s->batch, H = s->hidden_size, L = s->num_layers;
+    lstm_reference_tape *t = tape_alloc(s, err);
+    if (!t)
+        return 1;
+    double *h = alloc_doubles((size_t)H, err), *c = alloc_doubles((size_t)H, err);
+    double *pre = alloc_doubles(4 * (size_t)H, err);
+    if (!h || !c || !pre) {
+        free(h); free(c); free(pre);
+        lstm_reference_tape_free(t);
+        return 1;
+    }
+    lstm_copy_to_double(t->input[0], p->x, lstm_seq_elems(s, s->input_size));
+    for (int l = 0; l < L; l++) {
+        const int In = lstm_layer_input_size(s, l);
+        lstm_copy_to_double(t->w_ih[l], p->w_ih[l], lstm_w_ih_elems(s, l));
+        lstm_copy_to_double(t->w_hh[l], p->w_hh[l], lstm_w_hh_elems(s));
+        /* the output of this layer is the next layer's input, or y */
+        double *out = (l + 1 < L) ? t->input[l + 1] : r->y;
+        memset(out, 0, lstm_seq_elems(s, H) * sizeof(double));
+        for (int b = 0; b < B; b++) {
+            const size_t state = ((size_t)l * B + b) * H;
+            lstm_copy_to_double(h, p->h0 + state, (size_t)H);
+            lstm_copy_to_double(c, p->c0 + state, (size_t)H);
+            const int len = lstm_length(p, b);
+            for (int ts = 0; ts < len; ts++) {
+                const size_t row = (size_t)ts * B + b;
+                const double *xt = t->input[l] + row * In;
+                double *g = t->gates[l] + row * 4 * H;
+                memcpy(t->h_prev[l] + row * H, h, (size_t)H * sizeof(double));
+                memcpy(t->c_prev[l] + row * H, c, (size_t)H * sizeof(double));
+                for (int j = 0; j < 4 * H; j++)
+                    pre[j] = (double)p->b_ih[l][j] + (double)p->b_hh[l][j] +
+                             dot(t->w_ih[l] + (size_t)j * In, xt, In) +
+                             dot(t->w_hh[l] + (size_t)j * H, h, H);
+                for (int k = 0; k < H; k++) {
+                    double gi = sigmoid(pre[k]), gf = sigmoid(pre[H + k]);
+                    double gg = tanh(pre[2 * H + k]), go = sigmoid(pre[3 * H + k]);
+                    g[k] = gi; g[H + k] = gf; g[2 * H + k] = gg; g[3 * H + k] = go;
+                    c[k] = gf * c[k] + gi * gg;
+                    h[k] = go * tanh(c[k]);
+                }
+                memcpy(t->c[l] + row * H, c, (size_t)H * sizeof(double));
+                memcpy(out + row * H, h, (size_t)H * sizeof(double));
+            }
+            memcpy(r->hy + state, h, (size_t)H * sizeof(double));
+            memcpy(r->cy + state, c, (size_t)H * sizeof(double));
+        }
+    }
+    free(h); free(c); free(pre);
+    if (tape_out)
+        *tape_out = t;
+    else
+        lstm_reference_tape_free(t);
+    return 0;
+}
+
+int lstm_reference_backward(const lstm_problem *p, const lstm_reference_tape *t, lstm_results *r,
+                            lc_error *err)
+{
+    const lstm_shape *s = &p->shape;
+    const int T = s->seq_length, B = s->batch, H = s->hidden_size, L = s->num_layers;
+    const size_t H4 = 4 * (size_t)H;
+    /* gradient w.r.t. the current layer's output sequence: starts as dy */
+    double *d_out = alloc_doubles(lstm_seq_elems(s, H), err);
+    double *d_in = alloc_doubles(lstm_seq_elems(s, s->input_size > H ? s->input_size : H), err);
+    double *dh = alloc_doubles((size_t)H, err), *dc = alloc_doubles((size_t)H, err);
+    double *dgate = alloc_doubles(H4, err);
+    if (!d_out || !d_in || !dh || !dc || !dgate) {
+        free(d_out); free(d_in); free(dh); free(dc); free(dgate);
+        return 1;
+    }
+    if (p->dy)
+        lstm_copy_to_double(d_out, p->dy, lstm_seq_elems(s, H));
+    for (int l = L - 1; l >= 0; l--) {
+        const int In = lstm_layer_input_size(s, l);
+        double *dw_ih = r->dw_ih[l], *dw_hh = r->dw_hh[l], *db_ih = r->db_ih[l],
+               *db_hh = r->db_hh[l];
+        memset(dw_ih, 0, lstm_w_ih_elems(s, l) * sizeof(double));
+        memset(dw_hh, 0, lstm_w_hh_elems(s) * sizeof(double));
+        memset(db_ih, 0, H4 * sizeof(double));
+        memset(db_hh, 0, H4 * sizeof(double));
+        memset(d_in, 0, lstm_seq_elems(s, In) * sizeof(double));
+        for (int b = 0; b < B; b++) {
+            const size_t state = ((size_t)l * B + b) * H;
+            for (int k = 0; k < H; k++) {
+                dh[k] = p->dhy ? (double)p->dhy[state + k] : 0.0;
+                dc[k] = p->dcy ? (double)p->dcy[state + k] : 0.0;
+            }
+            for (int ts = lstm_length(p, b) - 1; ts >= 0; ts--) {
+                const size_t row = (size_t)ts * B + b;
+                const double *g = t->gates[l] + row * H4;
+                const double *ct = t->c[l] + row * H, *cp = t->c_prev[l] + row * H;
+                for (int k = 0; k < H; k++) {
+                    double gi = g[k], gf = g[H + k], gg = g[2 * H + k], go = g[3 * H + k];
+                    double dht = dh[k] + d_out[row * H + k];
+                    double tc = tanh(ct[k]);
+                    double dct = dc[k] + dht * go * (1.0 - tc * tc);
+                    dgate[k] = dct * gg * gi * (1.0 - gi);            /* i */
+                    dgate[H + k] = dct * cp[k] * gf * (1.0 - gf);     /* f */
+                    dgate[2 * H + k] = dct * gi * (1.0 - gg * gg);    /* g */
+                    dgate[3 * H + k] = dht * tc * go * (1.0 - go);    /* o */
+                    dc[k] = dct * gf;
+                }
+                const double *xt = t->input[l] + row * In, *hp = t->h_prev[l] + row * H;
+                double *dxt = d_in + row * In;
+                memset(dh, 0, (size_t)H * sizeof(double));
+                for (size_t j = 0; j < H4; j++) {
+                    const double dg = dgate[j];
+                    db_ih[j] += dg;
+                    db_hh[j] += dg;
+                    axpy(dw_ih + j * In, dg, xt, In);
+                    axpy(dw_hh + j * H, dg, hp, H);
+                    axpy(dxt, dg, t->w_ih[l] + j * In, In);
+                    axpy(dh, dg, t->w_hh[l] + j * H, H);
+                }
+            }
+            memcpy(r->dh0 + state, dh, (size_t)H * sizeof(double));
+            memcpy(r->dc0 + state, dc, (size_t)H * sizeof(double));
+        }
+        /* this layer's input gradient is the gradient of the layer below's output */
+        if (l > 0)
+            memcpy(d_out, d_in, lstm_seq_elems(s, H) * sizeof(double));
+        else
+            memcpy(r->dx, d_in, lstm_seq_elems(s, s->input_size) * sizeof(double));
+    }
+    (void)T;
+    free(d_out); free(d_in); free(dh); free(dc); free(dgate);
+    return 0;
+}
+
+int lstm_reference_run(const lstm_problem *p, lstm_results *r, lc_error *err)
+{
+    lstm_reference_tape *tape = NULL;
+    if (lstm_reference_forward(p, r, &tape, err))
+        return 1;
+    int rc = lstm_reference_backward(p, tape, r, err);
+    lstm_reference_tape_free(tape);
+    return rc;
+}

@@ -1,0 +1,34 @@
+/* The CPU reference LSTM: the oracle every runner is compared with.
+ * Double accumulation, written for obviousness rather than speed. */
+#ifndef LSTMCHECK_REFERENCE_H
+#define LSTMCHECK_REFERENCE_H
+
+#include "model/lstm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Saved activations of a forward pass, consumed by the backward pass. */
+typedef struct lstm_reference_tape lstm_reference_tape;
+
+/* Forward: fills r->y, r->hy, r->cy. With tape != NULL the activations are
+ * kept for lstm_reference_backward (free with lstm_reference_tape_free). */
+int lstm_reference_forward(const lstm_problem *p, lstm_results *r,
+                           lstm_reference_tape **tape, lc_error *err);
+
+/* Backward through time for loss sum(y*dy) + sum(hy*dhy) + sum(cy*dcy)
+ * (NULL seeds are zero): fills dx, dh0, dc0 and every parameter gradient
+ * (overwritten, not accumulated). */
+int lstm_reference_backward(const lstm_problem *p, const lstm_reference_tape *tape,
+                            lstm_results *r, lc_error *err);
+
+void lstm_reference_tape_free(lstm_reference_tape *tape);
+
+/* Forward and backward in one call (the common case). */
+int lstm_reference_run(const lstm_problem *p, lstm_results *r, lc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

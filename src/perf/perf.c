@@ -1,0 +1,413 @@
+/* Baseline measurement and comparison (see perf.h). */
+#include "perf/perf.h"
+
+#include "device/timer.h"
+
+#include <errno.h>
+#include <malloc.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef LSTMCHECK_VERSION
+#define LSTMCHECK_VERSION "unknown"
+#endif
+
+const perf_shape_set perf_shape_sets[] = {
+#define PERF_SHAPE_SET(name, device, T, B, I, H, L)                                                 \
+    {#name, #device, {.seq_length = T, .batch = B, .input_size = I, .hidden_size = H, .num_layers = L}},
+#include "perf/shape_sets.def"
+#undef PERF_SHAPE_SET
+    {NULL, NULL, {0, 0, 0, 0, 0}},
+};
+
+const perf_shape_set *perf_find_shape_set(const char *device, const char *name)
+{
+    for (int i = 0; perf_shape_sets[i].name; i++)
+        if (!strcmp(perf_shape_sets[i].device, device) && !strcmp(perf_shape_sets[i].name, name))
+            return &perf_shape_sets[i];
+    return NULL;
+}
+
+int perf_matrix_size(const char *device)
+{
+    int runners = 0, sets = 0;
+    for (int i = 0; lstm_runners[i]; i++)
+        runners += !strcmp(lstm_runners[i]->device, device) && (runner_roles(lstm_runners[i]) & ROLE_PERF);
+    for (int i = 0; perf_shape_sets[i].name; i++)
+        sets += !strcmp(perf_shape_sets[i].device, device);
+    return runners * sets;
+}
+
+void openblas_set_num_threads(int n);
+
+void perf_prepare_device(const char *device)
+{
+    /* A fixed mmap threshold: glibc otherwise raises it after the first
+     * large free, so a runner's buffers came from fresh pages or from the
+     * reused heap depending on what the process measured before; the
+     * reference ran 11% slower measured after another shape than alone. */
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+    if (!strcmp(device, "cpu"))
+        openblas_set_num_threads(PERF_CPU_BLAS_THREADS);
+}
+
+void perf_default_settings(const char *device, perf_settings *s)
+{
+    memset(s, 0, sizeof *s);
+    const int cuda = !strcmp(device, "cuda");
+    s->warmup = cuda ? 10 : 3;
+    s->min_samples = cuda ? 30 : 15;
+    s->max_samples = cuda ? 500 : 200;
+    s->target_rel_error = 0.003;
+    s->round_budget_s = cuda ? 10 : 15;
+    s->baseline_rounds = 5;
+    s->compare_budget_s = cuda ? 60 : 60;
+}
+
+static int measure_round_here(const runner_ops *r, const lstm_problem *p, const perf_settings *s,
+                              harness_result *res, lc_error *err)
+{
+    harness_config cfg = {
+        .warmup = s->warmup,
+        .min_samples = s->min_samples,
+        .max_samples = s->max_samples,
+        .target_rel_error = s->target_rel_error,
+        .time_budget_s = s->round_budget_s,
+        .with_control = 1,
+    };
+    return harness_run(r, p, &cfg, res, err);
+}
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+    const char *c = buf;
+    while (n) {
+        ssize_t k = write(fd, c, n);
+        if (k <= 0) {
+            if (k < 0 && errno == EINTR)
+                continue;
+            return 1;
+        }
+        c += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *buf, size_t n)
+{
+    char *c = buf;
+    while (n) {
+        ssize_t k = read(fd, c, n);
+        if (k <= 0) {
+            if (k < 0 && errno == EINTR)
+                continue;
+            return 1;
+        }
+        c += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+typedef struct round_header {
+    int rc, n, warmup_done, budget_hit, converged;
+    double elapsed_s;
+    char control_name[96];
+    char msg[512];
+} round_header;
+
+/* A CPU round runs in a forked child: its buffers get fresh pages, as in a
+ * new process, so the spread between rounds includes what changes from one
+ * process to the next (the physical placement of the runner's memory).
+ * Measured in one process, the reference's rounds agreed within 0.3-1.3%
+ * while fresh processes differed by up to 4.7%. CUDA rounds stay in
+ * process: a CUDA context does not survive fork(). */
+static int measure_round(const runner_ops *r, const lstm_problem *p, const perf_settings *s,
+                         harness_result *res, lc_error *err)
+{
+    if (strcmp(r->device, "cpu") != 0)
+        return measure_round_here(r, p, s, res, err);
+    int fds[2];
+    if (pipe(fds) != 0) {
+        lc_error_set(err, "pipe: %s", strerror(errno));
+        return 1;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        lc_error_set(err, "fork: %s", strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
+        return 1;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        harness_result hr;
+        round_header h;
+        memset(&h, 0, sizeof h);
+        lc_error e = {{0}};
+        h.rc = measure_round_here(r, p, s, &hr, &e);
+        if (!h.rc) {
+            h.n = hr.n;
+            h.warmup_done = hr.warmup_done;
+            h.budget_hit = hr.budget_hit;
+            h.converged = hr.converged;
+            h.elapsed_s = hr.elapsed_s;
+            snprintf(h.control_name, sizeof h.control_name, "%s", hr.control_name);
+        }
+        snprintf(h.msg, sizeof h.msg, "%s", e.msg);
+        int bad = write_all(fds[1], &h, sizeof h);
+        if (!h.rc && !bad)
+            bad = write_all(fds[1], hr.fwd_ms, (size_t)hr.n * sizeof(double)) ||
+                  write_all(fds[1], hr.bwd_ms, (size_t)hr.n * sizeof(double)) ||
+                  write_all(fds[1], hr.ctl_ms, (size_t)hr.n * sizeof(double));
+        _exit(bad ? 1 : 0);
+    }
+    close(fds[1]);
+    round_header h;
+    int rc = 1;
+    memset(res, 0, sizeof *res);
+    if (read_all(fds[0], &h, sizeof h)) {
+        lc_error_set(err, "the measuring child process ended without a result");
+    } else if (h.rc) {
+        lc_error_set(err, "%s", h.msg);
+    } else {
+        res->n = h.n;
+        res->fwd_ms = malloc((size_t)(h.n ? h.n : 1) * sizeof(double));
+        res->bwd_ms = malloc((size_t)(h.n ? h.n : 1) * sizeof(double));
+        res->ctl_ms = malloc((size_t)(h.n ? h.n : 1) * sizeof(double));
+        if (!res->fwd_ms || !res->bwd_ms || !res->ctl_ms ||
+            read_all(fds[0], res->fwd_ms, (size_t)h.n * sizeof(double)) ||
+            read_all(fds[0], res->bwd_ms, (size_t)h.n * sizeof(double)) ||
+            read_all(fds[0], res->ctl_ms, (size_t)h.n * sizeof(double))) {
+            lc_error_set(err, "the measuring child process sent a truncated result");
+            harness_result_free(res);
+        } else {
+            res->warmup_done = h.warmup_done;
+            res->budget_hit = h.budget_hit;
+            res->converged = h.converged;
+            res->elapsed_s = h.elapsed_s;
+            snprintf(res->control_name, sizeof res->control_name, "%s", h.control_name);
+            harness_result_summarize(res);
+            rc = 0;
+        }
+    }
+    close(fds[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return rc;
+}
+
+static int append(baseline_series *dst, const double *src, int n, lc_error *err)
+{
+    return baseline_series_append(dst, src, n, err);
+}
+
+static int append_ratios(baseline_series *dst, const double *num, const double *den, int n, lc_error *err)
+{
+    double *tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
+    if (!tmp) {
+        lc_error_set(err, "out of memory");
+        return 1;
+    }
+    for (int i = 0; i < n; i++)
+        tmp[i] = num[i] / den[i];
+    int rc = append(dst, tmp, n, err);
+    free(tmp);
+    return rc;
+}
+
+static int append_round(baseline_entry *e, const harness_result *res, lc_error *err)
+{
+    for (int i = 0; i < res->n; i++) {
+        if (!(res->ctl_ms[i] > 0) || !(res->fwd_ms[i] > 0) || !(res->bwd_ms[i] > 0)) {
+            lc_error_set(err, "a timing sample is zero or negative: the timer resolution is too coarse");
+            return 1;
+        }
+    }
+    return append(&e->fwd, res->fwd_ms, res->n, err) || append(&e->bwd, res->bwd_ms, res->n, err) ||
+           append(&e->ctl, res->ctl_ms, res->n, err) ||
+           append_ratios(&e->fwd_ratio, res->fwd_ms, res->ctl_ms, res->n, err) ||
+           append_ratios(&e->bwd_ratio, res->bwd_ms, res->ctl_ms, res->n, err);
+}
+
+/* relative sd of values around their mean */
+static double rel_sd(const double *v, int n)
+{
+    if (n < 2)
+        return 0;
+    double m = 0, ss = 0;
+    for (int i = 0; i < n; i++)
+        m += v[i];
+    m /= n;
+    for (int i = 0; i < n; i++)
+        ss += (v[i] - m) * (v[i] - m);
+    return m > 0 ? sqrt(ss / (n - 1)) / m : 0;
+}
+
+int perf_measure_entry(const runner_ops *r, const lstm_problem *p, unsigned long long seed,
+                       const perf_settings *s, baseline_entry *e, lc_error *err)
+{
+    memset(e, 0, sizeof *e);
+    snprintf(e->runner, sizeof e->runner, "%s", r->name);
+    e->shape = p->shape;
+    e->seed = seed;
+    snprintf(e->lstmcheck_version, sizeof e->lstmcheck_version, "%s", LSTMCHECK_VERSION);
+    snprintf(e->git_commit, sizeof e->git_commit, "unknown"); /* the caller knows the tree */
+    time_t now = time(NULL);
+    strftime(e->date, sizeof e->date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    int rounds = s->baseline_rounds > 0 ? s->baseline_rounds : 1;
+    double *med_f = calloc((size_t)rounds, sizeof *med_f), *med_b = calloc((size_t)rounds, sizeof *med_b);
+    if (!med_f || !med_b) {
+        free(med_f); free(med_b);
+        lc_error_set(err, "out of memory");
+        return 1;
+    }
+    for (int k = 0; k < rounds; k++) {
+        harness_result res;
+        if (measure_round(r, p, s, &res, err)) {
+            free(med_f); free(med_b);
+            baseline_entry_free(e);
+            return 1;
+        }
+        snprintf(e->control, sizeof e->control, "%s", res.control_name);
+        med_f[k] = res.fwd_ratio.median;
+        med_b[k] = res.bwd_ratio.median;
+        int rc = append_round(e, &res, err);
+        harness_result_free(&res);
+        if (rc) {
+            free(med_f); free(med_b);
+            baseline_entry_free(e);
+            return 1;
+        }
+    }
+    e->rounds = rounds;
+    /* run-to-run noise: the spread of the rounds' medians, each round a
+     * fresh runner instance with its own warm-up */
+    e->noise_fwd = rel_sd(med_f, rounds);
+    e->noise_bwd = rel_sd(med_b, rounds);
+    free(med_f);
+    free(med_b);
+    return 0;
+}
+
+verdict_kind perf_overall(const perf_comparison *c)
+{
+    static const int rank[] = {[VERDICT_SAME] = 0, [VERDICT_FASTER] = 1, [VERDICT_INCONCLUSIVE] = 2,
+                               [VERDICT_SLOWER] = 3};
+    return rank[c->fwd.kind] >= rank[c->bwd.kind] ? c->fwd.kind : c->bwd.kind;
+}
+
+/* Measure more into (base, cur) and decide, again while inconclusive and
+ * within the budget (counted from start). */
+static int decide_rounds(const perf_source *src, const perf_settings *s, int comparisons, double start,
+                         baseline_entry *base, baseline_entry *cur, verdict_result *fwd, verdict_result *bwd,
+                         int *rounds, lc_error *err)
+{
+    for (;;) {
+        if (src->measure(src->ctx, base, cur, err))
+            return 1;
+        (*rounds)++;
+        sample_summary cb, cc;
+        stats_summarize(base->ctl.samples, base->ctl.n, &cb);
+        stats_summarize(cur->ctl.samples, cur->ctl.n, &cc);
+        const double drift = cb.median > 0 ? cc.median / cb.median - 1 : 0;
+        verdict_decide(base->fwd_ratio.samples, base->fwd_ratio.n, cur->fwd_ratio.samples, cur->fwd_ratio.n,
+                       base->noise_fwd, comparisons, drift, fwd);
+        verdict_decide(base->bwd_ratio.samples, base->bwd_ratio.n, cur->bwd_ratio.samples, cur->bwd_ratio.n,
+                       base->noise_bwd, comparisons, drift, bwd);
+        if ((fwd->kind != VERDICT_INCONCLUSIVE && bwd->kind != VERDICT_INCONCLUSIVE) ||
+            wall_seconds() - start > s->compare_budget_s)
+            return 0;
+    }
+}
+
+/* One decision from fresh measurements: a recorded base is copied (its
+ * arrays borrowed, never grown), a measured one starts empty. */
+static int decide_fresh(const perf_source *src, const perf_settings *s, int comparisons, baseline_entry *base,
+                        baseline_entry *cur, verdict_result *fwd, verdict_result *bwd, int *rounds, lc_error *err)
+{
+    memset(base, 0, sizeof *base);
+    memset(cur, 0, sizeof *cur);
+    if (src->fixed_base)
+        *base = *src->fixed_base;
+    return decide_rounds(src, s, comparisons, wall_seconds(), base, cur, fwd, bwd, rounds, err);
+}
+
+static void free_measured(const perf_source *src, baseline_entry *base, baseline_entry *cur)
+{
+    if (!src->fixed_base)
+        baseline_entry_free(base);
+    baseline_entry_free(cur);
+}
+
+int perf_compare_source(const perf_source *src, const perf_settings *s, int comparisons, perf_comparison *out,
+                        lc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    baseline_entry base, cur;
+    double start = wall_seconds();
+    if (decide_fresh(src, s, comparisons, &base, &cur, &out->fwd, &out->bwd, &out->rounds, err)) {
+        free_measured(src, &base, &cur);
+        return 1;
+    }
+    if (out->fwd.kind == VERDICT_SLOWER || out->bwd.kind == VERDICT_SLOWER) {
+        /* confirm with independent measurements, decided on their own
+         * (with a budget of their own) */
+        baseline_entry cb, cc;
+        verdict_result vf, vb;
+        int rc = decide_fresh(src, s, comparisons, &cb, &cc, &vf, &vb, &out->rounds, err);
+        free_measured(src, &cb, &cc);
+        if (rc) {
+            free_measured(src, &base, &cur);
+            return 1;
+        }
+        verdict_confirm(&out->fwd, &vf);
+        verdict_confirm(&out->bwd, &vb);
+    }
+    out->samples = cur.fwd.n;
+    stats_summarize(base.fwd.samples, base.fwd.n, &out->base_fwd);
+    stats_summarize(base.bwd.samples, base.bwd.n, &out->base_bwd);
+    stats_summarize(cur.fwd.samples, cur.fwd.n, &out->cur_fwd);
+    stats_summarize(cur.bwd.samples, cur.bwd.n, &out->cur_bwd);
+    out->raw_change_fwd = out->base_fwd.median > 0 ? out->cur_fwd.median / out->base_fwd.median - 1 : 0;
+    out->raw_change_bwd = out->base_bwd.median > 0 ? out->cur_bwd.median / out->base_bwd.median - 1 : 0;
+    out->elapsed_s = wall_seconds() - start;
+    free_measured(src, &base, &cur);
+    return 0;
+}
+
+/* The runner measured here, one round per step, against a recorded entry. */
+typedef struct in_process {
+    const runner_ops *r;
+    const lstm_problem *p;
+    const perf_settings *s;
+} in_process;
+
+static int measure_in_process(void *ctx, baseline_entry *base, baseline_entry *cur, lc_error *err)
+{
+    (void)base;
+    const in_process *ip = ctx;
+    harness_result res;
+    if (measure_round(ip->r, ip->p, ip->s, &res, err))
+        return 1;
+    int rc = append_round(cur, &res, err);
+    harness_result_free(&res);
+    return rc;
+}
+
+int perf_compare(const runner_ops *r, const lstm_problem *p, const baseline_entry *e,
+                 const perf_settings *s, int comparisons, perf_comparison *out, lc_error *err)
+{
+    in_process ip = {r, p, s};
+    perf_source src = {.measure = measure_in_process, .ctx = &ip, .fixed_base = e};
+    return perf_compare_source(&src, s, comparisons, out, err);
+}

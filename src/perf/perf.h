@@ -1,0 +1,83 @@
+/* Measuring for baselines and comparisons: rounds of the timing harness
+ * with the control workload, pooled; and the comparison of a fresh
+ * measurement with a baseline entry through the verdict (verdict.h). */
+#ifndef LSTMCHECK_PERF_H
+#define LSTMCHECK_PERF_H
+
+#include "perf/baseline.h"
+#include "perf/harness.h"
+#include "runners/runner.h"
+#include "perf/verdict.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct perf_settings {
+    int warmup;
+    int min_samples, max_samples;   /* per round */
+    double target_rel_error;        /* per round: stop when both medians are this precise */
+    double round_budget_s;          /* per round */
+    int baseline_rounds;            /* rounds pooled into a baseline entry (noise from their spread) */
+    double compare_budget_s;        /* a comparison measures more rounds while inconclusive, up to this */
+} perf_settings;
+
+void perf_default_settings(const char *device, perf_settings *s);
+
+/* Perf measurements on a CPU use one BLAS thread: on a shared 2-core
+ * machine thread wake-ups made the run-to-run noise of the cpu runner
+ * 2-8% with two threads and about 0.5% with one (docs/perf.md). Call
+ * before taking the machine key, which records the thread count. */
+#define PERF_CPU_BLAS_THREADS 1
+void perf_prepare_device(const char *device);
+
+/* The perf matrix: named shape sets per device (perf/shape_sets.def). */
+typedef struct perf_shape_set {
+    const char *name;
+    const char *device;
+    lstm_shape shape;
+} perf_shape_set;
+extern const perf_shape_set perf_shape_sets[]; /* terminated by name == NULL */
+const perf_shape_set *perf_find_shape_set(const char *device, const char *name);
+/* (runner, shape set) pairs of the device's perf matrix: the family of one perf run. */
+int perf_matrix_size(const char *device);
+
+/* Measure rounds of r on p and fill a baseline entry (owns its arrays). */
+int perf_measure_entry(const runner_ops *r, const lstm_problem *p, unsigned long long seed,
+                       const perf_settings *s, baseline_entry *e, lc_error *err);
+
+typedef struct perf_comparison {
+    verdict_result fwd, bwd;
+    sample_summary base_fwd, base_bwd, cur_fwd, cur_bwd;  /* ms, of the first decision */
+    double raw_change_fwd, raw_change_bwd;                  /* of median ms, not drift-cancelled */
+    int rounds, samples;  /* measure() steps (confirmation included); current samples */
+    double elapsed_s;
+} perf_comparison;
+
+/* Where a comparison's measurements come from. Against a recorded entry
+ * (fixed_base), measure() appends to the current side only; in an A/B
+ * comparison (fixed_base NULL) it appends to both sides, measured now, and
+ * keeps base->noise_* at the noise of unchanged code measured so far. */
+typedef struct perf_source {
+    int (*measure)(void *ctx, baseline_entry *base, baseline_entry *cur, lc_error *err);
+    void *ctx;
+    const baseline_entry *fixed_base;
+} perf_source;
+
+/* Measure and decide with the verdict rule: more measurements while
+ * inconclusive, within s->compare_budget_s; a SLOWER is confirmed by fresh
+ * measurements decided on their own. comparisons: the family size m. */
+int perf_compare_source(const perf_source *src, const perf_settings *s, int comparisons, perf_comparison *out,
+                        lc_error *err);
+
+/* perf_compare_source with r measured in rounds here against e. */
+int perf_compare(const runner_ops *r, const lstm_problem *p, const baseline_entry *e,
+                 const perf_settings *s, int comparisons, perf_comparison *out, lc_error *err);
+
+/* The worse of the two verdicts (SLOWER > INCONCLUSIVE > FASTER > SAME). */
+verdict_kind perf_overall(const perf_comparison *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,131 @@
+/* The perf verdict (see verdict.h). */
+#include "perf/verdict.h"
+
+#include "model/inputs.h"
+#include "perf/stats.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *verdict_name(verdict_kind k)
+{
+    switch (k) {
+    case VERDICT_SAME: return "SAME";
+    case VERDICT_FASTER: return "FASTER";
+    case VERDICT_SLOWER: return "SLOWER";
+    default: return "INCONCLUSIVE";
+    }
+}
+
+double verdict_min_effect(double noise)
+{
+    double d = VERDICT_NOISE_FACTOR * (noise > 0 ? noise : 0);
+    return d > VERDICT_MIN_EFFECT ? d : VERDICT_MIN_EFFECT;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return stats_quantile_sorted(v, n, 0.5);
+}
+
+void verdict_decide(const double *base, int nb, const double *cur, int nc, double noise,
+                    int comparisons, double control_drift, verdict_result *out)
+{
+    memset(out, 0, sizeof *out);
+    if (comparisons < 1)
+        comparisons = 1;
+    out->delta = verdict_min_effect(noise);
+    out->alpha_each = VERDICT_ALPHA / comparisons;
+    out->kind = VERDICT_INCONCLUSIVE;
+    out->control_drift = control_drift;
+    if (nb < 5 || nc < 5) {
+        snprintf(out->reason, sizeof out->reason, "too few samples (%d baseline, %d current; 5 needed)", nb, nc);
+        return;
+    }
+    double *b = malloc((size_t)nb * sizeof *b), *c = malloc((size_t)nc * sizeof *c);
+    int nboot = VERDICT_BOOTSTRAP;
+    double *boot = malloc((size_t)nboot * sizeof *boot);
+    if (!b || !c || !boot) {
+        free(b); free(c); free(boot);
+        snprintf(out->reason, sizeof out->reason, "out of memory");
+        return;
+    }
+    memcpy(b, base, (size_t)nb * sizeof *b);
+    memcpy(c, cur, (size_t)nc * sizeof *c);
+    const double mb = median_of(b, nb), mc = median_of(c, nc);
+    out->change = mb > 0 ? mc / mb - 1 : 0;
+    out->p = stats_mann_whitney(cur, nc, base, nb, NULL);
+    /* percentile bootstrap of the ratio of medians; fixed seed: the same
+     * samples always give the same verdict */
+    double *rb = malloc((size_t)nb * sizeof *rb), *rc = malloc((size_t)nc * sizeof *rc);
+    if (!rb || !rc) {
+        free(b); free(c); free(boot); free(rb); free(rc);
+        snprintf(out->reason, sizeof out->reason, "out of memory");
+        return;
+    }
+    lc_rng rng;
+    lc_rng_init(&rng, 0x5eed, 0, 0);
+    for (int k = 0; k < nboot; k++) {
+        for (int i = 0; i < nb; i++)
+            rb[i] = b[lc_rng_next(&rng) % (uint64_t)nb];
+        for (int i = 0; i < nc; i++)
+            rc[i] = c[lc_rng_next(&rng) % (uint64_t)nc];
+        double sb = median_of(rb, nb), sc = median_of(rc, nc);
+        boot[k] = sb > 0 ? sc / sb - 1 : 0;
+    }
+    qsort(boot, (size_t)nboot, sizeof *boot, cmp_double);
+    const double tail = out->alpha_each / 2;
+    out->ci_low = stats_quantile_sorted(boot, nboot, tail);
+    out->ci_high = stats_quantile_sorted(boot, nboot, 1 - tail);
+    free(b); free(c); free(boot); free(rb); free(rc);
+
+    const int significant = out->p < out->alpha_each;
+    if (fabs(control_drift) > VERDICT_MAX_CONTROL_DRIFT) {
+        out->kind = VERDICT_INCONCLUSIVE;
+        snprintf(out->reason, sizeof out->reason,
+                 "the control workload runs %+.0f%% against its baseline: the machine is in another state",
+                 100 * control_drift);
+    } else if (significant && out->ci_low > out->delta) {
+        out->kind = VERDICT_SLOWER;
+        snprintf(out->reason, sizeof out->reason, "slower by %.1f%% (interval %+.1f%%..%+.1f%% beyond %.1f%%)",
+                 100 * out->change, 100 * out->ci_low, 100 * out->ci_high, 100 * out->delta);
+    } else if (significant && out->ci_high < -out->delta) {
+        out->kind = VERDICT_FASTER;
+        snprintf(out->reason, sizeof out->reason,
+                 "faster by %.1f%%: run 'lstmcheck baseline update' to record it", -100 * out->change);
+    } else if (out->ci_low > -out->delta && out->ci_high < out->delta) {
+        out->kind = VERDICT_SAME;
+        snprintf(out->reason, sizeof out->reason, "within +-%.1f%%", 100 * out->delta);
+    } else {
+        out->kind = VERDICT_INCONCLUSIVE;
+        snprintf(out->reason, sizeof out->reason,
+                 "interval %+.1f%%..%+.1f%% straddles the +-%.1f%% minimum effect (p=%.2g)",
+                 100 * out->ci_low, 100 * out->ci_high, 100 * out->delta, out->p);
+    }
+}
+
+void verdict_confirm(verdict_result *first, const verdict_result *confirmation)
+{
+    if (first->kind != VERDICT_SLOWER)
+        return;
+    if (confirmation->kind == VERDICT_SLOWER) {
+        *first = *confirmation;
+        snprintf(first->reason, sizeof first->reason, "slower by %.1f%%, confirmed by an independent round",
+                 100 * confirmation->change);
+        return;
+    }
+    const double was = first->change;
+    *first = *confirmation;
+    char tail[160];
+    snprintf(tail, sizeof tail, " (a first measurement said %+.1f%%; not confirmed)", 100 * was);
+    strncat(first->reason, tail, sizeof first->reason - strlen(first->reason) - 1);
+}

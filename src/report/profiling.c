@@ -1,0 +1,319 @@
+/* The profiling layer (see profiling.h). */
+#include "report/profiling.h"
+
+#include "device/gpu_trace.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#ifdef LSTMCHECK_WITH_CUDA
+#include <nvtx3/nvToolsExt.h>
+#define PROF_NVTX_PUSH(name) nvtxRangePushA(name)
+#define PROF_NVTX_POP() nvtxRangePop()
+#else
+#define PROF_NVTX_PUSH(name) ((void)(name))
+#define PROF_NVTX_POP() ((void)0)
+#endif
+
+int lc_nvtx_steps_on = 0;
+
+static void note_error(prof_session *p, const lc_error *e)
+{
+    if (!p->failed) {
+        p->err = *e;
+        p->failed = 1;
+    }
+}
+
+uint64_t prof_now_ns(prof_session *p)
+{
+    if (p->gpu_trace) {
+        uint64_t ns;
+        lc_error e;
+        if (gpu_trace_timestamp(&ns, &e) == 0)
+            return ns;
+        note_error(p, &e);
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static long push_at(prof_session *p, const char *name, uint64_t now)
+{
+    if (p->nvtx)
+        PROF_NVTX_PUSH(name);
+    return p->trace ? trace_host_push(p->trace, name, now) : -1;
+}
+
+static void pop_at(prof_session *p, uint64_t now)
+{
+    if (p->trace)
+        trace_host_pop(p->trace, now);
+    if (p->nvtx)
+        PROF_NVTX_POP();
+}
+
+long prof_push(prof_session *p, const char *name)
+{
+    return push_at(p, name, prof_now_ns(p));
+}
+
+void prof_pop(prof_session *p)
+{
+    pop_at(p, prof_now_ns(p));
+}
+
+/* Device memory at the end of a timed iteration. */
+static void snapshot_memory(prof_session *p)
+{
+    memstats_device d;
+    lc_error e;
+    if (memstats_device_query(&d, &e)) {
+        note_error(p, &e);
+        return;
+    }
+    if (p->niter_mem == p->cap_iter_mem) {
+        int cap = p->cap_iter_mem ? 2 * p->cap_iter_mem : 64;
+        memstats_device *grown = realloc(p->iter_mem, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            lc_error_set(&e, "out of host memory for memory statistics");
+            note_error(p, &e);
+            return;
+        }
+        p->iter_mem = grown;
+        p->cap_iter_mem = cap;
+    }
+    p->iter_mem[p->niter_mem++] = d;
+}
+
+/* The harness labels its iterations "<runner> iteration <i>" and its
+ * warm-up "<runner> warmup <i>" (harness.c); the timed region of a runner
+ * spans its timed iterations, from the first one's start to the last one's
+ * end. */
+static void hook_push(void *ctx, const char *name)
+{
+    prof_session *p = ctx;
+    uint64_t now = prof_now_ns(p);
+    if (p->depth++ == 0 && strstr(name, " iteration ")) {
+        p->in_timed = 1;
+        if (!p->have_window) {
+            p->win_lo = now;
+            p->have_window = 1;
+        }
+    }
+    push_at(p, name, now);
+}
+
+static void hook_pop(void *ctx)
+{
+    prof_session *p = ctx;
+    uint64_t now = prof_now_ns(p);
+    pop_at(p, now);
+    if (p->depth > 0 && --p->depth == 0 && p->in_timed) {
+        p->win_hi = now;
+        p->in_timed = 0;
+        if (p->device_mem)
+            snapshot_memory(p);
+    }
+}
+
+int prof_begin(prof_session *p, const char *device, int with_trace, int nvtx, lc_error *err)
+{
+    memset(p, 0, sizeof *p);
+    p->runner_event = -1;
+    p->nvtx = nvtx;
+    p->device_mem = !strcmp(device, "cuda");
+    p->hooks.range_push = hook_push;
+    p->hooks.range_pop = hook_pop;
+    p->hooks.ctx = p;
+    if (with_trace) {
+        int gpu = !strcmp(device, "cuda") && gpu_trace_built();
+        p->trace = trace_create(gpu ? "cupti" : "CLOCK_MONOTONIC", err);
+        if (!p->trace)
+            return 1;
+        trace_name_lane(p->trace, TRACE_PID_HOST, 1, "lstmcheck ranges");
+        if (gpu) {
+            if (gpu_trace_start(p->trace, err)) {
+                trace_destroy(p->trace);
+                p->trace = NULL;
+                return 1;
+            }
+            p->gpu_trace = 1;
+        }
+    }
+    lc_nvtx_steps_on = nvtx;
+    return 0;
+}
+
+const harness_hooks *prof_hooks(prof_session *p)
+{
+    return &p->hooks;
+}
+
+int prof_runner_begin(prof_session *p, const runner_ops *r, lc_error *err)
+{
+    p->runner_on_gpu = !strcmp(r->device, "cuda");
+    p->depth = 0;
+    p->in_timed = 0;
+    p->have_window = 0;
+    p->win_lo = p->win_hi = 0;
+    p->niter_mem = 0;
+    memset(&p->err, 0, sizeof p->err);
+    p->failed = 0;
+    memset(&p->before, 0, sizeof p->before);
+    if (p->device_mem && memstats_device_query(&p->before, err))
+        return 1;
+    char label[160];
+    snprintf(label, sizeof label, "runner %s", r->name);
+    p->runner_event = prof_push(p, label);
+    return 0;
+}
+
+int prof_runner_end(prof_session *p, const harness_result *res, prof_runner_stats *out,
+                    lc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    prof_pop(p);
+    int rc = 0;
+    if (p->gpu_trace && gpu_trace_flush(err))
+        rc = 1;
+    out->have_window = p->have_window;
+    out->window_start_ns = p->win_lo;
+    out->window_end_ns = p->win_hi;
+    if (!rc && p->gpu_trace && p->have_window && p->runner_on_gpu) {
+        rc = trace_gpu_stats_window(p->trace, p->win_lo, p->win_hi, &out->gpu, err);
+        out->have_gpu_stats = !rc;
+    }
+    /* memory: before the instance existed, and at the end of the last
+     * timed iteration (the instance still alive) */
+    out->before = p->before;
+    if (p->niter_mem > 0)
+        out->after = p->iter_mem[p->niter_mem - 1];
+    if (res && res->n > 0) {
+        memstats_sample *s = calloc((size_t)res->n, sizeof *s);
+        if (!s) {
+            lc_error_set(err, "out of host memory");
+            return 1;
+        }
+        size_t rss = memstats_peak_rss_bytes();
+        for (int i = 0; i < res->n; i++) {
+            s[i].time_ms = res->fwd_ms[i] + (res->bwd_ms ? res->bwd_ms[i] : 0);
+            s[i].peak_device_bytes = res->peak_device_bytes;
+            s[i].peak_rss_bytes = rss;
+            if (i < p->niter_mem && p->iter_mem[i].have) {
+                s[i].have_device = 1;
+                s[i].dev_free_bytes = p->iter_mem[i].free_bytes;
+                s[i].dev_used_bytes = p->iter_mem[i].total_bytes - p->iter_mem[i].free_bytes;
+            }
+        }
+        memstats_summarize(s, res->n, &out->summary);
+        free(s);
+    }
+    if (p->trace && p->runner_event >= 0) {
+        char args[512];
+        int k = snprintf(args, sizeof args, "{\"timed_iterations\": %d", res ? res->n : 0);
+        if (out->have_gpu_stats)
+            k += snprintf(args + k, sizeof args - (size_t)k,
+                          ", \"gpu_utilization\": %.6f, \"gemm_share\": %.6f, \"kernels\": %zu, "
+                          "\"window_us\": %.3f, \"busy_us\": %.3f, \"gemm_us\": %.3f",
+                          out->gpu.utilization, out->gpu.gemm_share, out->gpu.kernels,
+                          (double)out->gpu.window_ns / 1e3, (double)out->gpu.busy_ns / 1e3,
+                          (double)out->gpu.gemm_ns / 1e3);
+        if (res)
+            snprintf(args + k, sizeof args - (size_t)k, ", \"peak_device_bytes\": %zu}",
+                     res->peak_device_bytes);
+        else
+            snprintf(args + k, sizeof args - (size_t)k, "}");
+        trace_set_args(p->trace, p->runner_event, args);
+    }
+    p->runner_event = -1;
+    if (!rc && p->failed) {
+        *err = p->err;
+        rc = 1;
+    }
+    return rc;
+}
+
+int prof_finish(prof_session *p, const char *path, lc_error *err)
+{
+    int rc = 0;
+    lc_nvtx_steps_on = 0;
+    if (p->gpu_trace) {
+        rc = gpu_trace_stop(err);
+        p->gpu_trace = 0;
+    }
+    if (!rc && p->trace && path)
+        rc = trace_write_json(p->trace, path, err);
+    return rc;
+}
+
+void prof_free(prof_session *p)
+{
+    if (p->gpu_trace) {
+        lc_error e;
+        gpu_trace_stop(&e);
+    }
+    lc_nvtx_steps_on = 0;
+    trace_destroy(p->trace);
+    free(p->iter_mem);
+    memset(p, 0, sizeof *p);
+}
+
+int prof_output_name(char *buf, size_t n, const char *dir, const char *const *names, int nnames,
+                     const lstm_shape *s, const struct tm *when, const char *ext, lc_error *err)
+{
+    char rnns[2048] = "";
+    size_t k = 0;
+    for (int i = 0; i < nnames; i++) {
+        int w = snprintf(rnns + k, sizeof rnns - k, "%s%s", i ? "-" : "", names[i]);
+        if (w < 0 || (size_t)w >= sizeof rnns - k) {
+            lc_error_set(err, "the runner names are too long for a file name");
+            return 1;
+        }
+        k += (size_t)w;
+    }
+    char date[32];
+    if (strftime(date, sizeof date, "%m%d%y-%H%M", when) == 0) {
+        lc_error_set(err, "cannot format the date");
+        return 1;
+    }
+    size_t dl = dir ? strlen(dir) : 0;
+    int w = snprintf(buf, n, "%s%sprof_%s_s%d-l%d-i%d-h%d-b%d_%s.%s", dl ? dir : "",
+                     dl && dir[dl - 1] != '/' ? "/" : "", rnns, s->seq_length, s->num_layers,
+                     s->input_size, s->hidden_size, s->batch, date, ext);
+    if (w < 0 || (size_t)w >= n) {
+        lc_error_set(err, "output file name too long");
+        return 1;
+    }
+    return 0;
+}
+
+int prof_check_output_dir(const char *path, int dir_itself, lc_error *err)
+{
+    char dir[4096];
+    if (dir_itself) {
+        snprintf(dir, sizeof dir, "%s", path);
+    } else {
+        const char *slash = strrchr(path, '/');
+        if (!slash)
+            snprintf(dir, sizeof dir, ".");
+        else if (slash == path)
+            snprintf(dir, sizeof dir, "/");
+        else
+            snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    }
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        lc_error_set(err, "output directory '%s': %s", dir, strerror(errno));
+        return 1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        lc_error_set(err, "output directory '%s' is not a directory", dir);
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,92 @@
+/* The profiling layer shared by `profile` and `bench --trace`: harness hooks
+ * that mark runner, iteration, forward and backward as NVTX ranges and as
+ * host ranges of the built-in trace; GPU activity through CUPTI
+ * (gpu_trace.h); per runner the GPU utilization and GEMM share of its timed
+ * region, and memory statistics (memstats.h). */
+#ifndef LSTMCHECK_PROFILING_H
+#define LSTMCHECK_PROFILING_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "perf/harness.h"
+#include "device/memstats.h"
+#include "device/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Step ranges in our GPU runners (kernels/nvtx_steps.h) when nonzero. */
+extern int lc_nvtx_steps_on;
+
+typedef struct prof_runner_stats {
+    int have_window;          /* at least one timed iteration was seen */
+    uint64_t window_start_ns, window_end_ns; /* first timed iteration .. last */
+    int have_gpu_stats;       /* GPU activity was collected */
+    trace_gpu_stats gpu;
+    memstats_device before;   /* before the runner's instance was created */
+    memstats_device after;    /* at the end of its last timed iteration */
+    memstats_summary summary; /* over the timed iterations */
+} prof_runner_stats;
+
+typedef struct prof_session {
+    trace_buffer *trace;      /* NULL: no built-in trace */
+    int gpu_trace;            /* CUPTI collects into trace */
+    int nvtx;                 /* NVTX ranges on */
+    int device_mem;           /* query device memory (cuda sessions) */
+    harness_hooks hooks;
+    /* the runner in progress */
+    long runner_event;
+    int runner_on_gpu;
+    memstats_device before;
+    int depth, in_timed;
+    int have_window;
+    uint64_t win_lo, win_hi;
+    memstats_device *iter_mem; /* per timed iteration */
+    int niter_mem, cap_iter_mem;
+    /* the first error a hook met (hooks cannot return one) */
+    int failed;
+    lc_error err;
+} prof_session;
+
+/* device: the session's ("cpu" or "cuda"). with_trace: collect the built-in
+ * trace (host ranges; GPU activity through CUPTI on cuda). nvtx: emit NVTX
+ * ranges (and step ranges in the GPU runners). Starts CUPTI before anything
+ * else runs, so call it before the first runner. 0, or 1 with err. */
+int prof_begin(prof_session *p, const char *device, int with_trace, int nvtx, lc_error *err);
+/* Hooks for harness_config.hooks. */
+const harness_hooks *prof_hooks(prof_session *p);
+/* Ranges of the command's own (the gate, the runner). */
+long prof_push(prof_session *p, const char *name);
+void prof_pop(prof_session *p);
+/* Around one runner's harness_run: begin pushes "runner <name>" and takes
+ * the device memory before; end pops it, flushes GPU activity and fills out
+ * (res may be NULL when the harness failed). GPU utilization and GEMM share
+ * are given for CUDA runners only. 0, or 1 with err. */
+int prof_runner_begin(prof_session *p, const runner_ops *r, lc_error *err);
+int prof_runner_end(prof_session *p, const harness_result *res, prof_runner_stats *out,
+                    lc_error *err);
+/* Stop collecting and write the trace (when one was collected) to path. */
+int prof_finish(prof_session *p, const char *path, lc_error *err);
+void prof_free(prof_session *p);
+
+/* Nanoseconds on the trace's clock (CUPTI's when GPU activity is collected,
+ * else CLOCK_MONOTONIC). */
+uint64_t prof_now_ns(prof_session *p);
+
+/* The original's output name:
+ * <dir>/prof_<names joined by ->_s<T>-l<L>-i<I>-h<H>-b<B>_<MMDDYY-HHMM>.<ext>
+ * 0, or 1 with err when it does not fit in n. */
+int prof_output_name(char *buf, size_t n, const char *dir, const char *const *names, int nnames,
+                     const lstm_shape *s, const struct tm *when, const char *ext, lc_error *err);
+
+/* 0 when the directory that path would be written into exists; else a
+ * one-line reason. dir_itself: path is the directory. */
+int prof_check_output_dir(const char *path, int dir_itself, lc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

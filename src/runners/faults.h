@@ -1,0 +1,45 @@
+/* Test-only fault switches. The product build compiles every FAULT_ON(...)
+ * to 0; the tests link a second build of the library made with
+ * LSTMCHECK_FAULTS defined, where the switches below are live (in CUDA code
+ * only kernels/fault_gpu.cu, which is compiled once per library build). They prove
+ * that the numerics gate and the perf verdict catch what they claim to. */
+#ifndef LSTMCHECK_FAULTS_H
+#define LSTMCHECK_FAULTS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum lstm_fault {
+#define LSTM_FAULT(ENUM, name, kind, shapes) FAULT_##ENUM,
+#include "runners/faults.def"
+#undef LSTM_FAULT
+    FAULT_COUNT
+} lstm_fault;
+
+const char *lstm_fault_name(lstm_fault f);
+
+#ifdef LSTMCHECK_FAULTS
+extern lstm_fault lstm_active_fault;
+/* Extra work, in percent of the time forward and backward take: a known
+ * slowdown for the perf verdict's power tests. */
+extern double lstm_extra_work_percent;
+#define FAULT_ON(f) (lstm_active_fault == (f))
+#define EXTRA_WORK_PERCENT() (lstm_extra_work_percent)
+#else
+#define FAULT_ON(f) 0
+#define EXTRA_WORK_PERCENT() 0.0
+#endif
+
+#ifdef LSTMCHECK_FAULTS
+/* Set the switches from the environment of a test binary: LSTMCHECK_TEST_FAULT
+ * (a fault name) and LSTMCHECK_TEST_EXTRA_WORK (percent), so that tests can
+ * plant a fault or a slowdown in a whole lstmcheck process (the A/B power
+ * test runs two of them). 0 when both are absent or valid. */
+int lstm_faults_from_env(char *why, unsigned long n);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

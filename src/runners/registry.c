@@ -1,0 +1,112 @@
+/* The runner table, made from the roster (runners/runners.def), and its
+ * checks. */
+#include "runners/runner.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* every ops table of the roster, cuda ones included (declared, used only
+ * where CUDA is built) */
+#define LSTM_RUNNER(name, device, roles) extern const runner_ops runner_##name##_ops;
+#include "runners/runners.def"
+#undef LSTM_RUNNER
+
+/* the runners of this build: cpu always, cuda with CUDA */
+#define IN_BUILD_cpu(...) __VA_ARGS__
+#ifdef LSTMCHECK_WITH_CUDA
+#define IN_BUILD_cuda(...) __VA_ARGS__
+#else
+#define IN_BUILD_cuda(...)
+#endif
+
+const runner_ops *const lstm_runners[] = {
+#define LSTM_RUNNER(name, device, roles) IN_BUILD_##device(&runner_##name##_ops, )
+#include "runners/runners.def"
+#undef LSTM_RUNNER
+    NULL,
+};
+
+static const unsigned runner_role_table[] = {
+#define LSTM_RUNNER(name, device, roles) IN_BUILD_##device(roles, )
+#include "runners/runners.def"
+#undef LSTM_RUNNER
+    0,
+};
+
+unsigned runner_roles(const runner_ops *r)
+{
+    for (int i = 0; lstm_runners[i]; i++)
+        if (lstm_runners[i] == r)
+            return runner_role_table[i];
+    return 0;
+}
+
+const runner_ops *registry_find(const char *name)
+{
+    for (int i = 0; lstm_runners[i]; i++)
+        if (strcmp(lstm_runners[i]->name, name) == 0)
+            return lstm_runners[i];
+    return NULL;
+}
+
+int registry_validate(const runner_ops *const *table, lc_error *err)
+{
+    int n = 0;
+    for (; table[n]; n++) {
+        const runner_ops *r = table[n];
+        const char *missing = NULL;
+        if (!r->name || !r->name[0]) missing = "name";
+        else if (!r->device || (strcmp(r->device, "cpu") && strcmp(r->device, "cuda"))) missing = "device (cpu or cuda)";
+        else if (!r->description || !r->description[0]) missing = "description";
+        else if (!r->available) missing = "available()";
+        else if (!r->create) missing = "create()";
+        else if (!r->forward) missing = "forward()";
+        else if ((r->caps & RUNNER_BACKWARD) && !r->backward) missing = "backward() (it claims backward)";
+        else if ((r->caps & RUNNER_BACKWARD) && !r->zero_grads) missing = "zero_grads() (it claims backward)";
+        else if (!r->read_results) missing = "read_results()";
+        else if (!r->peak_device_bytes) missing = "peak_device_bytes()";
+        else if (!r->destroy) missing = "destroy()";
+        else if (r->max_layers < 0) missing = "max_layers >= 0";
+        else if (!(r->caps & RUNNER_MULTILAYER) && r->max_layers != 1 && r->max_layers != 0) missing = "consistent max_layers";
+        if (missing) {
+            lc_error_set(err, "runner #%d (%s) lacks %s", n, r->name ? r->name : "unnamed", missing);
+            return 1;
+        }
+        for (const char *c = r->name; *c; c++) {
+            if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_')) {
+                lc_error_set(err, "runner name '%s' has a character outside [a-z0-9_]", r->name);
+                return 1;
+            }
+        }
+        for (int j = 0; j < n; j++) {
+            if (strcmp(table[j]->name, r->name) == 0) {
+                lc_error_set(err, "runner name '%s' appears twice", r->name);
+                return 1;
+            }
+        }
+    }
+    if (n == 0) {
+        lc_error_set(err, "the runner table is empty");
+        return 1;
+    }
+    return 0;
+}
+
+int runner_supports_shape(const runner_ops *r, const lstm_problem *p, lc_error *why)
+{
+    const lstm_shape *s = &p->shape;
+    if (s->num_layers > 1 && !(r->caps & RUNNER_MULTILAYER)) {
+        lc_error_set(why, "%s runs one layer only (numLayers=%d)", r->name, s->num_layers);
+        return LC_UNSUPPORTED;
+    }
+    if (r->max_layers > 0 && s->num_layers > r->max_layers) {
+        lc_error_set(why, "%s runs at most %d layers (numLayers=%d)", r->name, r->max_layers,
+                     s->num_layers);
+        return LC_UNSUPPORTED;
+    }
+    if (p->lengths && !(r->caps & RUNNER_VARLEN)) {
+        lc_error_set(why, "%s takes no variable-length batches", r->name);
+        return LC_UNSUPPORTED;
+    }
+    return LC_OK;
+}

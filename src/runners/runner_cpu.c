@@ -1,0 +1,415 @@
+/* Runner "cpu": a fast FP32 CPU LSTM on OpenBLAS.
+ * Forward per layer: the input projection of all T steps in one GEMM, then
+ * per step one recurrent GEMM and a fused pointwise cell. Backward: per step
+ * a fused pointwise backward and one recurrent GEMM for dh; the weight
+ * gradients and the input gradient as single GEMMs over all steps.
+ * Variable length: every step runs on the whole batch and the cell masks
+ * the finished sequences (their state passes through unchanged). */
+#include "runners/faults.h"
+#include "runners/runner.h"
+#include "device/timer.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct cpu_layer {
+    float *gates;  /* (T,B,4H): input projection, then pre-activations, then activations */
+    float *c;      /* (T,B,H) cell after each step */
+    float *h_prev; /* (T,B,H) hidden state before each step */
+    float *c_prev; /* (T,B,H) cell state before each step */
+    float *out;    /* (T,B,H) the layer's output (zero past a sequence's end) */
+    float *dw_ih, *dw_hh, *db_ih, *db_hh; /* accumulated gradients */
+} cpu_layer;
+
+typedef struct cpu_state {
+    const lstm_problem *p;
+    int *len;       /* lengths, never NULL here */
+    cpu_layer *layers;
+    float *hy, *cy; /* (L,B,H) */
+    float *dgates;  /* (T,B,4H) scratch */
+    float *d_out, *d_in; /* (T,B,max(I,H)) */
+    float *dx, *dh0, *dc0;
+    float *dh, *dc, *dh_next; /* (B,H) */
+    int backward_done;
+    float *extra_a, *extra_c; /* test-only extra work */
+    int extra_rows;
+} cpu_state;
+
+static float sigmoidf_(float v) { return 1.0f / (1.0f + expf(-v)); }
+
+/* The fused pointwise cell of one sequence: pre-activations g (4H, gate
+ * order i, f, g, o) plus both biases -> activated gates (in place), the new
+ * cell c (state and tape) and h (state and output). Separate restrict
+ * pointers let the compiler vectorize it, with libmvec's expf/tanhf
+ * (this file is built with -ffast-math; the numerics gate checks it). */
+static void cell_forward(int H, float *restrict g, const float *restrict b_ih, const float *restrict b_hh,
+                         float *restrict c_state, float *restrict c_tape, float *restrict h_state,
+                         float *restrict h_out)
+{
+    const float use_bhh = FAULT_ON(FAULT_MISSING_BIAS) ? 0.0f : 1.0f;
+    const int i_at = FAULT_ON(FAULT_GATE_ORDER) ? H : 0;
+    const int f_at = FAULT_ON(FAULT_GATE_ORDER) ? 0 : H;
+    for (int k = 0; k < H; k++) {
+        float gi = sigmoidf_(g[i_at + k] + b_ih[i_at + k] + use_bhh * b_hh[i_at + k]);
+        float gf = sigmoidf_(g[f_at + k] + b_ih[f_at + k] + use_bhh * b_hh[f_at + k]);
+        float pg = g[2 * H + k] + b_ih[2 * H + k] + use_bhh * b_hh[2 * H + k];
+        float gg = FAULT_ON(FAULT_WRONG_ACTIVATION) ? sigmoidf_(pg) : tanhf(pg);
+        float go = sigmoidf_(g[3 * H + k] + b_ih[3 * H + k] + use_bhh * b_hh[3 * H + k]);
+        float c = gf * c_state[k] + gi * gg;
+        float h = go * tanhf(c);
+        g[k] = gi;
+        g[H + k] = gf;
+        g[2 * H + k] = gg;
+        g[3 * H + k] = go;
+        c_state[k] = c;
+        c_tape[k] = c;
+        h_state[k] = h;
+        h_out[k] = h;
+    }
+}
+
+/* Its backward: from the saved gates, c_t and c_{t-1}, the incoming dh
+ * (state) + d_out (this step's output gradient) and dc -> dgates; dc is
+ * replaced by the gradient of c_{t-1}. */
+static void cell_backward(int H, const float *restrict g, const float *restrict ct, const float *restrict cp,
+                          const float *restrict d_out, const float *restrict dh, float *restrict dc,
+                          float *restrict dg)
+{
+    const float o_grad_scale = FAULT_ON(FAULT_SMALL_GATE_GRAD) ? 1.0001f : 1.0f;
+    for (int k = 0; k < H; k++) {
+        float gi = g[k], gf = g[H + k], gg = g[2 * H + k], go = g[3 * H + k];
+        float dht = dh[k] + d_out[k];
+        float tc = tanhf(ct[k]);
+        float dct = dc[k] + dht * go * (1.0f - tc * tc);
+        dg[k] = dct * gg * gi * (1.0f - gi);
+        dg[H + k] = dct * cp[k] * gf * (1.0f - gf);
+        dg[2 * H + k] = dct * gi * (1.0f - gg * gg);
+        dg[3 * H + k] = dht * tc * go * (1.0f - go) * o_grad_scale;
+        dc[k] = dct * gf;
+    }
+}
+
+static void cpu_destroy(void *vs)
+{
+    cpu_state *s = vs;
+    if (!s)
+        return;
+    if (s->layers) {
+        for (int l = 0; l < s->p->shape.num_layers; l++) {
+            cpu_layer *ly = &s->layers[l];
+            free(ly->gates); free(ly->c); free(ly->h_prev); free(ly->c_prev); free(ly->out);
+            free(ly->dw_ih); free(ly->dw_hh); free(ly->db_ih); free(ly->db_hh);
+        }
+    }
+    free(s->layers); free(s->len); free(s->hy); free(s->cy); free(s->dgates);
+    free(s->d_out); free(s->d_in); free(s->dx); free(s->dh0); free(s->dc0);
+    free(s->dh); free(s->dc); free(s->dh_next); free(s->extra_a); free(s->extra_c);
+    free(s);
+}
+
+static int cpu_available(lc_error *why)
+{
+    (void)why;
+    return LC_OK;
+}
+
+static float *falloc(size_t n, int *ok)
+{
+    float *p = calloc(n ? n : 1, sizeof(float));
+    if (!p)
+        *ok = 0;
+    return p;
+}
+
+static int cpu_create(const runner_ops *self, const lstm_problem *p, void **out, lc_error *err)
+{
+    (void)self;
+    const lstm_shape *sh = &p->shape;
+    const size_t T = (size_t)sh->seq_length, B = (size_t)sh->batch, H = (size_t)sh->hidden_size;
+    const size_t wide = (size_t)(sh->input_size > sh->hidden_size ? sh->input_size : sh->hidden_size);
+    int ok = 1;
+    cpu_state *s = calloc(1, sizeof *s);
+    if (!s) {
+        lc_error_set(err, "cpu: out of host memory");
+        return LC_ERROR;
+    }
+    s->p = p;
+    s->layers = calloc((size_t)sh->num_layers, sizeof *s->layers);
+    s->len = malloc(B * sizeof *s->len);
+    if (!s->layers || !s->len) {
+        cpu_destroy(s);
+        lc_error_set(err, "cpu: out of host memory");
+        return LC_ERROR;
+    }
+    for (size_t b = 0; b < B; b++)
+        s->len[b] = lstm_length(p, (int)b);
+    for (int l = 0; l < sh->num_layers; l++) {
+        cpu_layer *ly = &s->layers[l];
+        ly->gates = falloc(T * B * 4 * H, &ok);
+        ly->c = falloc(T * B * H, &ok);
+        ly->h_prev = falloc(T * B * H, &ok);
+        ly->c_prev = falloc(T * B * H, &ok);
+        ly->out = falloc(T * B * H, &ok);
+        ly->dw_ih = falloc(lstm_w_ih_elems(sh, l), &ok);
+        ly->dw_hh = falloc(lstm_w_hh_elems(sh), &ok);
+        ly->db_ih = falloc(4 * H, &ok);
+        ly->db_hh = falloc(4 * H, &ok);
+    }
+    s->hy = falloc(lstm_state_elems(sh), &ok);
+    s->cy = falloc(lstm_state_elems(sh), &ok);
+    s->dgates = falloc(T * B * 4 * H, &ok);
+    s->d_out = falloc(T * B * wide, &ok);
+    s->d_in = falloc(T * B * wide, &ok);
+    s->dx = falloc(lstm_seq_elems(sh, sh->input_size), &ok);
+    s->dh0 = falloc(lstm_state_elems(sh), &ok);
+    s->dc0 = falloc(lstm_state_elems(sh), &ok);
+    s->dh = falloc(B * H, &ok);
+    s->dc = falloc(B * H, &ok);
+    s->dh_next = falloc(B * H, &ok);
+    if (EXTRA_WORK_PERCENT() > 0) {
+        /* test-only: small GEMMs (8 x 4H x H) repeated as extra work */
+        s->extra_rows = 8;
+        s->extra_a = falloc((size_t)s->extra_rows * H, &ok);
+        s->extra_c = falloc((size_t)s->extra_rows * 4 * H, &ok);
+    }
+    if (!ok) {
+        cpu_destroy(s);
+        lc_error_set(err, "cpu: out of host memory for shape T=%zu B=%zu H=%zu", T, B, H);
+        return LC_ERROR;
+    }
+    *out = s;
+    return LC_OK;
+}
+
+/* Test-only: GEMMs of the runner's own kind, repeated until they have
+ * taken EXTRA_WORK_PERCENT of the time the real work took since started:
+ * a known slowdown for the perf verdict's power tests. */
+static void extra_work(cpu_state *s, double started)
+{
+    if (!(EXTRA_WORK_PERCENT() > 0) || !s->extra_a)
+        return;
+    const int H = s->p->shape.hidden_size;
+    const double begin = wall_seconds();
+    const double target = (begin - started) * EXTRA_WORK_PERCENT() / 100.0;
+    while (wall_seconds() - begin < target)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s->extra_rows, 4 * H, H, 1.0f, s->extra_a,
+                    H, s->p->w_hh[0], H, 0.0f, s->extra_c, 4 * H);
+}
+
+static int cpu_forward(void *vs, lc_error *err)
+{
+    (void)err;
+    cpu_state *s = vs;
+    const double started = EXTRA_WORK_PERCENT() > 0 ? wall_seconds() : 0;
+    const lstm_problem *p = s->p;
+    const int T = p->shape.seq_length, B = p->shape.batch, H = p->shape.hidden_size;
+    const size_t BH = (size_t)B * H, H4 = 4 * (size_t)H;
+    for (int l = 0; l < p->shape.num_layers; l++) {
+        cpu_layer *ly = &s->layers[l];
+        const int In = lstm_layer_input_size(&p->shape, l);
+        const float *in = l == 0 ? p->x : s->layers[l - 1].out;
+        const float *b_ih = p->b_ih[l], *b_hh = p->b_hh[l];
+        float *hs = s->hy + (size_t)l * BH, *cs = s->cy + (size_t)l * BH;
+        memcpy(hs, p->h0 + (size_t)l * BH, BH * sizeof(float));
+        memcpy(cs, p->c0 + (size_t)l * BH, BH * sizeof(float));
+        /* input projection of every step at once */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T * B, 4 * H, In, 1.0f, in, In,
+                    p->w_ih[l], In, 0.0f, ly->gates, 4 * H);
+        for (int t = 0; t < T; t++) {
+            float *g = ly->gates + (size_t)t * B * H4;
+            memcpy(ly->h_prev + (size_t)t * BH, hs, BH * sizeof(float));
+            memcpy(ly->c_prev + (size_t)t * BH, cs, BH * sizeof(float));
+            if (FAULT_ON(FAULT_TRANSPOSED_WEIGHT))
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, 4 * H, H, 1.0f, hs, H,
+                            p->w_hh[l], 4 * H, 1.0f, g, 4 * H);
+            else
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, 4 * H, H, 1.0f, hs, H,
+                            p->w_hh[l], H, 1.0f, g, 4 * H);
+            /* fused cell; finished sequences keep their state */
+            for (int b = 0; b < B; b++) {
+                float *gb = g + (size_t)b * H4, *hb = hs + (size_t)b * H, *cb = cs + (size_t)b * H;
+                float *ct = ly->c + (size_t)t * BH + (size_t)b * H;
+                float *ot = ly->out + (size_t)t * BH + (size_t)b * H;
+                if (t >= s->len[b]) {
+                    memset(gb, 0, H4 * sizeof(float));
+                    memcpy(ct, cb, (size_t)H * sizeof(float));
+                    memset(ot, 0, (size_t)H * sizeof(float));
+                    continue;
+                }
+                cell_forward(H, gb, b_ih, b_hh, cb, ct, hb, ot);
+            }
+        }
+    }
+    extra_work(s, started);
+    return LC_OK;
+}
+
+/* Backward through time of layer l: from the seeds dhy, dcy and the
+ * gradient of the layer's output (s->d_out) to dgates of every step, and
+ * the gradient of the initial state. */
+static void layer_backward_steps(cpu_state *s, int l)
+{
+    const lstm_problem *p = s->p;
+    const int T = p->shape.seq_length, B = p->shape.batch, H = p->shape.hidden_size;
+    const size_t BH = (size_t)B * H, H4 = 4 * (size_t)H;
+    const cpu_layer *ly = &s->layers[l];
+    float *dh = s->dh, *dc = s->dc;
+    const size_t seed_at = FAULT_ON(FAULT_STATE_GRAD_ONE_LAYER) ? 0 : (size_t)l * BH;
+    if (p->dhy) memcpy(dh, p->dhy + seed_at, BH * sizeof(float));
+    else memset(dh, 0, BH * sizeof(float));
+    if (p->dcy && !FAULT_ON(FAULT_DCY_IGNORED)) memcpy(dc, p->dcy + seed_at, BH * sizeof(float));
+    else memset(dc, 0, BH * sizeof(float));
+    /* steps t >= len[b] are padding for sequence b: no cell, and the state
+     * gradient passes through unchanged to the sequence's last step */
+    const int end_shift = FAULT_ON(FAULT_SEQ_END_OFF_BY_ONE) ? 1 : 0;
+    for (int t = T - 1; t >= 0; t--) {
+        const float *g = ly->gates + (size_t)t * B * H4;
+        float *dg = s->dgates + (size_t)t * B * H4;
+        for (int b = 0; b < B; b++) {
+            float *dgb = dg + (size_t)b * H4;
+            if (t >= s->len[b] + end_shift) {
+                memset(dgb, 0, H4 * sizeof(float));
+                continue;
+            }
+            const size_t at = (size_t)t * BH + (size_t)b * H;
+            cell_backward(H, g + (size_t)b * H4, ly->c + at, ly->c_prev + at, s->d_out + at,
+                          dh + (size_t)b * H, dc + (size_t)b * H, dgb);
+        }
+        /* dh_{t-1} = dgates_t W_hh; finished sequences pass dh through */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, 4 * H, 1.0f, dg, 4 * H,
+                    p->w_hh[l], H, 0.0f, s->dh_next, H);
+        for (int b = 0; b < B; b++)
+            if (t >= s->len[b] + end_shift && !FAULT_ON(FAULT_STATE_GRAD_NOT_CARRIED))
+                memcpy(s->dh_next + (size_t)b * H, dh + (size_t)b * H, (size_t)H * sizeof(float));
+        float *swap = s->dh;
+        s->dh = s->dh_next;
+        s->dh_next = swap;
+        dh = s->dh;
+    }
+    memcpy(s->dh0 + (size_t)l * BH, dh, BH * sizeof(float));
+    memcpy(s->dc0 + (size_t)l * BH, dc, BH * sizeof(float));
+}
+
+/* Layer l's weight gradients over all steps at once (rows past a length
+ * are zero), then the gradient of its input sequence. */
+static void layer_weight_and_input_grads(cpu_state *s, int l)
+{
+    const lstm_problem *p = s->p;
+    const lstm_shape *sh = &p->shape;
+    const int T = sh->seq_length, B = sh->batch, H = sh->hidden_size;
+    const int In = lstm_layer_input_size(sh, l);
+    const size_t BH = (size_t)B * H, H4 = 4 * (size_t)H;
+    cpu_layer *ly = &s->layers[l];
+    const float *in = l == 0 ? p->x : s->layers[l - 1].out;
+    int rows = T * B;
+    const float *dg_all = s->dgates, *in_all = in;
+    const float *hp_all = FAULT_ON(FAULT_BWD_TIME_OFFSET) ? ly->out : ly->h_prev;
+    if (FAULT_ON(FAULT_WGRAD_LAST_STEP)) {
+        rows = B;
+        dg_all += (size_t)(T - 1) * B * H4;
+        in_all += (size_t)(T - 1) * B * In;
+        hp_all += (size_t)(T - 1) * BH;
+    }
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, 4 * H, In, rows, 1.0f, dg_all,
+                4 * H, in_all, In, 1.0f, ly->dw_ih, In);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, 4 * H, H, rows, 1.0f, dg_all,
+                4 * H, hp_all, H, 1.0f, ly->dw_hh, H);
+    for (int r = 0; r < rows; r++) {
+        const float *row = dg_all + (size_t)r * H4;
+        for (size_t j = 0; j < H4; j++) {
+            ly->db_ih[j] += row[j];
+            ly->db_hh[j] += row[j];
+        }
+    }
+    float *d_in = l == 0 ? s->dx : s->d_in;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T * B, In, 4 * H, 1.0f,
+                s->dgates, 4 * H, p->w_ih[l], In, 0.0f, d_in, In);
+}
+
+static int cpu_backward(void *vs, lc_error *err)
+{
+    (void)err;
+    cpu_state *s = vs;
+    const double started = EXTRA_WORK_PERCENT() > 0 ? wall_seconds() : 0;
+    const lstm_problem *p = s->p;
+    const lstm_shape *sh = &p->shape;
+    const size_t out_elems = lstm_seq_elems(sh, sh->hidden_size);
+    if (p->dy)
+        memcpy(s->d_out, p->dy, out_elems * sizeof(float));
+    else
+        memset(s->d_out, 0, out_elems * sizeof(float));
+    for (int l = sh->num_layers - 1; l >= 0; l--) {
+        layer_backward_steps(s, l);
+        layer_weight_and_input_grads(s, l);
+        /* the gradient of this layer's input is that of the layer below's output */
+        if (l > 0)
+            memcpy(s->d_out, s->d_in, out_elems * sizeof(float));
+    }
+    s->backward_done = 1;
+    extra_work(s, started);
+    return LC_OK;
+}
+
+static int cpu_zero_grads(void *vs, lc_error *err)
+{
+    (void)err;
+    cpu_state *s = vs;
+    const lstm_shape *sh = &s->p->shape;
+    for (int l = 0; l < sh->num_layers; l++) {
+        cpu_layer *ly = &s->layers[l];
+        memset(ly->dw_ih, 0, lstm_w_ih_elems(sh, l) * sizeof(float));
+        memset(ly->dw_hh, 0, lstm_w_hh_elems(sh) * sizeof(float));
+        memset(ly->db_ih, 0, 4 * (size_t)sh->hidden_size * sizeof(float));
+        memset(ly->db_hh, 0, 4 * (size_t)sh->hidden_size * sizeof(float));
+    }
+    return LC_OK;
+}
+
+static int cpu_read_results(void *vs, lstm_results *r, lc_error *err)
+{
+    (void)err;
+    cpu_state *s = vs;
+    const lstm_shape *sh = &s->p->shape;
+    const int L = sh->num_layers;
+    lstm_copy_to_double(r->y, s->layers[L - 1].out, lstm_seq_elems(sh, sh->hidden_size));
+    lstm_copy_to_double(r->hy, s->hy, lstm_state_elems(sh));
+    lstm_copy_to_double(r->cy, s->cy, lstm_state_elems(sh));
+    if (!s->backward_done)
+        return LC_OK;
+    lstm_copy_to_double(r->dx, s->dx, lstm_seq_elems(sh, sh->input_size));
+    lstm_copy_to_double(r->dh0, s->dh0, lstm_state_elems(sh));
+    lstm_copy_to_double(r->dc0, s->dc0, lstm_state_elems(sh));
+    for (int l = 0; l < L; l++) {
+        const cpu_layer *ly = &s->layers[l];
+        lstm_copy_to_double(r->dw_ih[l], ly->dw_ih, lstm_w_ih_elems(sh, l));
+        lstm_copy_to_double(r->dw_hh[l], ly->dw_hh, lstm_w_hh_elems(sh));
+        lstm_copy_to_double(r->db_ih[l], ly->db_ih, 4 * (size_t)sh->hidden_size);
+        lstm_copy_to_double(r->db_hh[l], ly->db_hh, 4 * (size_t)sh->hidden_size);
+    }
+    return LC_OK;
+}
+
+static size_t cpu_peak_device_bytes(void *vs)
+{
+    (void)vs;
+    return 0;
+}
+
+const runner_ops runner_cpu_ops = {
+    .name = "cpu",
+    .device = "cpu",
+    .description = "FP32 on OpenBLAS: one input GEMM for all steps, a GEMM + fused cell per step",
+    .caps = RUNNER_MULTILAYER | RUNNER_VARLEN | RUNNER_BACKWARD | RUNNER_STATE_GRADS,
+    .precision = PRECISION_FP32,
+    .max_layers = 0,
+    .available = cpu_available,
+    .create = cpu_create,
+    .forward = cpu_forward,
+    .backward = cpu_backward,
+    .zero_grads = cpu_zero_grads,
+    .read_results = cpu_read_results,
+    .peak_device_bytes = cpu_peak_device_bytes,
+    .destroy = cpu_destroy,
+};
