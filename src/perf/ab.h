@@ -1,0 +1,50 @@
+/* A/B comparison: an old and a new lstmcheck binary measured now, on this
+ * machine, in alternating fresh processes (A B B A, then B A A B, ...),
+ * each process a `baseline update` of one (runner, shape) into a scratch
+ * folder: rounds with the control workload, as a committed baseline is
+ * measured. Each process contributes its median runner/control ratios,
+ * divided by the mean of its block's four (the machine's state during the
+ * block cancels); the verdict rule of verdict.h (perf_compare_source)
+ * decides over them, A standing for the baseline.
+ * Nothing here depends on a baseline of this machine existing: this is
+ * how `ctest -L perf` compares on a machine that has none (docs/perf.md). */
+#ifndef LSTMCHECK_AB_H
+#define LSTMCHECK_AB_H
+
+#include "perf/perf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ab_side {
+    const char *exe;   /* an lstmcheck binary */
+    const char *env;   /* "NAME=VALUE" for its processes (tests plant slowdowns), or NULL */
+    int allow_dirty;   /* pass --allow-dirty: this build, maybe of a modified tree */
+} ab_side;
+
+typedef struct ab_request {
+    const char *device, *runner;
+    lstm_shape shape;
+    uint64_t seed;
+    int warmup, nloops; /* passed on to both sides when >= 0 / > 0 */
+} ab_request;
+
+typedef struct ab_outcome {
+    perf_comparison cmp;  /* base = side A, current = side B */
+    int processes[2];     /* measuring processes per side, confirmation included */
+    char control[96];
+    char commit[2][48];   /* the commit each side recorded */
+    double process_noise_fwd, process_noise_bwd; /* relative sd of the block-normalized process medians */
+} ab_outcome;
+
+/* LC_OK with out filled; LC_ERROR when side B (this build) failed to
+ * measure, an error of this build; LC_UNSUPPORTED when side A failed or the
+ * sides cannot be compared (not decidable here). err says why. */
+lc_status ab_compare(const ab_side sides[2], const ab_request *rq, const perf_settings *s, int comparisons,
+                     ab_outcome *out, lc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
