@@ -48,12 +48,7 @@ int fetch(lc_gpu_state *s, double *dst, const float *src, size_t n, lc_error *er
 {
     if (!dst || !src || n == 0)
         return LC_OK;
-    if (n > s->host_elems) {
-        lc_error_set(err, "%s: read-back of %zu elements exceeds the staging buffer", s->name, n);
-        return LC_ERROR;
-    }
-    CUDA_CHECK(cudaMemcpyAsync(s->host, src, n * sizeof(float), cudaMemcpyDeviceToHost, s->stream));
-    CUDA_CHECK(cudaStreamSynchronize(s->stream));
+    LC_TRY(lc_fetch_staged(s->stream, s->name, s->host, s->host_elems, src, n, err));
     lstm_copy_to_double(dst, s->host, n);
     return LC_OK;
 }
@@ -179,6 +174,18 @@ int gpu_create(lc_gpu_state *s, const lstm_problem *p, unsigned needs, lc_error 
 }
 
 } // namespace
+
+int lc_fetch_staged(cudaStream_t stream, const char *name, float *host, size_t host_elems,
+                    const float *src, size_t n, lc_error *err)
+{
+    if (n > host_elems) {
+        lc_error_set(err, "%s: read-back of %zu elements exceeds the staging buffer", name, n);
+        return LC_ERROR;
+    }
+    CUDA_CHECK(cudaMemcpyAsync(host, src, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    return LC_OK;
+}
 
 int lc_gemm(const lc_gpu_state *s, bool trans_a, bool trans_b, int M, int N, int K, float alpha,
             const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc,

@@ -388,14 +388,7 @@ int vl_zero_grads(void *vs, lc_error *err)
 // n floats from the device into the staging buffer.
 int fetch_raw(vl_state *v, const float *src, size_t n, lc_error *err)
 {
-    if (n > v->host_elems) {
-        lc_error_set(err, "%s: read-back of %zu elements exceeds the staging buffer", kName, n);
-        return LC_ERROR;
-    }
-    CUDA_CHECK(cudaMemcpyAsync(v->host, src, n * sizeof(float), cudaMemcpyDeviceToHost,
-                               v->g->stream));
-    CUDA_CHECK(cudaStreamSynchronize(v->g->stream));
-    return LC_OK;
+    return lc_fetch_staged(v->g->stream, kName, v->host, v->host_elems, src, n, err);
 }
 
 // (outer, B, width) staged in sorted order -> dst in the original order.
