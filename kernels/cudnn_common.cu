@@ -230,12 +230,13 @@ int run_backward(cudnn_state *s, lc_cudnn_refusals refusals, lc_error *err)
     return LC_OK;
 }
 
-int setup(cudnn_state *s, lc_error *err)
+// Shapes the cuDNN runners refuse before any call: lengths without varlen,
+// and sizes past cuDNN's int tensor sizes.
+int check_supported(const cudnn_state *s, lc_error *err)
 {
     const lstm_problem *p = s->p;
     const lstm_shape *sh = &p->shape;
-    const int T = sh->seq_length, B = sh->batch, I = sh->input_size, H = sh->hidden_size,
-              L = sh->num_layers;
+    const int B = sh->batch, I = sh->input_size, H = sh->hidden_size, L = sh->num_layers;
     const char *name = s->cfg.name;
 
     if (p->lengths && !s->cfg.varlen) {
@@ -248,6 +249,16 @@ int setup(cudnn_state *s, lc_error *err)
         lc_error_set(err, "%s: shape too large for cuDNN's int tensor sizes", name);
         return LC_UNSUPPORTED;
     }
+    return LC_OK;
+}
+
+// The stream, the lengths array of the data descriptors and the tables of
+// weight-space offsets.
+int host_setup(cudnn_state *s, lc_error *err)
+{
+    const lstm_problem *p = s->p;
+    const int B = p->shape.batch, L = p->shape.num_layers;
+    const char *name = s->cfg.name;
 
     s->stream = lc_cuda_stream();
     if (!s->stream) {
@@ -264,8 +275,13 @@ int setup(cudnn_state *s, lc_error *err)
     for (int b = 0; b < B; b++)
         s->host_len[b] = lstm_length(p, b);
     s->pad_fill = 0.0f;
+    return LC_OK;
+}
 
-    // handle and descriptors
+// The handle on the shared stream, every descriptor, and the dropout
+// descriptor set to none.
+int create_descriptors(cudnn_state *s, lc_error *err)
+{
     // a failing cudnnCreate is the machine (library, driver), never a shape
     CUDNN_CHECK(cudnnCreate(&s->handle));
     CUDNN_CHECK(cudnnSetStream(s->handle, s->stream));
@@ -279,6 +295,17 @@ int setup(cudnn_state *s, lc_error *err)
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&s->bdesc));
     // no dropout: with probability 0 cuDNN needs no RNG state memory
     CUDNN_CHECK(cudnnSetDropoutDescriptor(s->dropout, s->handle, 0.0f, nullptr, 0, 0));
+    return LC_OK;
+}
+
+// The RNN, x/y data and h/c tensor descriptors for this shape, and the
+// weight, work and reserve space sizes; a configuration refusal is
+// LC_UNSUPPORTED.
+int describe_shape(cudnn_state *s, lc_error *err)
+{
+    const lstm_shape *sh = &s->p->shape;
+    const int T = sh->seq_length, B = sh->batch, I = sh->input_size, H = sh->hidden_size,
+              L = sh->num_layers;
 
     const cudnnStatus_t st = set_rnn_descriptor(s, s->cfg.math);
     if (st != CUDNN_STATUS_SUCCESS)
@@ -305,14 +332,22 @@ int setup(cudnn_state *s, lc_error *err)
     CUDNN_CHECK_SHAPE(cudnnGetRNNWeightSpaceSize(s->handle, s->rnn, &s->wsize));
     CUDNN_CHECK_SHAPE(cudnnGetRNNTempSpaceSizes(s->handle, s->rnn, CUDNN_FWD_MODE_TRAINING,
                                                 s->xdesc, &s->worksize, &s->reservesize));
+    return LC_OK;
+}
 
-    // device buffers
-    const size_t xbytes = lstm_seq_elems(sh, I) * sizeof(float);
-    const size_t ybytes = lstm_seq_elems(sh, H) * sizeof(float);
-    const size_t sbytes = lstm_state_elems(sh) * sizeof(float);
+// Bytes of x (T,B,I), of y (T,B,H) and of one state (L,B,H).
+size_t x_bytes(const lstm_shape *sh) { return lstm_seq_elems(sh, sh->input_size) * sizeof(float); }
+size_t y_bytes(const lstm_shape *sh) { return lstm_seq_elems(sh, sh->hidden_size) * sizeof(float); }
+size_t state_bytes(const lstm_shape *sh) { return lstm_state_elems(sh) * sizeof(float); }
+
+int alloc_buffers(cudnn_state *s, lc_error *err)
+{
+    const lstm_problem *p = s->p;
+    const size_t xbytes = x_bytes(&p->shape), ybytes = y_bytes(&p->shape),
+                 sbytes = state_bytes(&p->shape);
     if (s_alloc(s, &s->w, s->wsize, err) || s_alloc(s, &s->dw, s->wsize, err) ||
         s_alloc(s, &s->work, s->worksize, err) || s_alloc(s, &s->reserve, s->reservesize, err) ||
-        s_alloc(s, (void **)&s->dev_len, (size_t)B * sizeof(int32_t), err) ||
+        s_alloc(s, (void **)&s->dev_len, (size_t)p->shape.batch * sizeof(int32_t), err) ||
         s_alloc(s, (void **)&s->x, xbytes, err) || s_alloc(s, (void **)&s->y, ybytes, err) ||
         s_alloc(s, (void **)&s->hx, sbytes, err) || s_alloc(s, (void **)&s->cx, sbytes, err) ||
         s_alloc(s, (void **)&s->hy, sbytes, err) || s_alloc(s, (void **)&s->cy, sbytes, err) ||
@@ -321,8 +356,14 @@ int setup(cudnn_state *s, lc_error *err)
         (p->dhy && s_alloc(s, (void **)&s->dhy, sbytes, err)) ||
         (p->dcy && s_alloc(s, (void **)&s->dcy, sbytes, err)))
         return LC_ERROR;
+    return LC_OK;
+}
 
-    // where cuDNN keeps each gate's matrices and biases
+// Where cuDNN keeps each gate's matrices and biases (mat_off, bias_off).
+int locate_weights(cudnn_state *s, lc_error *err)
+{
+    const lstm_shape *sh = &s->p->shape;
+    const int H = sh->hidden_size, L = sh->num_layers;
     for (int l = 0; l < L; l++) {
         const int in_l = lstm_layer_input_size(sh, l);
         for (int id = 0; id < LIN_IDS; id++) {
@@ -336,9 +377,16 @@ int setup(cudnn_state *s, lc_error *err)
                 return LC_ERROR;
         }
     }
+    return LC_OK;
+}
 
-    // parameters: gate q of W_ih is rows q*H .. q*H+H-1, i.e. H x I_l row-major,
-    // exactly cuDNN's matrix of linLayerID q (recurrent: 4 + q); biases likewise
+// Parameters: gate q of W_ih is rows q*H .. q*H+H-1, i.e. H x I_l row-major,
+// exactly cuDNN's matrix of linLayerID q (recurrent: 4 + q); biases likewise.
+int upload_weights(cudnn_state *s, lc_error *err)
+{
+    const lstm_problem *p = s->p;
+    const lstm_shape *sh = &p->shape;
+    const int H = sh->hidden_size, L = sh->num_layers;
     char *w = (char *)s->w;
     CUDA_CHECK(cudaMemsetAsync(s->w, 0, s->wsize, s->stream));
     for (int l = 0; l < L; l++) {
@@ -356,8 +404,17 @@ int setup(cudnn_state *s, lc_error *err)
                 return LC_ERROR;
         }
     }
-    // inputs and seeds
-    if (upload(s, s->dev_len, s->host_len, (size_t)B * sizeof(int32_t), err) ||
+    return LC_OK;
+}
+
+// Inputs and seeds uploaded; outputs start at zero, and gradients are zero
+// until the first backward.
+int upload_inputs(cudnn_state *s, lc_error *err)
+{
+    const lstm_problem *p = s->p;
+    const size_t xbytes = x_bytes(&p->shape), ybytes = y_bytes(&p->shape),
+                 sbytes = state_bytes(&p->shape);
+    if (upload(s, s->dev_len, s->host_len, (size_t)p->shape.batch * sizeof(int32_t), err) ||
         upload(s, s->x, p->x, xbytes, err) || upload(s, s->hx, p->h0, sbytes, err) ||
         upload(s, s->cx, p->c0, sbytes, err) ||
         (p->dy && upload(s, s->dy, p->dy, ybytes, err)) ||
@@ -374,10 +431,15 @@ int setup(cudnn_state *s, lc_error *err)
     CUDA_CHECK(cudaMemsetAsync(s->dx, 0, xbytes, s->stream));
     CUDA_CHECK(cudaMemsetAsync(s->dhx, 0, sbytes, s->stream));
     CUDA_CHECK(cudaMemsetAsync(s->dcx, 0, sbytes, s->stream));
+    return LC_OK;
+}
 
+// With cfg.probe, one forward and backward: cuDNN may accept the descriptor
+// and refuse the algorithm only when it runs, so find out here, where a
+// refusal means "unsupported shape". Then wait for the stream.
+int probe_and_sync(cudnn_state *s, lc_error *err)
+{
     if (s->cfg.probe) {
-        // cuDNN may accept the descriptor and refuse the algorithm only when
-        // it runs: find out here, where a refusal means "unsupported shape"
         int rc = run_forward(s, LC_REFUSE_PROBE, err);
         if (rc == LC_OK)
             rc = run_backward(s, LC_REFUSE_PROBE, err);
@@ -387,6 +449,31 @@ int setup(cudnn_state *s, lc_error *err)
     }
     CUDA_CHECK(cudaStreamSynchronize(s->stream));
     return LC_OK;
+}
+
+// Everything create does, in order; the first failure's status (LC_ERROR,
+// or LC_UNSUPPORTED for a refused shape) with err set. The caller destroys
+// the partial instance.
+int setup(cudnn_state *s, lc_error *err)
+{
+    int rc = check_supported(s, err);
+    if (rc == LC_OK)
+        rc = host_setup(s, err);
+    if (rc == LC_OK)
+        rc = create_descriptors(s, err);
+    if (rc == LC_OK)
+        rc = describe_shape(s, err);
+    if (rc == LC_OK)
+        rc = alloc_buffers(s, err);
+    if (rc == LC_OK)
+        rc = locate_weights(s, err);
+    if (rc == LC_OK)
+        rc = upload_weights(s, err);
+    if (rc == LC_OK)
+        rc = upload_inputs(s, err);
+    if (rc == LC_OK)
+        rc = probe_and_sync(s, err);
+    return rc;
 }
 
 int fetch(cudnn_state *s, const void *dev, size_t n, float *host, double *dst, lc_error *err)

@@ -21,10 +21,7 @@
     do {                                                                            \
         CUptiResult cupti_check_rc_ = (call);                                       \
         if (cupti_check_rc_ != CUPTI_SUCCESS) {                                     \
-            const char *cupti_msg_ = nullptr;                                       \
-            cuptiGetResultString(cupti_check_rc_, &cupti_msg_);                     \
-            lc_error_set(err, "%s:%d: %s: %s", __FILE__, __LINE__, #call,           \
-                         cupti_msg_ ? cupti_msg_ : "unknown CUPTI error");          \
+            cupti_error(err, __LINE__, #call, cupti_check_rc_);                     \
             return 1;                                                               \
         }                                                                           \
     } while (0)
@@ -53,6 +50,14 @@ const CUpti_ActivityKind kKinds[] = {
     CUPTI_ACTIVITY_KIND_MEMSET,
     CUPTI_ACTIVITY_KIND_MARKER,
 };
+
+// "file:line: what: CUPTI's message for rc" into err.
+void cupti_error(lc_error *err, int line, const char *what, CUptiResult rc)
+{
+    const char *msg = nullptr;
+    cuptiGetResultString(rc, &msg);
+    lc_error_set(err, "%s:%d: %s: %s", __FILE__, line, what, msg ? msg : "unknown CUPTI error");
+}
 
 void callback_error(const char *what, CUptiResult rc, int line)
 {
@@ -88,88 +93,100 @@ void name_stream(trace_buffer *t, uint32_t pid, uint32_t stream)
     trace_name_lane(t, pid, stream, lane);
 }
 
+// Work on a device stream: the event on lane (TRACE_PID_GPU + device,
+// stream), whose name is written first.
+void add_gpu_event(trace_buffer *t, trace_event *e, int kind, uint64_t start, uint64_t end,
+                   uint32_t device, uint32_t stream)
+{
+    e->start_ns = start;
+    e->end_ns = end;
+    e->kind = kind;
+    e->pid = TRACE_PID_GPU + device;
+    e->tid = stream;
+    name_stream(t, e->pid, e->tid);
+    trace_add(t, e);
+}
+
+void record_kernel(trace_buffer *t, const CUpti_ActivityKernel10 *k)
+{
+    trace_event e;
+    memset(&e, 0, sizeof e);
+    char args[160];
+    snprintf(args, sizeof args,
+             "{\"grid\": [%d, %d, %d], \"block\": [%d, %d, %d], \"registers\": %u, "
+             "\"shared_bytes\": %d}",
+             k->gridX, k->gridY, k->gridZ, k->blockX, k->blockY, k->blockZ,
+             (unsigned)k->registersPerThread, k->staticSharedMemory + k->dynamicSharedMemory);
+    e.name = k->name ? k->name : "kernel";
+    e.args = args;
+    add_gpu_event(t, &e, TRACE_KERNEL, k->start, k->end, k->deviceId, k->streamId);
+}
+
+void record_memcpy(trace_buffer *t, const CUpti_ActivityMemcpy6 *m)
+{
+    trace_event e;
+    memset(&e, 0, sizeof e);
+    e.name = memcpy_name(m->copyKind);
+    e.bytes = m->bytes;
+    add_gpu_event(t, &e, TRACE_MEMCPY, m->start, m->end, m->deviceId, m->streamId);
+}
+
+void record_memset(trace_buffer *t, const CUpti_ActivityMemset4 *m)
+{
+    trace_event e;
+    memset(&e, 0, sizeof e);
+    e.name = "Memset";
+    e.bytes = m->bytes;
+    add_gpu_event(t, &e, TRACE_MEMSET, m->start, m->end, m->deviceId, m->streamId);
+}
+
+// NVTX push/pop and start/end ranges arrive as a START record (with the
+// name) and an END record with the same id; an instantaneous mark alone.
+// Caller holds g_lock.
+void record_marker(trace_buffer *t, const CUpti_ActivityMarker2 *m)
+{
+    trace_event e;
+    memset(&e, 0, sizeof e);
+    e.kind = TRACE_MARKER;
+    e.pid = TRACE_PID_NVTX;
+    uint32_t tid = m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? m->objectId.pt.threadId : 0;
+    if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
+        g_markers[m->id] = open_marker{m->timestamp, m->name ? m->name : "", tid};
+    } else if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
+        auto it = g_markers.find(m->id);
+        if (it == g_markers.end())
+            return;
+        e.start_ns = it->second.start;
+        e.end_ns = m->timestamp;
+        e.name = it->second.name.c_str();
+        e.tid = it->second.tid;
+        trace_add(t, &e);
+        g_markers.erase(it);
+    } else if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS) {
+        e.start_ns = e.end_ns = m->timestamp;
+        e.name = m->name ? m->name : "";
+        e.tid = tid;
+        trace_add(t, &e);
+    }
+}
+
 // Caller holds g_lock and g_trace is set.
 void record(const CUpti_Activity *rec)
 {
-    trace_buffer *t = g_trace;
-    trace_event e;
-    memset(&e, 0, sizeof e);
     switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-        const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
-        char args[160];
-        snprintf(args, sizeof args,
-                 "{\"grid\": [%d, %d, %d], \"block\": [%d, %d, %d], \"registers\": %u, "
-                 "\"shared_bytes\": %d}",
-                 k->gridX, k->gridY, k->gridZ, k->blockX, k->blockY, k->blockZ,
-                 (unsigned)k->registersPerThread, k->staticSharedMemory + k->dynamicSharedMemory);
-        e.start_ns = k->start;
-        e.end_ns = k->end;
-        e.name = k->name ? k->name : "kernel";
-        e.args = args;
-        e.kind = TRACE_KERNEL;
-        e.pid = TRACE_PID_GPU + k->deviceId;
-        e.tid = k->streamId;
-        name_stream(t, e.pid, e.tid);
-        trace_add(t, &e);
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        record_kernel(g_trace, (const CUpti_ActivityKernel10 *)rec);
         break;
-    }
-    case CUPTI_ACTIVITY_KIND_MEMCPY: {
-        const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)rec;
-        e.start_ns = m->start;
-        e.end_ns = m->end;
-        e.name = memcpy_name(m->copyKind);
-        e.bytes = m->bytes;
-        e.kind = TRACE_MEMCPY;
-        e.pid = TRACE_PID_GPU + m->deviceId;
-        e.tid = m->streamId;
-        name_stream(t, e.pid, e.tid);
-        trace_add(t, &e);
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+        record_memcpy(g_trace, (const CUpti_ActivityMemcpy6 *)rec);
         break;
-    }
-    case CUPTI_ACTIVITY_KIND_MEMSET: {
-        const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)rec;
-        e.start_ns = m->start;
-        e.end_ns = m->end;
-        e.name = "Memset";
-        e.bytes = m->bytes;
-        e.kind = TRACE_MEMSET;
-        e.pid = TRACE_PID_GPU + m->deviceId;
-        e.tid = m->streamId;
-        name_stream(t, e.pid, e.tid);
-        trace_add(t, &e);
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+        record_memset(g_trace, (const CUpti_ActivityMemset4 *)rec);
         break;
-    }
-    case CUPTI_ACTIVITY_KIND_MARKER: {
-        // NVTX push/pop and start/end ranges arrive as a START record (with
-        // the name) and an END record with the same id
-        const CUpti_ActivityMarker2 *m = (const CUpti_ActivityMarker2 *)rec;
-        uint32_t tid = m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? m->objectId.pt.threadId : 0;
-        if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
-            g_markers[m->id] = open_marker{m->timestamp, m->name ? m->name : "", tid};
-        } else if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
-            auto it = g_markers.find(m->id);
-            if (it == g_markers.end())
-                break;
-            e.start_ns = it->second.start;
-            e.end_ns = m->timestamp;
-            e.name = it->second.name.c_str();
-            e.kind = TRACE_MARKER;
-            e.pid = TRACE_PID_NVTX;
-            e.tid = it->second.tid;
-            trace_add(t, &e);
-            g_markers.erase(it);
-        } else if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS) {
-            e.start_ns = e.end_ns = m->timestamp;
-            e.name = m->name ? m->name : "";
-            e.kind = TRACE_MARKER;
-            e.pid = TRACE_PID_NVTX;
-            e.tid = tid;
-            trace_add(t, &e);
-        }
+    case CUPTI_ACTIVITY_KIND_MARKER:
+        record_marker(g_trace, (const CUpti_ActivityMarker2 *)rec);
         break;
-    }
     default:
         break;
     }
@@ -262,10 +279,9 @@ extern "C" int gpu_trace_start(trace_buffer *t, lc_error *err)
     for (CUpti_ActivityKind kind : kKinds) {
         CUptiResult rc = cuptiActivityEnable(kind);
         if (rc != CUPTI_SUCCESS) {
-            const char *msg = nullptr;
-            cuptiGetResultString(rc, &msg);
-            lc_error_set(err, "%s:%d: cuptiActivityEnable(%d): %s", __FILE__, __LINE__, (int)kind,
-                         msg ? msg : "unknown CUPTI error");
+            char what[48];
+            snprintf(what, sizeof what, "cuptiActivityEnable(%d)", (int)kind);
+            cupti_error(err, __LINE__, what, rc);
             for (CUpti_ActivityKind k : kKinds)
                 cuptiActivityDisable(k);
             std::lock_guard<std::mutex> guard(g_lock);
@@ -297,19 +313,15 @@ extern "C" int gpu_trace_stop(lc_error *err)
     int rc = 0;
     CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     if (r != CUPTI_SUCCESS) {
-        const char *msg = nullptr;
-        cuptiGetResultString(r, &msg);
-        lc_error_set(err, "%s:%d: cuptiActivityFlushAll: %s", __FILE__, __LINE__,
-                     msg ? msg : "unknown CUPTI error");
+        cupti_error(err, __LINE__, "cuptiActivityFlushAll", r);
         rc = 1;
     }
     for (CUpti_ActivityKind kind : kKinds) {
         r = cuptiActivityDisable(kind);
         if (r != CUPTI_SUCCESS && !rc) {
-            const char *msg = nullptr;
-            cuptiGetResultString(r, &msg);
-            lc_error_set(err, "%s:%d: cuptiActivityDisable(%d): %s", __FILE__, __LINE__, (int)kind,
-                         msg ? msg : "unknown CUPTI error");
+            char what[48];
+            snprintf(what, sizeof what, "cuptiActivityDisable(%d)", (int)kind);
+            cupti_error(err, __LINE__, what, r);
             rc = 1;
         }
     }

@@ -361,6 +361,35 @@ int lc_cell_forward_unfused(const lc_cell_fwd *a, float *scratch, cudaStream_t s
     return LC_OK;
 }
 
+namespace {
+
+// dh = dh_a + dh_b of the unfused cell backward: one of them as it is, their
+// sum in t0 (rows x H), or zero in t0 when neither is given.
+struct dh_sum {
+    const float *dh;
+    size_t ldh;
+};
+
+int sum_dh(const lc_cell_bwd *a, float *t0, cudaStream_t stream, dh_sum *out, lc_error *err)
+{
+    const int R = a->rows, H = a->H;
+    if (a->dh_a && a->dh_b) {
+        LC_TRY(lc_ew_binary(LC_EW_ADD, R, H, a->dh_a, a->ld_dh_a, a->dh_b, a->ld_dh_b, t0, H, stream,
+                            err));
+        out->dh = t0; out->ldh = H;
+    } else if (a->dh_a) {
+        out->dh = a->dh_a; out->ldh = a->ld_dh_a;
+    } else if (a->dh_b) {
+        out->dh = a->dh_b; out->ldh = a->ld_dh_b;
+    } else {
+        LC_TRY(lc_ew_zero(R, H, t0, H, stream, err));
+        out->dh = t0; out->ldh = H;
+    }
+    return LC_OK;
+}
+
+} // namespace
+
 int lc_cell_backward_unfused(const lc_cell_bwd *a, float *scratch, cudaStream_t stream,
                              lc_error *err)
 {
@@ -375,20 +404,10 @@ int lc_cell_backward_unfused(const lc_cell_bwd *a, float *scratch, cudaStream_t 
     float *dgi = dg, *dgf = dg + H, *dgg = dg + 2 * (size_t)H, *dgo = dg + 3 * (size_t)H;
     float *t0 = scratch, *t1 = scratch + (size_t)R * H, *t2 = scratch + 2 * (size_t)R * H;
     // dh = dh_a + dh_b
-    const float *dh;
-    size_t ldh;
-    if (a->dh_a && a->dh_b) {
-        LC_TRY(lc_ew_binary(LC_EW_ADD, R, H, a->dh_a, a->ld_dh_a, a->dh_b, a->ld_dh_b, t0, H, stream,
-                            err));
-        dh = t0; ldh = H;
-    } else if (a->dh_a) {
-        dh = a->dh_a; ldh = a->ld_dh_a;
-    } else if (a->dh_b) {
-        dh = a->dh_b; ldh = a->ld_dh_b;
-    } else {
-        LC_TRY(lc_ew_zero(R, H, t0, H, stream, err));
-        dh = t0; ldh = H;
-    }
+    dh_sum d;
+    LC_TRY(sum_dh(a, t0, stream, &d, err));
+    const float *dh = d.dh;
+    const size_t ldh = d.ldh;
     // t1 = tanh(c); dpre_o = (dh * tc) * o(1-o)
     LC_TRY(lc_ew_unary(LC_EW_TANH, R, H, a->c, a->ld_c, t1, H, stream, err));
     LC_TRY(lc_ew_binary(LC_EW_MUL, R, H, dh, ldh, t1, H, t2, H, stream, err));

@@ -48,12 +48,7 @@ int fetch(lc_gpu_state *s, double *dst, const float *src, size_t n, lc_error *er
 {
     if (!dst || !src || n == 0)
         return LC_OK;
-    if (n > s->host_elems) {
-        lc_error_set(err, "%s: read-back of %zu elements exceeds the staging buffer", s->name, n);
-        return LC_ERROR;
-    }
-    CUDA_CHECK(cudaMemcpyAsync(s->host, src, n * sizeof(float), cudaMemcpyDeviceToHost, s->stream));
-    CUDA_CHECK(cudaStreamSynchronize(s->stream));
+    LC_TRY(lc_fetch_staged(s->stream, s->name, s->host, s->host_elems, src, n, err));
     lstm_copy_to_double(dst, s->host, n);
     return LC_OK;
 }
@@ -64,7 +59,8 @@ size_t max3(size_t a, size_t b, size_t c)
     return m > c ? m : c;
 }
 
-int gpu_create(lc_gpu_state *s, const lstm_problem *p, unsigned needs, lc_error *err)
+// The stream, the cuBLAS handle, the layer table and the host staging buffer.
+int host_setup(lc_gpu_state *s, lc_error *err)
 {
     const size_t T = (size_t)s->T, B = (size_t)s->B, I = (size_t)s->I, H = (size_t)s->H,
                  L = (size_t)s->L;
@@ -84,29 +80,46 @@ int gpu_create(lc_gpu_state *s, const lstm_problem *p, unsigned needs, lc_error 
         lc_error_set(err, "%s: out of host memory", s->name);
         return LC_ERROR;
     }
+    return LC_OK;
+}
+
+// Layer l's parameters, gradients, gates and states; uploads its
+// parameters and hs[0] = h0[l], cs[0] = c0[l].
+int layer_create(lc_gpu_state *s, const lstm_problem *p, int l, lc_error *err)
+{
+    const size_t T = (size_t)s->T, B = (size_t)s->B, H = (size_t)s->H;
+    const size_t BH = B * H, G = 4 * H;
+    lc_gpu_layer *ly = &s->layers[l];
+    ly->in_size = lstm_layer_input_size(&p->shape, l);
+    const size_t In = (size_t)ly->in_size;
+    LC_TRY(gpu_alloc(s, &ly->w_ih, G * In, err));
+    LC_TRY(gpu_alloc(s, &ly->w_hh, G * H, err));
+    LC_TRY(gpu_alloc(s, &ly->b_ih, G, err));
+    LC_TRY(gpu_alloc(s, &ly->b_hh, G, err));
+    LC_TRY(gpu_alloc(s, &ly->dw_ih, G * In, err));
+    LC_TRY(gpu_alloc(s, &ly->dw_hh, G * H, err));
+    LC_TRY(gpu_alloc(s, &ly->db_ih, G, err));
+    LC_TRY(gpu_alloc(s, &ly->db_hh, G, err));
+    LC_TRY(gpu_alloc(s, &ly->gates, T * B * G, err));
+    LC_TRY(gpu_alloc(s, &ly->hs, (T + 1) * BH, err));
+    LC_TRY(gpu_alloc(s, &ly->cs, (T + 1) * BH, err));
+    LC_TRY(upload(s, ly->w_ih, p->w_ih[l], G * In, err));
+    LC_TRY(upload(s, ly->w_hh, p->w_hh[l], G * H, err));
+    LC_TRY(upload(s, ly->b_ih, p->b_ih[l], G, err));
+    LC_TRY(upload(s, ly->b_hh, p->b_hh[l], G, err));
+    LC_TRY(upload(s, ly->hs, p->h0 + (size_t)l * BH, BH, err)); // hs[0] = h0[l]
+    LC_TRY(upload(s, ly->cs, p->c0 + (size_t)l * BH, BH, err)); // cs[0] = c0[l]
+    return LC_OK;
+}
+
+// x and the backward seeds the runner takes (a state-only runner has no y,
+// so no dy), allocated and uploaded.
+int inputs_create(lc_gpu_state *s, const lstm_problem *p, lc_error *err)
+{
+    const size_t T = (size_t)s->T, B = (size_t)s->B, I = (size_t)s->I, H = (size_t)s->H,
+                 L = (size_t)s->L;
+    const size_t BH = B * H;
     const bool state_only = (s->caps & RUNNER_STATE_ONLY) != 0;
-    for (int l = 0; l < s->L; l++) {
-        lc_gpu_layer *ly = &s->layers[l];
-        ly->in_size = lstm_layer_input_size(&p->shape, l);
-        const size_t In = (size_t)ly->in_size;
-        LC_TRY(gpu_alloc(s, &ly->w_ih, G * In, err));
-        LC_TRY(gpu_alloc(s, &ly->w_hh, G * H, err));
-        LC_TRY(gpu_alloc(s, &ly->b_ih, G, err));
-        LC_TRY(gpu_alloc(s, &ly->b_hh, G, err));
-        LC_TRY(gpu_alloc(s, &ly->dw_ih, G * In, err));
-        LC_TRY(gpu_alloc(s, &ly->dw_hh, G * H, err));
-        LC_TRY(gpu_alloc(s, &ly->db_ih, G, err));
-        LC_TRY(gpu_alloc(s, &ly->db_hh, G, err));
-        LC_TRY(gpu_alloc(s, &ly->gates, T * B * G, err));
-        LC_TRY(gpu_alloc(s, &ly->hs, (T + 1) * BH, err));
-        LC_TRY(gpu_alloc(s, &ly->cs, (T + 1) * BH, err));
-        LC_TRY(upload(s, ly->w_ih, p->w_ih[l], G * In, err));
-        LC_TRY(upload(s, ly->w_hh, p->w_hh[l], G * H, err));
-        LC_TRY(upload(s, ly->b_ih, p->b_ih[l], G, err));
-        LC_TRY(upload(s, ly->b_hh, p->b_hh[l], G, err));
-        LC_TRY(upload(s, ly->hs, p->h0 + (size_t)l * BH, BH, err)); // hs[0] = h0[l]
-        LC_TRY(upload(s, ly->cs, p->c0 + (size_t)l * BH, BH, err)); // cs[0] = c0[l]
-    }
     LC_TRY(gpu_alloc(s, &s->x, T * B * I, err));
     LC_TRY(upload(s, s->x, p->x, T * B * I, err));
     if (p->dy && !state_only) {
@@ -121,6 +134,16 @@ int gpu_create(lc_gpu_state *s, const lstm_problem *p, unsigned needs, lc_error 
         LC_TRY(gpu_alloc(s, &s->dcy, L * BH, err));
         LC_TRY(upload(s, s->dcy, p->dcy, L * BH, err));
     }
+    return LC_OK;
+}
+
+// The input gradients and the backward's scratch (step and scratch as
+// `needs` asks).
+int grad_buffers_create(lc_gpu_state *s, unsigned needs, lc_error *err)
+{
+    const size_t T = (size_t)s->T, B = (size_t)s->B, I = (size_t)s->I, H = (size_t)s->H,
+                 L = (size_t)s->L;
+    const size_t BH = B * H, G = 4 * H;
     LC_TRY(gpu_alloc(s, &s->dx, T * B * I, err));
     LC_TRY(gpu_alloc(s, &s->dh0, L * BH, err));
     LC_TRY(gpu_alloc(s, &s->dc0, L * BH, err));
@@ -134,6 +157,16 @@ int gpu_create(lc_gpu_state *s, const lstm_problem *p, unsigned needs, lc_error 
     if (needs & LC_NEED_SCRATCH)
         LC_TRY(gpu_alloc(s, &s->scratch, (size_t)LC_UNFUSED_SCRATCH_ROWS * BH, err));
     LC_TRY(gpu_alloc(s, &s->bias_ws, (size_t)LC_BIAS_GRAD_CHUNKS * G, err));
+    return LC_OK;
+}
+
+int gpu_create(lc_gpu_state *s, const lstm_problem *p, unsigned needs, lc_error *err)
+{
+    LC_TRY(host_setup(s, err));
+    for (int l = 0; l < s->L; l++)
+        LC_TRY(layer_create(s, p, l, err));
+    LC_TRY(inputs_create(s, p, err));
+    LC_TRY(grad_buffers_create(s, needs, err));
     LC_TRY(lc_gpu_zero_grads(s, err));
     // the uploads read pageable host memory of the problem: finish them here
     CUDA_CHECK(cudaStreamSynchronize(s->stream));
@@ -141,6 +174,18 @@ int gpu_create(lc_gpu_state *s, const lstm_problem *p, unsigned needs, lc_error 
 }
 
 } // namespace
+
+int lc_fetch_staged(cudaStream_t stream, const char *name, float *host, size_t host_elems,
+                    const float *src, size_t n, lc_error *err)
+{
+    if (n > host_elems) {
+        lc_error_set(err, "%s: read-back of %zu elements exceeds the staging buffer", name, n);
+        return LC_ERROR;
+    }
+    CUDA_CHECK(cudaMemcpyAsync(host, src, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    return LC_OK;
+}
 
 int lc_gemm(const lc_gpu_state *s, bool trans_a, bool trans_b, int M, int N, int K, float alpha,
             const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc,

@@ -77,6 +77,11 @@ int lc_gemm(const lc_gpu_state *s, bool trans_a, bool trans_b, int M, int N, int
             const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc,
             lc_error *err);
 
+// n floats from src on the device into host (staging of host_elems floats),
+// on stream, and waits for them; more than fits is an error naming `name`.
+int lc_fetch_staged(cudaStream_t stream, const char *name, float *host, size_t host_elems,
+                    const float *src, size_t n, lc_error *err);
+
 // Create: checks the problem (no per-sequence lengths; L > 1 only with
 // RUNNER_MULTILAYER in caps), allocates, uploads parameters, x, h0, c0 and
 // the backward seeds (dy, dhy, dcy; a RUNNER_STATE_ONLY runner has no y, so

@@ -15,13 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-// Propagate a failure whose message the callee has written.
-#define VL_TRY(call)                                                                        \
-    do {                                                                                    \
-        if ((call) != LC_OK)                                                            \
-            return LC_ERROR;                                                            \
-    } while (0)
-
 namespace {
 
 const char kName[] = "vl_jit";
@@ -113,59 +106,84 @@ int init_device(vl_state *v, lc_error *err)
     return LC_OK;
 }
 
-int vl_create(const runner_ops *self, const lstm_problem *p, void **out, lc_error *err)
+// Fills order with (length, batch index), checks that every length is in
+// 1..T, and sorts it longest first.
+int order_by_length(const lstm_problem *p, len_idx *order, lc_error *err)
 {
-    (void)self;
-    *out = nullptr;
-    const lstm_shape *sh = &p->shape;
-    if (lstm_shape_validate(sh, err))
-        return LC_UNSUPPORTED;
-    const int T = sh->seq_length, B = sh->batch, I = sh->input_size, H = sh->hidden_size,
-              L = sh->num_layers;
-    vl_state *v = (vl_state *)calloc(1, sizeof *v);
-    len_idx *order = (len_idx *)malloc((size_t)B * sizeof *order);
-    if (!v || !order) {
-        free(v);
-        free(order);
-        lc_error_set(err, "%s: out of host memory", kName);
-        return LC_ERROR;
-    }
-    v->p = p;
-    v->perm = (int *)malloc((size_t)B * sizeof(int));
-    v->len = (int *)malloc((size_t)B * sizeof(int));
-    v->active = (int *)malloc((size_t)T * sizeof(int));
-    if (!v->perm || !v->len || !v->active) {
-        free(order);
-        vl_destroy(v);
-        lc_error_set(err, "%s: out of host memory", kName);
-        return LC_ERROR;
-    }
+    const int T = p->shape.seq_length, B = p->shape.batch;
     for (int b = 0; b < B; b++) {
         order[b].len = lstm_length(p, b);
         order[b].idx = b;
         if (order[b].len < 1 || order[b].len > T) {
             lc_error_set(err, "%s: length %d of sequence %d is outside 1..%d", kName,
                          order[b].len, b, T);
-            free(order);
-            vl_destroy(v);
             return LC_ERROR;
         }
     }
     qsort(order, (size_t)B, sizeof *order, by_length_desc);
+    return LC_OK;
+}
+
+// perm and len from the sorted order, and active[t]: the rows longer than t.
+void take_order(vl_state *v, const len_idx *order, int T, int B)
+{
     for (int j = 0; j < B; j++) {
         v->perm[j] = order[j].idx;
         v->len[j] = order[j].len;
     }
-    free(order);
     for (int t = 0, n = B; t < T; t++) {
         while (n > 0 && v->len[n - 1] <= t)
             n--;
         v->active[t] = n;
     }
+}
 
-    // the permuted problem
+// The batch sorted by length, once: perm, len and active.
+int sort_batch(vl_state *v, const lstm_problem *p, lc_error *err)
+{
+    const int T = p->shape.seq_length, B = p->shape.batch;
+    len_idx *order = (len_idx *)malloc((size_t)B * sizeof *order);
+    v->perm = (int *)malloc((size_t)B * sizeof(int));
+    v->len = (int *)malloc((size_t)B * sizeof(int));
+    v->active = (int *)malloc((size_t)T * sizeof(int));
+    int rc = LC_ERROR;
+    if (!order || !v->perm || !v->len || !v->active)
+        lc_error_set(err, "%s: out of host memory", kName);
+    else
+        rc = order_by_length(p, order, err);
+    if (rc == LC_OK)
+        take_order(v, order, T, B);
+    free(order);
+    return rc;
+}
+
+// Staging: a layer's hs / cs (T+1,B,H), dx (T,B,I), a weight gradient, a
+// state (L,B,H); the largest of them.
+size_t staging_elems(const lstm_shape *sh)
+{
+    const size_t Ts = (size_t)sh->seq_length, Ls = (size_t)sh->num_layers,
+                 Hs = (size_t)sh->hidden_size, Is = (size_t)sh->input_size;
+    const size_t B = (size_t)sh->batch;
+    const size_t wide = Is > Hs ? Is : Hs;
+    size_t n = (Ts + 1) * B * Hs;
+    if (Ts * B * Is > n)
+        n = Ts * B * Is;
+    if (4 * Hs * wide > n)
+        n = 4 * Hs * wide;
+    if (Ls * B * Hs > n)
+        n = Ls * B * Hs;
+    return n;
+}
+
+// The permuted problem (x, h0, c0 and the seeds re-ordered along the batch,
+// the caller's parameters, no lengths) and the read-back staging.
+int make_sorted_problem(vl_state *v, const lstm_problem *p, lc_error *err)
+{
+    const lstm_shape *sh = &p->shape;
+    const int B = sh->batch;
     bool ok = true;
-    const size_t Ts = (size_t)T, Ls = (size_t)L, Hs = (size_t)H, Is = (size_t)I;
+    const size_t Ts = (size_t)sh->seq_length, Ls = (size_t)sh->num_layers,
+                 Hs = (size_t)sh->hidden_size, Is = (size_t)sh->input_size;
     v->sorted.shape = *sh;
     v->sorted.lengths = nullptr;
     v->sorted.w_ih = p->w_ih;
@@ -178,24 +196,32 @@ int vl_create(const runner_ops *self, const lstm_problem *p, void **out, lc_erro
     v->sorted.dy = dup_permuted(p->dy, Ts, B, Hs, v->perm, &ok);
     v->sorted.dhy = dup_permuted(p->dhy, Ls, B, Hs, v->perm, &ok);
     v->sorted.dcy = dup_permuted(p->dcy, Ls, B, Hs, v->perm, &ok);
-    // staging: a layer's hs / cs (T+1,B,H), dx (T,B,I), a weight gradient
-    const size_t wide = Is > Hs ? Is : Hs;
-    size_t n = (Ts + 1) * (size_t)B * Hs;
-    if (Ts * (size_t)B * Is > n)
-        n = Ts * (size_t)B * Is;
-    if (4 * Hs * wide > n)
-        n = 4 * Hs * wide;
-    if (Ls * (size_t)B * Hs > n)
-        n = Ls * (size_t)B * Hs;
-    v->host_elems = n;
-    v->host = (float *)malloc(n * sizeof(float));
+    v->host_elems = staging_elems(sh);
+    v->host = (float *)malloc(v->host_elems * sizeof(float));
     if (!ok || !v->host) {
-        vl_destroy(v);
         lc_error_set(err, "%s: out of host memory", kName);
         return LC_ERROR;
     }
+    return LC_OK;
+}
 
-    int rc = lc_gpu_create(&v->sorted, kName, kCaps, LC_NEED_STEP, (void **)&v->g, err);
+int vl_create(const runner_ops *self, const lstm_problem *p, void **out, lc_error *err)
+{
+    (void)self;
+    *out = nullptr;
+    if (lstm_shape_validate(&p->shape, err))
+        return LC_UNSUPPORTED;
+    vl_state *v = (vl_state *)calloc(1, sizeof *v);
+    if (!v) {
+        lc_error_set(err, "%s: out of host memory", kName);
+        return LC_ERROR;
+    }
+    v->p = p;
+    int rc = sort_batch(v, p, err);
+    if (rc == LC_OK)
+        rc = make_sorted_problem(v, p, err);
+    if (rc == LC_OK)
+        rc = lc_gpu_create(&v->sorted, kName, kCaps, LC_NEED_STEP, (void **)&v->g, err);
     if (rc == LC_OK)
         rc = init_device(v, err);
     if (rc != LC_OK) {
@@ -223,10 +249,10 @@ int vl_forward(void *vs, lc_error *err)
                 break; // no sequence is this long (active[] only shrinks)
             float *gates_t = lc_gates_at(g, l, t);
             // gates_t[0:n] = in_t[0:n] W_ih^T        (n x In)(4H x In)^T
-            VL_TRY(lc_gemm(g, false, true, n, G, In, 1.0f, in + (size_t)t * B * In, In, ly->w_ih,
+            LC_TRY(lc_gemm(g, false, true, n, G, In, 1.0f, in + (size_t)t * B * In, In, ly->w_ih,
                            In, 0.0f, gates_t, G, err));
             // step[0:n] = h_{t-1}[0:n] W_hh^T        hs[t] holds h_{t-1}
-            VL_TRY(lc_gemm(g, false, true, n, G, H, 1.0f, ly->hs + (size_t)t * BH, H, ly->w_hh, H,
+            LC_TRY(lc_gemm(g, false, true, n, G, H, 1.0f, ly->hs + (size_t)t * BH, H, ly->w_hh, H,
                            0.0f, g->step, G, err));
             lc_cell_fwd a = lc_step_cell(g, l, t);
             a.rows = n;
@@ -234,10 +260,102 @@ int vl_forward(void *vs, lc_error *err)
             a.ld_pre_b = (size_t)G;
             a.bias_a = ly->b_ih;
             a.bias_b = ly->b_hh;
-            VL_TRY(lc_cell_forward(&a, g->stream, err));
+            LC_TRY(lc_cell_forward(&a, g->stream, err));
         }
     }
     g->forward_done = 1;
+    return LC_OK;
+}
+
+// dh, dc of every row start as the seeds of its last step: a row joins at
+// its own last step t (active[t+1] <= row < active[t]), and the later steps
+// only wrote rows below their smaller count.
+int seed_state_grads(lc_gpu_state *g, int l, lc_error *err)
+{
+    const size_t BH = (size_t)g->B * g->H;
+    if (g->dhy)
+        CUDA_CHECK(cudaMemcpyAsync(g->dh, g->dhy + (size_t)l * BH, BH * sizeof(float),
+                                   cudaMemcpyDeviceToDevice, g->stream));
+    else
+        CUDA_CHECK(cudaMemsetAsync(g->dh, 0, BH * sizeof(float), g->stream));
+    if (g->dcy)
+        CUDA_CHECK(cudaMemcpyAsync(g->dc, g->dcy + (size_t)l * BH, BH * sizeof(float),
+                                   cudaMemcpyDeviceToDevice, g->stream));
+    else
+        CUDA_CHECK(cudaMemsetAsync(g->dc, 0, BH * sizeof(float), g->stream));
+    return LC_OK;
+}
+
+// The fused cell backward's arguments for step t of layer l over its n
+// running rows; dseq is the gradient into the layer's outputs (or NULL).
+lc_cell_bwd step_cell_bwd(const lc_gpu_state *g, int l, int t, int n, const float *dseq)
+{
+    const lc_gpu_layer *ly = &g->layers[l];
+    const int H = g->H, G = 4 * g->H;
+    const size_t BH = (size_t)g->B * H, BG = (size_t)g->B * G, Hs = (size_t)H;
+    lc_cell_bwd a;
+    memset(&a, 0, sizeof a);
+    a.rows = n;
+    a.H = H;
+    a.gates = ly->gates + (size_t)t * BG;
+    a.ld_gates = (size_t)G;
+    a.c = ly->cs + (size_t)(t + 1) * BH; // c_t
+    a.ld_c = Hs;
+    a.c_prev = ly->cs + (size_t)t * BH;  // c_{t-1}
+    a.ld_c_prev = Hs;
+    a.dh_a = dseq ? dseq + (size_t)t * BH : nullptr;
+    a.ld_dh_a = Hs;
+    a.dh_b = g->dh;
+    a.ld_dh_b = Hs;
+    a.dc = g->dc;
+    a.ld_dc = Hs;
+    a.dgates = g->dgates + (size_t)t * BG;
+    a.ld_dgates = (size_t)G;
+    a.dc_prev = t == 0 ? g->dc0 + (size_t)l * BH : g->dc;
+    a.ld_dc_prev = Hs;
+    return a;
+}
+
+// Step t of layer l over the rows still running: the fused cell backward,
+// then dh_{t-1}[0:n] = dgates_t[0:n] W_hh (dh0 at step 0).
+int backward_step(const vl_state *v, int l, int t, const float *dseq, lc_error *err)
+{
+    const lc_gpu_state *g = v->g;
+    const int H = g->H, G = 4 * g->H;
+    const size_t BH = (size_t)g->B * H, BG = (size_t)g->B * G;
+    const int n = v->active[t]; // n == B at t == 0: every length is >= 1
+    if (n == 0)
+        return LC_OK;
+    float *dg_t = g->dgates + (size_t)t * BG;
+    const lc_cell_bwd a = step_cell_bwd(g, l, t, n, dseq);
+    LC_TRY(lc_cell_backward(&a, g->stream, err));
+    // dh_{t-1}[0:n] = dgates_t[0:n] (n x 4H) W_hh (4H x H)
+    float *dh_out = t == 0 ? g->dh0 + (size_t)l * BH : g->dh;
+    LC_TRY(lc_gemm(g, false, false, n, H, G, 1.0f, dg_t, G, g->layers[l].w_hh, H, 0.0f, dh_out, H,
+                   err));
+    return LC_OK;
+}
+
+// Layer l's weight, bias and input gradients, all T*B rows at once;
+// finished rows have zero gate gradients and finite (zero) states, so they
+// contribute nothing.
+int layer_grads_all_rows(const lc_gpu_state *g, int l, lc_error *err)
+{
+    const lc_gpu_layer *ly = &g->layers[l];
+    const int In = ly->in_size, H = g->H, G = 4 * g->H, TB = g->T * g->B;
+    const float *in = lc_layer_input(g, l);
+    // dW_ih (4H x In) += dgates^T (4H x TB) in (TB x In)
+    LC_TRY(lc_gemm(g, true, false, G, In, TB, 1.0f, g->dgates, G, in, In, 1.0f, ly->dw_ih, In,
+                   err));
+    // dW_hh (4H x H) += dgates^T h_prev (TB x H); hs[0..T-1] are the h_{t-1}
+    LC_TRY(lc_gemm(g, true, false, G, H, TB, 1.0f, g->dgates, G, ly->hs, H, 1.0f, ly->dw_hh, H,
+                   err));
+    LC_TRY(lc_bias_grad(TB, G, g->dgates, (size_t)G, g->bias_ws, ly->db_ih, ly->db_hh,
+                        g->stream, err));
+    // input gradient (TB x In) = dgates W_ih: dx, or the layer below's d_out
+    float *d_in = l == 0 ? g->dx : g->d_out;
+    LC_TRY(lc_gemm(g, false, false, TB, In, G, 1.0f, g->dgates, G, ly->w_ih, In, 0.0f, d_in, In,
+                   err));
     return LC_OK;
 }
 
@@ -245,76 +363,18 @@ int vl_backward(void *vs, lc_error *err)
 {
     vl_state *v = (vl_state *)vs;
     lc_gpu_state *g = v->g;
-    const int T = g->T, B = g->B, H = g->H, G = 4 * g->H, TB = g->T * g->B;
-    const size_t BH = (size_t)B * H, BG = (size_t)B * G, Hs = (size_t)H;
     if (!g->forward_done) {
         lc_error_set(err, "%s: backward before forward", kName);
         return LC_ERROR;
     }
     for (int l = g->L - 1; l >= 0; l--) {
-        const lc_gpu_layer *ly = &g->layers[l];
-        const int In = ly->in_size;
-        const float *in = lc_layer_input(g, l);
         const float *dseq = l == g->L - 1 ? g->dy : g->d_out; // gradient into the outputs
-        // dh, dc of every row start as the seeds of its last step: a row
-        // joins at its own last step t (active[t+1] <= row < active[t]),
-        // and the later steps only wrote rows below their smaller count
-        if (g->dhy)
-            CUDA_CHECK(cudaMemcpyAsync(g->dh, g->dhy + (size_t)l * BH, BH * sizeof(float),
-                                       cudaMemcpyDeviceToDevice, g->stream));
-        else
-            CUDA_CHECK(cudaMemsetAsync(g->dh, 0, BH * sizeof(float), g->stream));
-        if (g->dcy)
-            CUDA_CHECK(cudaMemcpyAsync(g->dc, g->dcy + (size_t)l * BH, BH * sizeof(float),
-                                       cudaMemcpyDeviceToDevice, g->stream));
-        else
-            CUDA_CHECK(cudaMemsetAsync(g->dc, 0, BH * sizeof(float), g->stream));
-        for (int t = T - 1; t >= 0; t--) {
+        LC_TRY(seed_state_grads(g, l, err));
+        for (int t = g->T - 1; t >= 0; t--) {
             LC_NVTX_STEP(t); // a "step <t>" range when profiling (nvtx_steps.h)
-            const int n = v->active[t]; // n == B at t == 0: every length is >= 1
-            if (n == 0)
-                continue;
-            float *dg_t = g->dgates + (size_t)t * BG;
-            lc_cell_bwd a;
-            memset(&a, 0, sizeof a);
-            a.rows = n;
-            a.H = H;
-            a.gates = ly->gates + (size_t)t * BG;
-            a.ld_gates = (size_t)G;
-            a.c = ly->cs + (size_t)(t + 1) * BH; // c_t
-            a.ld_c = Hs;
-            a.c_prev = ly->cs + (size_t)t * BH;  // c_{t-1}
-            a.ld_c_prev = Hs;
-            a.dh_a = dseq ? dseq + (size_t)t * BH : nullptr;
-            a.ld_dh_a = Hs;
-            a.dh_b = g->dh;
-            a.ld_dh_b = Hs;
-            a.dc = g->dc;
-            a.ld_dc = Hs;
-            a.dgates = dg_t;
-            a.ld_dgates = (size_t)G;
-            a.dc_prev = t == 0 ? g->dc0 + (size_t)l * BH : g->dc;
-            a.ld_dc_prev = Hs;
-            VL_TRY(lc_cell_backward(&a, g->stream, err));
-            // dh_{t-1}[0:n] = dgates_t[0:n] (n x 4H) W_hh (4H x H)
-            float *dh_out = t == 0 ? g->dh0 + (size_t)l * BH : g->dh;
-            VL_TRY(lc_gemm(g, false, false, n, H, G, 1.0f, dg_t, G, ly->w_hh, H, 0.0f, dh_out, H,
-                           err));
+            LC_TRY(backward_step(v, l, t, dseq, err));
         }
-        // all T*B rows at once; finished rows have zero gate gradients and
-        // finite (zero) states, so they contribute nothing
-        // dW_ih (4H x In) += dgates^T (4H x TB) in (TB x In)
-        VL_TRY(lc_gemm(g, true, false, G, In, TB, 1.0f, g->dgates, G, in, In, 1.0f, ly->dw_ih, In,
-                       err));
-        // dW_hh (4H x H) += dgates^T h_prev (TB x H); hs[0..T-1] are the h_{t-1}
-        VL_TRY(lc_gemm(g, true, false, G, H, TB, 1.0f, g->dgates, G, ly->hs, H, 1.0f, ly->dw_hh, H,
-                       err));
-        VL_TRY(lc_bias_grad(TB, G, g->dgates, (size_t)G, g->bias_ws, ly->db_ih, ly->db_hh,
-                            g->stream, err));
-        // input gradient (TB x In) = dgates W_ih: dx, or the layer below's d_out
-        float *d_in = l == 0 ? g->dx : g->d_out;
-        VL_TRY(lc_gemm(g, false, false, TB, In, G, 1.0f, g->dgates, G, ly->w_ih, In, 0.0f, d_in, In,
-                       err));
+        LC_TRY(layer_grads_all_rows(g, l, err));
     }
     g->backward_done = 1;
     return LC_OK;
@@ -328,14 +388,7 @@ int vl_zero_grads(void *vs, lc_error *err)
 // n floats from the device into the staging buffer.
 int fetch_raw(vl_state *v, const float *src, size_t n, lc_error *err)
 {
-    if (n > v->host_elems) {
-        lc_error_set(err, "%s: read-back of %zu elements exceeds the staging buffer", kName, n);
-        return LC_ERROR;
-    }
-    CUDA_CHECK(cudaMemcpyAsync(v->host, src, n * sizeof(float), cudaMemcpyDeviceToHost,
-                               v->g->stream));
-    CUDA_CHECK(cudaStreamSynchronize(v->g->stream));
-    return LC_OK;
+    return lc_fetch_staged(v->g->stream, kName, v->host, v->host_elems, src, n, err);
 }
 
 // (outer, B, width) staged in sorted order -> dst in the original order.
@@ -348,62 +401,101 @@ void unpermute_to_double(const vl_state *v, double *dst, size_t outer, size_t wi
                                 v->host + (o * B + j) * width, width);
 }
 
+// Staged hs or cs (T+1,B,H) of a layer -> dst (B,H) in the original order:
+// row j's last state is hs[len_j].
+void unpermute_last_state(const vl_state *v, double *dst)
+{
+    const size_t B = (size_t)v->g->B, H = (size_t)v->g->H;
+    for (size_t j = 0; j < B; j++)
+        lstm_copy_to_double(dst + (size_t)v->perm[j] * H,
+                            v->host + ((size_t)v->len[j] * B + j) * H, H);
+}
+
+// Staged hs (T+1,B,H) of the last layer -> y (T,B,H) in the original order:
+// y_t is hs[t+1], and 0 past each sequence's end.
+void unpermute_y(const vl_state *v, double *y)
+{
+    const size_t T = (size_t)v->g->T, B = (size_t)v->g->B, H = (size_t)v->g->H;
+    for (size_t t = 0; t < T; t++) {
+        for (size_t j = 0; j < B; j++) {
+            double *dst = y + (t * B + (size_t)v->perm[j]) * H;
+            if (t < (size_t)v->len[j])
+                lstm_copy_to_double(dst, v->host + ((t + 1) * B + j) * H, H);
+            else
+                memset(dst, 0, H * sizeof(double)); // past the sequence's end
+        }
+    }
+}
+
+// Layer l's hy and cy, and y for the last layer.
+int read_layer_outputs(vl_state *v, lstm_results *r, size_t l, lc_error *err)
+{
+    const lc_gpu_state *g = v->g;
+    const size_t T = (size_t)g->T, BH = (size_t)g->B * g->H;
+    const lc_gpu_layer *ly = &g->layers[l];
+    LC_TRY(fetch_raw(v, ly->hs, (T + 1) * BH, err));
+    unpermute_last_state(v, r->hy + l * BH);
+    if (l == (size_t)g->L - 1)
+        unpermute_y(v, r->y);
+    LC_TRY(fetch_raw(v, ly->cs, (T + 1) * BH, err));
+    unpermute_last_state(v, r->cy + l * BH);
+    return LC_OK;
+}
+
+// dx, dh0 and dc0 in the original order; dx's padded rows are zero (zero
+// gate gradients), as the semantics want.
+int read_input_grads(vl_state *v, lstm_results *r, lc_error *err)
+{
+    const lc_gpu_state *g = v->g;
+    const size_t T = (size_t)g->T, B = (size_t)g->B, I = (size_t)g->I, H = (size_t)g->H,
+                 L = (size_t)g->L;
+    const size_t BH = B * H;
+    LC_TRY(fetch_raw(v, g->dx, T * B * I, err));
+    unpermute_to_double(v, r->dx, T, I);
+    LC_TRY(fetch_raw(v, g->dh0, L * BH, err));
+    unpermute_to_double(v, r->dh0, L, H);
+    LC_TRY(fetch_raw(v, g->dc0, L * BH, err));
+    unpermute_to_double(v, r->dc0, L, H);
+    return LC_OK;
+}
+
+// n floats from the device into dst, through the staging buffer.
+int fetch_to_double(vl_state *v, double *dst, const float *src, size_t n, lc_error *err)
+{
+    LC_TRY(fetch_raw(v, src, n, err));
+    lstm_copy_to_double(dst, v->host, n);
+    return LC_OK;
+}
+
+// The parameter gradients: they do not depend on the batch order.
+int read_param_grads(vl_state *v, lstm_results *r, lc_error *err)
+{
+    const lc_gpu_state *g = v->g;
+    const size_t H = (size_t)g->H, G = 4 * H;
+    for (size_t l = 0; l < (size_t)g->L; l++) {
+        const lc_gpu_layer *ly = &g->layers[l];
+        const size_t In = (size_t)ly->in_size;
+        LC_TRY(fetch_to_double(v, r->dw_ih[l], ly->dw_ih, G * In, err));
+        LC_TRY(fetch_to_double(v, r->dw_hh[l], ly->dw_hh, G * H, err));
+        LC_TRY(fetch_to_double(v, r->db_ih[l], ly->db_ih, G, err));
+        LC_TRY(fetch_to_double(v, r->db_hh[l], ly->db_hh, G, err));
+    }
+    return LC_OK;
+}
+
 int vl_read_results(void *vs, lstm_results *r, lc_error *err)
 {
     vl_state *v = (vl_state *)vs;
     lc_gpu_state *g = v->g;
-    const size_t T = (size_t)g->T, B = (size_t)g->B, I = (size_t)g->I, H = (size_t)g->H,
-                 L = (size_t)g->L;
-    const size_t BH = B * H, G = 4 * H;
     CUDA_CHECK(cudaStreamSynchronize(g->stream));
     if (g->forward_done) {
-        for (size_t l = 0; l < L; l++) {
-            const lc_gpu_layer *ly = &g->layers[l];
-            // hs (T+1,B,H): row j's last state is hs[len_j]; y_t is hs[t+1]
-            VL_TRY(fetch_raw(v, ly->hs, (T + 1) * BH, err));
-            for (size_t j = 0; j < B; j++)
-                lstm_copy_to_double(r->hy + l * BH + (size_t)v->perm[j] * H,
-                                    v->host + ((size_t)v->len[j] * B + j) * H, H);
-            if (l == L - 1) {
-                for (size_t t = 0; t < T; t++) {
-                    for (size_t j = 0; j < B; j++) {
-                        double *dst = r->y + (t * B + (size_t)v->perm[j]) * H;
-                        if (t < (size_t)v->len[j])
-                            lstm_copy_to_double(dst, v->host + ((t + 1) * B + j) * H, H);
-                        else
-                            memset(dst, 0, H * sizeof(double)); // past the sequence's end
-                    }
-                }
-            }
-            VL_TRY(fetch_raw(v, ly->cs, (T + 1) * BH, err));
-            for (size_t j = 0; j < B; j++)
-                lstm_copy_to_double(r->cy + l * BH + (size_t)v->perm[j] * H,
-                                    v->host + ((size_t)v->len[j] * B + j) * H, H);
-        }
+        for (size_t l = 0; l < (size_t)g->L; l++)
+            LC_TRY(read_layer_outputs(v, r, l, err));
     }
     if (!g->backward_done)
         return LC_OK;
-    // dx: padded rows are zero (zero gate gradients), as the semantics want
-    VL_TRY(fetch_raw(v, g->dx, T * B * I, err));
-    unpermute_to_double(v, r->dx, T, I);
-    VL_TRY(fetch_raw(v, g->dh0, L * BH, err));
-    unpermute_to_double(v, r->dh0, L, H);
-    VL_TRY(fetch_raw(v, g->dc0, L * BH, err));
-    unpermute_to_double(v, r->dc0, L, H);
-    // parameter gradients do not depend on the batch order
-    for (size_t l = 0; l < L; l++) {
-        const lc_gpu_layer *ly = &g->layers[l];
-        const size_t In = (size_t)ly->in_size;
-        VL_TRY(fetch_raw(v, ly->dw_ih, G * In, err));
-        lstm_copy_to_double(r->dw_ih[l], v->host, G * In);
-        VL_TRY(fetch_raw(v, ly->dw_hh, G * H, err));
-        lstm_copy_to_double(r->dw_hh[l], v->host, G * H);
-        VL_TRY(fetch_raw(v, ly->db_ih, G, err));
-        lstm_copy_to_double(r->db_ih[l], v->host, G);
-        VL_TRY(fetch_raw(v, ly->db_hh, G, err));
-        lstm_copy_to_double(r->db_hh[l], v->host, G);
-    }
-    return LC_OK;
+    LC_TRY(read_input_grads(v, r, err));
+    return read_param_grads(v, r, err);
 }
 
 size_t vl_peak_device_bytes(void *vs)

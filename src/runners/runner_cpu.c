@@ -123,60 +123,86 @@ static float *falloc(size_t n, int *ok)
     return p;
 }
 
-static int cpu_create(const runner_ops *self, const lstm_problem *p, void **out, lc_error *err)
+/* The state with its layer table and the lengths (all T without variable
+ * length); NULL when out of host memory. */
+static cpu_state *cpu_state_new(const lstm_problem *p)
 {
-    (void)self;
     const lstm_shape *sh = &p->shape;
-    const size_t T = (size_t)sh->seq_length, B = (size_t)sh->batch, H = (size_t)sh->hidden_size;
-    const size_t wide = (size_t)(sh->input_size > sh->hidden_size ? sh->input_size : sh->hidden_size);
-    int ok = 1;
+    const size_t B = (size_t)sh->batch;
     cpu_state *s = calloc(1, sizeof *s);
-    if (!s) {
-        lc_error_set(err, "cpu: out of host memory");
-        return LC_ERROR;
-    }
+    if (!s)
+        return NULL;
     s->p = p;
     s->layers = calloc((size_t)sh->num_layers, sizeof *s->layers);
     s->len = malloc(B * sizeof *s->len);
     if (!s->layers || !s->len) {
         cpu_destroy(s);
-        lc_error_set(err, "cpu: out of host memory");
-        return LC_ERROR;
+        return NULL;
     }
     for (size_t b = 0; b < B; b++)
         s->len[b] = lstm_length(p, (int)b);
-    for (int l = 0; l < sh->num_layers; l++) {
-        cpu_layer *ly = &s->layers[l];
-        ly->gates = falloc(T * B * 4 * H, &ok);
-        ly->c = falloc(T * B * H, &ok);
-        ly->h_prev = falloc(T * B * H, &ok);
-        ly->c_prev = falloc(T * B * H, &ok);
-        ly->out = falloc(T * B * H, &ok);
-        ly->dw_ih = falloc(lstm_w_ih_elems(sh, l), &ok);
-        ly->dw_hh = falloc(lstm_w_hh_elems(sh), &ok);
-        ly->db_ih = falloc(4 * H, &ok);
-        ly->db_hh = falloc(4 * H, &ok);
-    }
-    s->hy = falloc(lstm_state_elems(sh), &ok);
-    s->cy = falloc(lstm_state_elems(sh), &ok);
-    s->dgates = falloc(T * B * 4 * H, &ok);
-    s->d_out = falloc(T * B * wide, &ok);
-    s->d_in = falloc(T * B * wide, &ok);
-    s->dx = falloc(lstm_seq_elems(sh, sh->input_size), &ok);
-    s->dh0 = falloc(lstm_state_elems(sh), &ok);
-    s->dc0 = falloc(lstm_state_elems(sh), &ok);
-    s->dh = falloc(B * H, &ok);
-    s->dc = falloc(B * H, &ok);
-    s->dh_next = falloc(B * H, &ok);
+    return s;
+}
+
+/* Layer l's tape (gates, cells, states before each step, output) and its
+ * accumulated gradients; *ok becomes 0 when an allocation fails. */
+static void alloc_layer(cpu_layer *ly, const lstm_shape *sh, int l, int *ok)
+{
+    const size_t T = (size_t)sh->seq_length, B = (size_t)sh->batch, H = (size_t)sh->hidden_size;
+    ly->gates = falloc(T * B * 4 * H, ok);
+    ly->c = falloc(T * B * H, ok);
+    ly->h_prev = falloc(T * B * H, ok);
+    ly->c_prev = falloc(T * B * H, ok);
+    ly->out = falloc(T * B * H, ok);
+    ly->dw_ih = falloc(lstm_w_ih_elems(sh, l), ok);
+    ly->dw_hh = falloc(lstm_w_hh_elems(sh), ok);
+    ly->db_ih = falloc(4 * H, ok);
+    ly->db_hh = falloc(4 * H, ok);
+}
+
+/* The final states, the backward's scratch and gradients of the inputs,
+ * and the test-only extra work's operands. */
+static void alloc_buffers(cpu_state *s, int *ok)
+{
+    const lstm_shape *sh = &s->p->shape;
+    const size_t T = (size_t)sh->seq_length, B = (size_t)sh->batch, H = (size_t)sh->hidden_size;
+    const size_t wide = (size_t)(sh->input_size > sh->hidden_size ? sh->input_size : sh->hidden_size);
+    s->hy = falloc(lstm_state_elems(sh), ok);
+    s->cy = falloc(lstm_state_elems(sh), ok);
+    s->dgates = falloc(T * B * 4 * H, ok);
+    s->d_out = falloc(T * B * wide, ok);
+    s->d_in = falloc(T * B * wide, ok);
+    s->dx = falloc(lstm_seq_elems(sh, sh->input_size), ok);
+    s->dh0 = falloc(lstm_state_elems(sh), ok);
+    s->dc0 = falloc(lstm_state_elems(sh), ok);
+    s->dh = falloc(B * H, ok);
+    s->dc = falloc(B * H, ok);
+    s->dh_next = falloc(B * H, ok);
     if (EXTRA_WORK_PERCENT() > 0) {
         /* test-only: small GEMMs (8 x 4H x H) repeated as extra work */
         s->extra_rows = 8;
-        s->extra_a = falloc((size_t)s->extra_rows * H, &ok);
-        s->extra_c = falloc((size_t)s->extra_rows * 4 * H, &ok);
+        s->extra_a = falloc((size_t)s->extra_rows * H, ok);
+        s->extra_c = falloc((size_t)s->extra_rows * 4 * H, ok);
     }
+}
+
+static int cpu_create(const runner_ops *self, const lstm_problem *p, void **out, lc_error *err)
+{
+    (void)self;
+    const lstm_shape *sh = &p->shape;
+    int ok = 1;
+    cpu_state *s = cpu_state_new(p);
+    if (!s) {
+        lc_error_set(err, "cpu: out of host memory");
+        return LC_ERROR;
+    }
+    for (int l = 0; l < sh->num_layers; l++)
+        alloc_layer(&s->layers[l], sh, l, &ok);
+    alloc_buffers(s, &ok);
     if (!ok) {
         cpu_destroy(s);
-        lc_error_set(err, "cpu: out of host memory for shape T=%zu B=%zu H=%zu", T, B, H);
+        lc_error_set(err, "cpu: out of host memory for shape T=%zu B=%zu H=%zu", (size_t)sh->seq_length,
+                     (size_t)sh->batch, (size_t)sh->hidden_size);
         return LC_ERROR;
     }
     *out = s;

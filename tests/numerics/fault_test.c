@@ -80,37 +80,38 @@ static int try_shape(const runner_ops *cpu, const fault_shape *fs, lstm_fault fa
     return 0;
 }
 
-int main(int argc, char **argv)
+/* The fault named `name`; FAULT_COUNT when there is none. */
+static lstm_fault find_fault(const char *name)
 {
-    if (argc != 2 && argc != 7) {
-        fprintf(stderr, "usage: fault_test FAULT [T B I H L]\n");
-        return 2;
-    }
     lstm_fault fault = FAULT_COUNT;
     for (int f = 0; f < FAULT_COUNT; f++)
-        if (!strcmp(argv[1], lstm_fault_name((lstm_fault)f)))
+        if (!strcmp(name, lstm_fault_name((lstm_fault)f)))
             fault = (lstm_fault)f;
-    if (fault == FAULT_COUNT) {
-        fprintf(stderr, "fault_test: unknown fault '%s'\n", argv[1]);
-        return 2;
-    }
-    const runner_ops *cpu = registry_find("cpu");
-    lstm_active_fault = fault;
-    if (argc == 7) {
-        int d[5];
-        for (int i = 0; i < 5; i++) {
-            char *end;
-            long v = strtol(argv[2 + i], &end, 10);
-            if (*end || end == argv[2 + i] || v < 1 || v > LSTM_MAX_DIM) {
-                fprintf(stderr, "fault_test: '%s' is not a positive size\n", argv[2 + i]);
-                return 2;
-            }
-            d[i] = (int)v;
+    return fault;
+}
+
+/* The one shape T B I H L of sizes[0..4]: the exit code (2 for a size
+ * that is not one). */
+static int try_given_shape(const runner_ops *cpu, lstm_fault fault, char **sizes)
+{
+    int d[5];
+    for (int i = 0; i < 5; i++) {
+        char *end;
+        long v = strtol(sizes[i], &end, 10);
+        if (*end || end == sizes[i] || v < 1 || v > LSTM_MAX_DIM) {
+            fprintf(stderr, "fault_test: '%s' is not a positive size\n", sizes[i]);
+            return 2;
         }
-        const fault_shape one = {SET_ALL, SHAPE(d[0], d[1], d[2], d[3], d[4]), {0}};
-        double ratio;
-        return try_shape(cpu, &one, fault, &ratio);
+        d[i] = (int)v;
     }
+    const fault_shape one = {SET_ALL, SHAPE(d[0], d[1], d[2], d[3], d[4]), {0}};
+    double ratio;
+    return try_shape(cpu, &one, fault, &ratio);
+}
+
+/* Every shape of the fault's sets, and the summary line: the exit code. */
+static int try_fault_shapes(const runner_ops *cpu, lstm_fault fault, const char *name)
+{
     int wrong = 0, tried = 0;
     double least = INFINITY, most = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
@@ -123,13 +124,31 @@ int main(int argc, char **argv)
         most = ratio > most ? ratio : most;
     }
     if (tried < 3) {
-        printf("fault %s: tried on %d shapes, fewer than 3\n", argv[1], tried);
+        printf("fault %s: tried on %d shapes, fewer than 3\n", name, tried);
         return 1;
     }
     if (fault == FAULT_NONE)
         printf("fault none: %d shapes, worst ratio %.3g\n", tried, most);
     else
-        printf("fault %s: %d of %d shapes caught, least visible ratio %.3g\n", argv[1], tried - wrong,
+        printf("fault %s: %d of %d shapes caught, least visible ratio %.3g\n", name, tried - wrong,
                tried, least);
     return wrong ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2 && argc != 7) {
+        fprintf(stderr, "usage: fault_test FAULT [T B I H L]\n");
+        return 2;
+    }
+    const lstm_fault fault = find_fault(argv[1]);
+    if (fault == FAULT_COUNT) {
+        fprintf(stderr, "fault_test: unknown fault '%s'\n", argv[1]);
+        return 2;
+    }
+    const runner_ops *cpu = registry_find("cpu");
+    lstm_active_fault = fault;
+    if (argc == 7)
+        return try_given_shape(cpu, fault, argv + 2);
+    return try_fault_shapes(cpu, fault, argv[1]);
 }

@@ -103,6 +103,71 @@ static lc_status run_case(const runner_ops *r, const numerics_case *nc, double *
     return rep.status;
 }
 
+static const numerics_group *find_group(const char *name)
+{
+    const numerics_group *g = NULL;
+    for (int i = 0; groups[i].name; i++)
+        if (!strcmp(groups[i].name, name))
+            g = &groups[i];
+    return g;
+}
+
+/* 0 when r can run here; else the exit code, with the line printed (an
+ * unusable device is an error, and with `strict` so is no device). */
+static int check_available(const runner_ops *r, int strict)
+{
+    lc_error why = {{0}};
+    const int avail = r->available(&why);
+    if (avail == LC_ERROR || (avail != LC_OK && strict)) {
+        printf("ERROR %s: %s%s\n", r->name, why.msg, avail == LC_ERROR ? "" : " (LSTMCHECK_REQUIRE_GPU=1)");
+        return 1;
+    }
+    if (avail != LC_OK) {
+        printf("SKIP %s: %s\n", r->name, why.msg);
+        return SKIP;
+    }
+    return 0;
+}
+
+/* What the cases of a group came to. */
+typedef struct group_tally {
+    int passed, failed, skipped, outside_caps;
+    double worst; /* the worst ratio of the cases the gate compared */
+} group_tally;
+
+static void run_group(const runner_ops *r, const numerics_group *g, int strict, group_tally *t)
+{
+    memset(t, 0, sizeof *t);
+    for (int c = 0; c < MAX_CASES && g->cases[c].shape.seq_length; c++) {
+        double ratio = 0;
+        const lc_status st = run_case(r, &g->cases[c], &ratio);
+        if (st == LC_OK) t->passed++;
+        else if (st != LC_UNSUPPORTED) t->failed++;
+        else if (!within_caps(r, &g->cases[c])) t->outside_caps++;
+        else if (strict) {
+            printf("  -> a skip inside the runner's declared caps fails with LSTMCHECK_REQUIRE_GPU=1\n");
+            t->failed++;
+        } else t->skipped++;
+        if ((st == LC_OK || st == LC_FAILED) && ratio > t->worst)
+            t->worst = ratio;
+    }
+}
+
+/* The summary line and the exit code: 1 when a case failed, or when a
+ * usable CUDA runner ran none of the basic group; 77 when none ran. */
+static int group_verdict(const runner_ops *r, const numerics_group *g, const group_tally *t)
+{
+    printf("%s/%s: %d passed, %d failed, %d skipped, %d outside the runner's caps; worst ratio %.3g\n", r->name,
+           g->name, t->passed, t->failed, t->skipped, t->outside_caps, t->worst);
+    if (t->failed)
+        return 1;
+    if (!t->passed && !strcmp(r->device, "cuda") && !strcmp(g->name, "basic")) {
+        printf("FAIL %s/basic: a CUDA device is usable here, but no shape of the basic group ran\n", r->name);
+        return 1;
+    }
+    return t->passed ? 0 : SKIP;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -114,47 +179,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "numerics_test: unknown runner '%s'\n", argv[1]);
         return 2;
     }
-    const numerics_group *g = NULL;
-    for (int i = 0; groups[i].name; i++)
-        if (!strcmp(groups[i].name, argv[2]))
-            g = &groups[i];
+    const numerics_group *g = find_group(argv[2]);
     if (!g) {
         fprintf(stderr, "numerics_test: unknown group '%s'\n", argv[2]);
         return 2;
     }
     const int strict = !strcmp(r->device, "cuda") && gpu_required();
-    lc_error why = {{0}};
-    const int avail = r->available(&why);
-    if (avail == LC_ERROR || (avail != LC_OK && strict)) {
-        printf("ERROR %s: %s%s\n", r->name, why.msg, avail == LC_ERROR ? "" : " (LSTMCHECK_REQUIRE_GPU=1)");
-        return 1;
-    }
-    if (avail != LC_OK) {
-        printf("SKIP %s: %s\n", r->name, why.msg);
-        return SKIP;
-    }
-    int passed = 0, failed = 0, skipped = 0, outside_caps = 0;
-    double worst = 0;
-    for (int c = 0; c < MAX_CASES && g->cases[c].shape.seq_length; c++) {
-        double ratio = 0;
-        const lc_status st = run_case(r, &g->cases[c], &ratio);
-        if (st == LC_OK) passed++;
-        else if (st != LC_UNSUPPORTED) failed++;
-        else if (!within_caps(r, &g->cases[c])) outside_caps++;
-        else if (strict) {
-            printf("  -> a skip inside the runner's declared caps fails with LSTMCHECK_REQUIRE_GPU=1\n");
-            failed++;
-        } else skipped++;
-        if ((st == LC_OK || st == LC_FAILED) && ratio > worst)
-            worst = ratio;
-    }
-    printf("%s/%s: %d passed, %d failed, %d skipped, %d outside the runner's caps; worst ratio %.3g\n", r->name,
-           g->name, passed, failed, skipped, outside_caps, worst);
-    if (failed)
-        return 1;
-    if (!passed && !strcmp(r->device, "cuda") && !strcmp(g->name, "basic")) {
-        printf("FAIL %s/basic: a CUDA device is usable here, but no shape of the basic group ran\n", r->name);
-        return 1;
-    }
-    return passed ? 0 : SKIP;
+    const int unavailable = check_available(r, strict);
+    if (unavailable)
+        return unavailable;
+    group_tally t;
+    run_group(r, g, strict, &t);
+    return group_verdict(r, g, &t);
 }

@@ -62,64 +62,102 @@ static double sgemm_peak(const lstm_shape *s, char *best_shape, size_t n)
     return peak;
 }
 
+/* The shape and loop count from the command line: 0, or 2 with the message
+ * printed. */
+static int parse_args(int argc, char **argv, lstm_shape *s, int *nloops)
+{
+    for (int i = 1; i + 1 < argc; i += 2) {
+        int v = atoi(argv[i + 1]);
+        if (v <= 0) { fprintf(stderr, "cpu_roofline: %s needs a positive value\n", argv[i]); return 2; }
+        if (!strcmp(argv[i], "--seqLength")) s->seq_length = v;
+        else if (!strcmp(argv[i], "--miniBatch")) s->batch = v;
+        else if (!strcmp(argv[i], "--inputSize")) s->input_size = v;
+        else if (!strcmp(argv[i], "--hiddenSize")) s->hidden_size = v;
+        else if (!strcmp(argv[i], "--numLayers")) s->num_layers = v;
+        else if (!strcmp(argv[i], "--nloops")) *nloops = v;
+        else { fprintf(stderr, "cpu_roofline: unknown flag %s\n", argv[i]); return 2; }
+    }
+    return 0;
+}
+
+/* The numerics gate first (its line printed): a wrong runner is not timed. */
+static int check_runner(const runner_ops *cpu, numerics_context *ctx)
+{
+    gate_report rep;
+    char line[1024];
+    gate_run(cpu, ctx, NULL, &rep);
+    gate_format_summary(cpu, &rep, line, sizeof line);
+    printf("%s\n", line);
+    return rep.status != LC_OK;
+}
+
+/* The forward's FLOPs: per layer and step the two GEMMs into the gates. */
+static double forward_flops(const lstm_shape *s)
+{
+    double fwd_flops = 0;
+    for (int l = 0; l < s->num_layers; l++)
+        fwd_flops += 2.0 * s->seq_length * s->batch * 4.0 * s->hidden_size *
+                     (lstm_layer_input_size(s, l) + s->hidden_size);
+    return fwd_flops;
+}
+
+/* The sgemm rate measured before and after the runner's loops. */
+typedef struct sgemm_rates {
+    double before, after;
+    char shape_before[64], shape_after[64];
+} sgemm_rates;
+
+static void print_roofline(const lstm_shape *s, const harness_result *res, const sgemm_rates *g)
+{
+    double peak = g->before > g->after ? g->before : g->after;
+    double fwd_flops = forward_flops(s);
+    double bwd_flops = 2 * fwd_flops; /* dgates x (W_ih, W_hh) and the two weight gradients */
+    double fwd_floor = fwd_flops / (peak * 1e9) * 1e3, bwd_floor = bwd_flops / (peak * 1e9) * 1e3;
+    printf("shape s%d-l%d-i%d-h%d-b%d, %d loops\n", s->seq_length, s->num_layers, s->input_size, s->hidden_size,
+           s->batch, res->n);
+    printf("sgemm peak: %.1f GFLOP/s before (%s), %.1f after (%s); the higher is the limit\n", g->before,
+           g->shape_before, g->after, g->shape_after);
+    printf("forward : %.2f GFLOP, median %.1f ms, floor %.1f ms at sgemm rate -> %.2fx\n", fwd_flops / 1e9,
+           res->fwd.median, fwd_floor, res->fwd.median / fwd_floor);
+    printf("backward: %.2f GFLOP, median %.1f ms, floor %.1f ms at sgemm rate -> %.2fx\n", bwd_flops / 1e9,
+           res->bwd.median, bwd_floor, res->bwd.median / bwd_floor);
+}
+
 int main(int argc, char **argv)
 {
     lstm_shape s = {.seq_length = 100, .batch = 64, .input_size = 512, .hidden_size = 512, .num_layers = 1};
     int nloops = 10;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        int v = atoi(argv[i + 1]);
-        if (v <= 0) { fprintf(stderr, "cpu_roofline: %s needs a positive value\n", argv[i]); return 2; }
-        if (!strcmp(argv[i], "--seqLength")) s.seq_length = v;
-        else if (!strcmp(argv[i], "--miniBatch")) s.batch = v;
-        else if (!strcmp(argv[i], "--inputSize")) s.input_size = v;
-        else if (!strcmp(argv[i], "--hiddenSize")) s.hidden_size = v;
-        else if (!strcmp(argv[i], "--numLayers")) s.num_layers = v;
-        else if (!strcmp(argv[i], "--nloops")) nloops = v;
-        else { fprintf(stderr, "cpu_roofline: unknown flag %s\n", argv[i]); return 2; }
-    }
+    int rc = parse_args(argc, argv, &s, &nloops);
+    if (rc)
+        return rc;
     const runner_ops *cpu = registry_find("cpu");
     lc_error err = {{0}};
     numerics_context ctx;
     const lstm_problem *p;
     const lstm_results *ref;
+    const harness_config cfg = {.warmup = 2, .min_samples = nloops, .max_samples = nloops};
+    harness_result res;
+    sgemm_rates g;
+    memset(&res, 0, sizeof res);
+    rc = 1;
     if (numerics_context_init(&ctx, &s, 17, NULL, &err) || numerics_context_get(&ctx, cpu, &p, &ref, &err)) {
         fprintf(stderr, "cpu_roofline: %s\n", err.msg);
-        return 1;
+        goto out;
     }
-    gate_report rep;
-    char line[1024];
-    gate_run(cpu, &ctx, NULL, &rep);
-    gate_format_summary(cpu, &rep, line, sizeof line);
-    printf("%s\n", line);
-    if (rep.status != LC_OK)
-        return 1;
+    if (check_runner(cpu, &ctx))
+        goto out;
     printf("OpenBLAS: %s, core %s, %d threads\n", openblas_get_config(), openblas_get_corename(),
            openblas_get_num_threads());
-    char shape_before[64], shape_after[64];
-    double peak_before = sgemm_peak(&s, shape_before, sizeof shape_before);
-    harness_config cfg = {.warmup = 2, .min_samples = nloops, .max_samples = nloops};
-    harness_result res;
+    g.before = sgemm_peak(&s, g.shape_before, sizeof g.shape_before);
     if (harness_run(cpu, p, &cfg, &res, &err)) {
         fprintf(stderr, "cpu_roofline: %s\n", err.msg);
-        return 1;
+        goto out;
     }
-    double peak_after = sgemm_peak(&s, shape_after, sizeof shape_after);
-    double peak = peak_before > peak_after ? peak_before : peak_after;
-    double fwd_flops = 0;
-    for (int l = 0; l < s.num_layers; l++)
-        fwd_flops += 2.0 * s.seq_length * s.batch * 4.0 * s.hidden_size *
-                     (lstm_layer_input_size(&s, l) + s.hidden_size);
-    double bwd_flops = 2 * fwd_flops; /* dgates x (W_ih, W_hh) and the two weight gradients */
-    double fwd_floor = fwd_flops / (peak * 1e9) * 1e3, bwd_floor = bwd_flops / (peak * 1e9) * 1e3;
-    printf("shape s%d-l%d-i%d-h%d-b%d, %d loops\n", s.seq_length, s.num_layers, s.input_size, s.hidden_size,
-           s.batch, res.n);
-    printf("sgemm peak: %.1f GFLOP/s before (%s), %.1f after (%s); the higher is the limit\n", peak_before,
-           shape_before, peak_after, shape_after);
-    printf("forward : %.2f GFLOP, median %.1f ms, floor %.1f ms at sgemm rate -> %.2fx\n", fwd_flops / 1e9,
-           res.fwd.median, fwd_floor, res.fwd.median / fwd_floor);
-    printf("backward: %.2f GFLOP, median %.1f ms, floor %.1f ms at sgemm rate -> %.2fx\n", bwd_flops / 1e9,
-           res.bwd.median, bwd_floor, res.bwd.median / bwd_floor);
+    g.after = sgemm_peak(&s, g.shape_after, sizeof g.shape_after);
+    print_roofline(&s, &res, &g);
+    rc = 0;
+out:
     harness_result_free(&res);
     numerics_context_free(&ctx);
-    return 0;
+    return rc;
 }

@@ -94,44 +94,54 @@ static void gemm(cublasHandle_t h, const gemm_shape *s, const float *A, const fl
                    s->n, s->m, s->k, &one, B, ldb, A, lda, &s->beta, C, s->n));
 }
 
+/* What every measured call uses: the handle, operands large enough for
+ * every shape (random, the same for both modes), the events that time it,
+ * and the number of timed calls. */
+typedef struct gemm_bench {
+    cublasHandle_t h;
+    const float *A, *B;
+    float *C;
+    cudaEvent_t e0, e1;
+    int reps;
+} gemm_bench;
+
 /* Median microseconds per call over reps calls, each timed by events. */
-static double time_us(cublasHandle_t h, const gemm_shape *s, const float *A, const float *B,
-                      float *C, int reps, cudaEvent_t e0, cudaEvent_t e1)
+static double time_us(const gemm_bench *b, const gemm_shape *s)
 {
-    double *us = malloc((size_t)reps * sizeof *us);
+    double *us = malloc((size_t)b->reps * sizeof *us);
     if (!us)
         exit(1);
     for (int i = 0; i < 5; i++)
-        gemm(h, s, A, B, C); /* warm-up: kernel selection, clocks */
-    for (int i = 0; i < reps; i++) {
-        CK(cudaEventRecord(e0, 0));
-        gemm(h, s, A, B, C);
-        CK(cudaEventRecord(e1, 0));
-        CK(cudaEventSynchronize(e1));
+        gemm(b->h, s, b->A, b->B, b->C); /* warm-up: kernel selection, clocks */
+    for (int i = 0; i < b->reps; i++) {
+        CK(cudaEventRecord(b->e0, 0));
+        gemm(b->h, s, b->A, b->B, b->C);
+        CK(cudaEventRecord(b->e1, 0));
+        CK(cudaEventSynchronize(b->e1));
         float ms;
-        CK(cudaEventElapsedTime(&ms, e0, e1));
+        CK(cudaEventElapsedTime(&ms, b->e0, b->e1));
         us[i] = 1000.0 * ms;
     }
     sample_summary sum;
-    stats_summarize(us, reps, &sum);
+    stats_summarize(us, b->reps, &sum);
     free(us);
     return sum.median;
 }
 
 /* Largest |default - pedantic| relative to the largest |pedantic| of one call (beta = 0). */
-static double mode_difference(cublasHandle_t h, const gemm_shape *s, const float *A,
-                              const float *B, float *C, size_t cn)
+static double mode_difference(const gemm_bench *b, const gemm_shape *s)
 {
+    const size_t cn = (size_t)s->m * s->n;
     gemm_shape once = *s;
     once.beta = 0.0f;
     float *r[2];
     for (int m = 0; m < 2; m++) {
-        BK(cublasSetMathMode(h, m ? CUBLAS_DEFAULT_MATH : CUBLAS_PEDANTIC_MATH));
-        gemm(h, &once, A, B, C);
+        BK(cublasSetMathMode(b->h, m ? CUBLAS_DEFAULT_MATH : CUBLAS_PEDANTIC_MATH));
+        gemm(b->h, &once, b->A, b->B, b->C);
         r[m] = malloc(cn * sizeof(float));
         if (!r[m])
             exit(1);
-        CK(cudaMemcpy(r[m], C, cn * sizeof(float), cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(r[m], b->C, cn * sizeof(float), cudaMemcpyDeviceToHost));
     }
     double diff = 0, scale = 0;
     for (size_t i = 0; i < cn; i++) {
@@ -167,6 +177,36 @@ static int parse(int argc, char **argv, dims *d, int *reps)
     return 0;
 }
 
+/* Elements of the largest operand (A, B or C) of any of the n shapes. */
+static size_t largest_operand(const gemm_shape *shapes, int n)
+{
+    size_t most = 0;
+    for (int i = 0; i < n; i++) {
+        const size_t sizes[3] = {(size_t)shapes[i].m * shapes[i].k, (size_t)shapes[i].k * shapes[i].n,
+                                 (size_t)shapes[i].m * shapes[i].n};
+        for (int j = 0; j < 3; j++)
+            most = sizes[j] > most ? sizes[j] : most;
+    }
+    return most;
+}
+
+/* One row per shape: both modes timed on the same operands, and how far
+ * their results differ. */
+static void print_mode_rows(const gemm_bench *b, const gemm_shape *shapes, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const gemm_shape *s = &shapes[i];
+        BK(cublasSetMathMode(b->h, CUBLAS_PEDANTIC_MATH));
+        const double ped = time_us(b, s);
+        BK(cublasSetMathMode(b->h, CUBLAS_DEFAULT_MATH));
+        const double def = time_us(b, s);
+        const double diff = mode_difference(b, s);
+        char shape[48];
+        snprintf(shape, sizeof shape, "%dx%dx%d", s->m, s->n, s->k);
+        printf("%-40s %16s %10.2f %10.2f %8.3f %10.2e\n", s->what, shape, ped, def, def / ped, diff);
+    }
+}
+
 int main(int argc, char **argv)
 {
     dims d = {100, 64, 512, 512};
@@ -181,36 +221,19 @@ int main(int argc, char **argv)
     }
     gemm_shape shapes[16];
     const int n = n_shapes(&d, shapes);
-    size_t most = 0;
-    for (int i = 0; i < n; i++) {
-        const size_t sizes[3] = {(size_t)shapes[i].m * shapes[i].k, (size_t)shapes[i].k * shapes[i].n,
-                                 (size_t)shapes[i].m * shapes[i].n};
-        for (int j = 0; j < 3; j++)
-            most = sizes[j] > most ? sizes[j] : most;
-    }
+    const size_t most = largest_operand(shapes, n);
     float *A = device_random(most, INPUT_X), *B = device_random(most, INPUT_W_IH),
           *C = device_random(most, INPUT_DY);
-    cublasHandle_t h;
-    BK(cublasCreate(&h));
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
+    gemm_bench b = {.A = A, .B = B, .C = C, .reps = reps};
+    BK(cublasCreate(&b.h));
+    CK(cudaEventCreate(&b.e0));
+    CK(cudaEventCreate(&b.e1));
     printf("cuBLAS math modes at T=%d B=%d I=%d H=%d, %d calls each, median us per call\n", d.T,
            d.B, d.I, d.H, reps);
     printf("%-40s %16s %10s %10s %8s %10s\n", "GEMM (row-major M x N x K)", "shape", "pedantic",
            "default", "ratio", "rel diff");
-    for (int i = 0; i < n; i++) {
-        const gemm_shape *s = &shapes[i];
-        BK(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH));
-        const double ped = time_us(h, s, A, B, C, reps, e0, e1);
-        BK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
-        const double def = time_us(h, s, A, B, C, reps, e0, e1);
-        const double diff = mode_difference(h, s, A, B, C, (size_t)s->m * s->n);
-        char shape[48];
-        snprintf(shape, sizeof shape, "%dx%dx%d", s->m, s->n, s->k);
-        printf("%-40s %16s %10.2f %10.2f %8.3f %10.2e\n", s->what, shape, ped, def, def / ped, diff);
-    }
-    cublasDestroy(h);
+    print_mode_rows(&b, shapes, n);
+    cublasDestroy(b.h);
     cudaFree(A);
     cudaFree(B);
     cudaFree(C);

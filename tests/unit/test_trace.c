@@ -16,6 +16,71 @@
 #include "report/profiling.h"
 #include "device/trace.h"
 
+/* Where the walk over the X events stands on the current lane. */
+typedef struct lane_walk {
+    double stack_end[64];
+    int depth;
+    double prev_ts;
+    long prev_lane;
+} lane_walk;
+
+/* An X event [ts, ts + dur] on its lane: sorted by ts, and after the
+ * previous one or nested inside it. 0, or -1 with a message. */
+static int check_lane_order(lane_walk *w, long lane, const char *name, double ts, double dur)
+{
+    if (lane != w->prev_lane) {
+        w->depth = 0;
+        w->prev_ts = -1;
+        w->prev_lane = lane;
+    }
+    if (ts < w->prev_ts) {
+        fprintf(stderr, "'%s' at %g comes after an event at %g on its lane\n", name, ts, w->prev_ts);
+        return -1;
+    }
+    w->prev_ts = ts;
+    double end = ts + dur;
+    /* pop the ranges this one starts after; then it must fit in the top one
+     * (host and NVTX lanes nest; GPU streams are sequential) */
+    while (w->depth > 0 && ts >= w->stack_end[w->depth - 1] - 1e-9)
+        w->depth--;
+    if (w->depth > 0 && end > w->stack_end[w->depth - 1] + 1e-6) {
+        fprintf(stderr, "'%s' [%g, %g] overlaps its parent ending at %g without nesting\n", name, ts,
+                end, w->stack_end[w->depth - 1]);
+        return -1;
+    }
+    if (w->depth < 64)
+        w->stack_end[w->depth++] = end;
+    return 0;
+}
+
+/* One event: 1 for a well-formed X event in order (counted as GPU or NVTX
+ * by its pid), 0 for another event, -1 (with a message) on a violation. */
+static int check_event(const cJSON *e, lane_walk *w, int *gpu_events, int *nvtx_events)
+{
+    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
+    const cJSON *pid = cJSON_GetObjectItemCaseSensitive(e, "pid");
+    const cJSON *tid = cJSON_GetObjectItemCaseSensitive(e, "tid");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+    if (!cJSON_IsString(ph) || !cJSON_IsNumber(pid) || !cJSON_IsNumber(tid) || !cJSON_IsString(name)) {
+        fprintf(stderr, "event without ph/pid/tid/name\n");
+        return -1;
+    }
+    if (strcmp(ph->valuestring, "X"))
+        return 0;
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(e, "ts");
+    const cJSON *dur = cJSON_GetObjectItemCaseSensitive(e, "dur");
+    if (!cJSON_IsNumber(ts) || !cJSON_IsNumber(dur) || dur->valuedouble < 0 || ts->valuedouble < 0) {
+        fprintf(stderr, "X event '%s' without a valid ts/dur\n", name->valuestring);
+        return -1;
+    }
+    if (pid->valueint >= TRACE_PID_GPU) (*gpu_events)++;
+    if (pid->valueint == TRACE_PID_NVTX) (*nvtx_events)++;
+    long lane = (long)pid->valueint * 1000000L + tid->valueint;
+    if (check_lane_order(w, lane, name->valuestring, ts->valuedouble, dur->valuedouble))
+        return -1;
+    return 1;
+}
+
 /* Every "X" event well formed; on each lane sorted by ts, and every event
  * either after the previous one or nested inside it. Returns the number of
  * X events, or -1 (with a message) on a violation. */
@@ -28,10 +93,7 @@ static int check_trace_json(const char *text, int *gpu_events, int *nvtx_events)
     }
     const cJSON *events = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
     int n = 0, bad = 0;
-    double stack_end[64];
-    int depth = 0;
-    double prev_ts = -1;
-    long prev_lane = -1;
+    lane_walk w = {.depth = 0, .prev_ts = -1, .prev_lane = -1};
     *gpu_events = *nvtx_events = 0;
     if (!cJSON_IsArray(events)) {
         fprintf(stderr, "no traceEvents array\n");
@@ -40,53 +102,12 @@ static int check_trace_json(const char *text, int *gpu_events, int *nvtx_events)
     const cJSON *e;
     cJSON_ArrayForEach(e, events)
     {
-        const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
-        const cJSON *pid = cJSON_GetObjectItemCaseSensitive(e, "pid");
-        const cJSON *tid = cJSON_GetObjectItemCaseSensitive(e, "tid");
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
-        if (!cJSON_IsString(ph) || !cJSON_IsNumber(pid) || !cJSON_IsNumber(tid) || !cJSON_IsString(name)) {
-            fprintf(stderr, "event without ph/pid/tid/name\n");
+        const int x = check_event(e, &w, gpu_events, nvtx_events);
+        if (x < 0) {
             bad = 1;
             break;
         }
-        if (strcmp(ph->valuestring, "X"))
-            continue;
-        const cJSON *ts = cJSON_GetObjectItemCaseSensitive(e, "ts");
-        const cJSON *dur = cJSON_GetObjectItemCaseSensitive(e, "dur");
-        if (!cJSON_IsNumber(ts) || !cJSON_IsNumber(dur) || dur->valuedouble < 0 || ts->valuedouble < 0) {
-            fprintf(stderr, "X event '%s' without a valid ts/dur\n", name->valuestring);
-            bad = 1;
-            break;
-        }
-        n++;
-        if (pid->valueint >= TRACE_PID_GPU) (*gpu_events)++;
-        if (pid->valueint == TRACE_PID_NVTX) (*nvtx_events)++;
-        long lane = (long)pid->valueint * 1000000L + tid->valueint;
-        if (lane != prev_lane) {
-            depth = 0;
-            prev_ts = -1;
-            prev_lane = lane;
-        }
-        if (ts->valuedouble < prev_ts) {
-            fprintf(stderr, "'%s' at %g comes after an event at %g on its lane\n", name->valuestring,
-                    ts->valuedouble, prev_ts);
-            bad = 1;
-            break;
-        }
-        prev_ts = ts->valuedouble;
-        double end = ts->valuedouble + dur->valuedouble;
-        /* pop the ranges this one starts after; then it must fit in the top one
-         * (host and NVTX lanes nest; GPU streams are sequential) */
-        while (depth > 0 && ts->valuedouble >= stack_end[depth - 1] - 1e-9)
-            depth--;
-        if (depth > 0 && end > stack_end[depth - 1] + 1e-6) {
-            fprintf(stderr, "'%s' [%g, %g] overlaps its parent ending at %g without nesting\n",
-                    name->valuestring, ts->valuedouble, end, stack_end[depth - 1]);
-            bad = 1;
-            break;
-        }
-        if (depth < 64)
-            stack_end[depth++] = end;
+        n += x;
     }
     cJSON_Delete(root);
     return bad ? -1 : n;
@@ -106,11 +127,11 @@ static const cJSON *find_event(const cJSON *events, const char *name)
     return NULL;
 }
 
-int test_trace_json_valid(void)
+/* The sample trace: host ranges runner > iteration > forward, backward
+ * (a name that needs escaping), GPU events added out of order on two
+ * streams, and a range left open. */
+static int fill_sample_trace(trace_buffer *t)
 {
-    lc_error err;
-    trace_buffer *t = trace_create("test", &err);
-    CHECK(t, "%s", err.msg);
     /* host: runner > iteration > forward, backward; a name that needs escaping */
     trace_host_push(t, "runner \"x\"\\y\n", 1000);
     trace_host_push(t, "x iteration 0", 1500);
@@ -136,16 +157,28 @@ int test_trace_json_valid(void)
                         .kind = TRACE_KERNEL, .pid = TRACE_PID_GPU, .tid = 7};
     trace_add(t, &late);
     CHECK(trace_count(t) == 9, "count %zu", trace_count(t));
+    return 0;
+}
 
-    size_t len;
-    char *text = trace_to_json(t, &len, &err);
-    CHECK(text, "%s", err.msg);
-    CHECK(strlen(text) == len, "length");
-    int gpu, nvtx;
-    int n = check_trace_json(text, &gpu, &nvtx);
-    CHECK(n == 9, "X events %d (see above)", n);
-    CHECK(gpu == 4 && nvtx == 0, "gpu %d nvtx %d", gpu, nvtx);
+/* Whether the GPU process is labelled for functorch's compute_utilization. */
+static int gpu_process_labelled(const cJSON *events)
+{
+    int labelled = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events)
+    {
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
+        if (cJSON_IsString(nm) && !strcmp(nm->valuestring, "process_labels"))
+            labelled = cJSON_GetObjectItemCaseSensitive(e, "pid")->valueint == TRACE_PID_GPU;
+    }
+    return labelled;
+}
 
+/* The sample trace's JSON: the escaped name reads back, times are in
+ * microseconds from the first event, the open range ends at the last
+ * event, memcpy bytes are there, the GPU process is labelled. */
+static int check_sample_json(const char *text)
+{
     cJSON *root = cJSON_Parse(text);
     const cJSON *events = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
     const cJSON *r = find_event(events, "runner \"x\"\\y\n");
@@ -162,20 +195,16 @@ int test_trace_json_valid(void)
     const cJSON *mc = find_event(events, "Memcpy HtoD");
     CHECK(mc && cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(mc, "args"), "bytes")
                         ->valuedouble == 4096, "memcpy bytes");
-    /* the GPU process is labelled for functorch's compute_utilization */
-    int labelled = 0;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, events)
-    {
-        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
-        if (cJSON_IsString(nm) && !strcmp(nm->valuestring, "process_labels"))
-            labelled = cJSON_GetObjectItemCaseSensitive(e, "pid")->valueint == TRACE_PID_GPU;
-    }
-    CHECK(labelled, "GPU process_labels");
+    CHECK(gpu_process_labelled(events), "GPU process_labels");
     cJSON_Delete(root);
-    free(text);
+    return 0;
+}
 
-    /* written atomically, and readable back */
+/* The trace written atomically (len bytes), and readable back. */
+static int check_trace_file(trace_buffer *t, size_t len)
+{
+    lc_error err;
+    int gpu, nvtx;
     char path[] = "/tmp/lstmcheck_trace_XXXXXX";
     int fd = mkstemp(path);
     CHECK(fd >= 0, "mkstemp");
@@ -190,18 +219,49 @@ int test_trace_json_valid(void)
     CHECK(got == len, "file has %zu bytes, expected %zu", got, len);
     CHECK(check_trace_json(back, &gpu, &nvtx) == 9, "file reads back");
     free(back);
-    trace_destroy(t);
+    return 0;
+}
 
-    /* an empty trace is valid too */
-    t = trace_create("test", &err);
-    text = trace_to_json(t, &len, &err);
+/* An empty trace is valid too. */
+static int check_empty_trace(void)
+{
+    lc_error err;
+    size_t len;
+    int gpu, nvtx;
+    trace_buffer *t = trace_create("test", &err);
+    char *text = trace_to_json(t, &len, &err);
     CHECK(text && check_trace_json(text, &gpu, &nvtx) == 0, "empty trace");
     free(text);
     trace_destroy(t);
     return 0;
 }
 
-int test_trace_interval_union(void)
+int test_trace_json_valid(void)
+{
+    lc_error err;
+    trace_buffer *t = trace_create("test", &err);
+    CHECK(t, "%s", err.msg);
+    if (fill_sample_trace(t))
+        return 1;
+    size_t len;
+    char *text = trace_to_json(t, &len, &err);
+    CHECK(text, "%s", err.msg);
+    CHECK(strlen(text) == len, "length");
+    int gpu, nvtx;
+    int n = check_trace_json(text, &gpu, &nvtx);
+    CHECK(n == 9, "X events %d (see above)", n);
+    CHECK(gpu == 4 && nvtx == 0, "gpu %d nvtx %d", gpu, nvtx);
+    if (check_sample_json(text))
+        return 1;
+    free(text);
+    if (check_trace_file(t, len))
+        return 1;
+    trace_destroy(t);
+    return check_empty_trace();
+}
+
+/* trace_union_ns: overlaps counted once, any order, clipped to the window. */
+static int check_interval_union(void)
 {
     trace_interval a[8];
     /* overlapping: [0,10) and [5,15) -> 15, counted once */
@@ -226,8 +286,12 @@ int test_trace_interval_union(void)
     a[0] = (trace_interval){0, 10};
     CHECK(trace_union_ns(a, 1, 50, 50) == 0, "empty window");
     CHECK(trace_union_ns(a, 1, 60, 50) == 0, "inverted window");
+    return 0;
+}
 
-    /* utilization and GEMM share from kernel events over a window */
+/* Utilization and GEMM share from kernel events over a window. */
+static int check_gpu_stats_window(void)
+{
     lc_error err;
     trace_buffer *t = trace_create("test", &err);
     CHECK(t, "%s", err.msg);
@@ -255,6 +319,13 @@ int test_trace_interval_union(void)
     CHECK(trace_gpu_stats_window(t, 500, 500, &st, &err) == 0 && st.utilization == 0, "empty window");
     trace_destroy(t);
     return 0;
+}
+
+int test_trace_interval_union(void)
+{
+    if (check_interval_union())
+        return 1;
+    return check_gpu_stats_window();
 }
 
 int test_trace_gemm_classification(void)
@@ -348,6 +419,63 @@ int test_trace_memstats_summary(void)
     return 0;
 }
 
+/* One GPU runner under the built-in trace: kernels land in its timed
+ * window, utilization and GEMM share are fractions. 0, 1 (failed), or
+ * UNIT_SKIP when the runner is not available here. */
+static int profile_one_runner(prof_session *prof, numerics_context *ctx, const char *name)
+{
+    lc_error why, err = {{0}};
+    const runner_ops *r = registry_find(name);
+    CHECK(r, "runner %s", name);
+    if (r->available(&why) != LC_OK) {
+        fprintf(stderr, "%s not available here: %s\n", name, why.msg);
+        return UNIT_SKIP;
+    }
+    const lstm_problem *p;
+    const lstm_results *ref;
+    CHECK(numerics_context_get(ctx, r, &p, &ref, &err) == 0, "%s", err.msg);
+    harness_config cfg = {.warmup = 1, .min_samples = 3, .max_samples = 3, .hooks = prof_hooks(prof)};
+    harness_result res;
+    CHECK(prof_runner_begin(prof, r, &err) == 0, "%s", err.msg);
+    CHECK(harness_run(r, p, &cfg, &res, &err) == 0, "%s: %s", r->name, err.msg);
+    prof_runner_stats st;
+    CHECK(prof_runner_end(prof, &res, &st, &err) == 0, "%s", err.msg);
+    fprintf(stderr, "%s: %zu kernels (%zu GEMM), utilization %.3f, GEMM share %.3f, window %.1f us\n",
+            r->name, st.gpu.kernels, st.gpu.gemm_kernels, st.gpu.utilization, st.gpu.gemm_share,
+            (double)st.gpu.window_ns / 1e3);
+    CHECK(st.have_window && st.have_gpu_stats, "stats");
+    CHECK(st.gpu.kernels > 0, "%s: kernels in the timed window", r->name);
+    CHECK(st.gpu.utilization > 0 && st.gpu.utilization <= 1.0, "utilization %g", st.gpu.utilization);
+    CHECK(st.gpu.gemm_share >= 0 && st.gpu.gemm_share <= 1.0, "gemm share %g", st.gpu.gemm_share);
+    if (!strcmp(r->name, "jit"))
+        CHECK(st.gpu.gemm_kernels > 0 && st.gpu.gemm_share > 0, "jit runs cuBLAS GEMMs");
+    CHECK(st.before.have && st.after.have, "device memory before and after");
+    CHECK(st.summary.n == 3 && st.summary.time_mean_ms > 0, "summary");
+    harness_result_free(&res);
+    return 0;
+}
+
+/* The session's trace, written and valid, with GPU events in it. */
+static int check_gpu_trace(prof_session *prof)
+{
+    lc_error err = {{0}};
+    char path[] = "/tmp/lstmcheck_gpu_trace_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp");
+    close(fd);
+    CHECK(prof_finish(prof, path, &err) == 0, "%s", err.msg);
+    size_t len;
+    char *text = trace_to_json(prof->trace, &len, &err);
+    CHECK(text, "%s", err.msg);
+    int gpu, nvtx;
+    int n = check_trace_json(text, &gpu, &nvtx);
+    fprintf(stderr, "trace: %d events, %d on the GPU, %d NVTX ranges through CUPTI\n", n, gpu, nvtx);
+    CHECK(n > 0 && gpu > 0, "GPU events in the trace");
+    free(text);
+    unlink(path);
+    return 0;
+}
+
 /* Two GPU runners under the built-in trace with real CUPTI: kernels land in
  * each runner's timed window, utilization and GEMM share are fractions, and
  * the written trace is valid. Skipped without a CUDA device. */
@@ -368,50 +496,16 @@ int test_trace_gpu_two_runners(void)
     CHECK(prof.gpu_trace, "CUPTI collects");
     int ran = 0;
     for (int i = 0; i < 2; i++) {
-        const runner_ops *r = registry_find(names[i]);
-        CHECK(r, "runner %s", names[i]);
-        if (r->available(&why) != LC_OK) {
-            fprintf(stderr, "%s not available here: %s\n", names[i], why.msg);
+        const int rc = profile_one_runner(&prof, &ctx, names[i]);
+        if (rc == UNIT_SKIP)
             continue;
-        }
-        const lstm_problem *p;
-        const lstm_results *ref;
-        CHECK(numerics_context_get(&ctx, r, &p, &ref, &err) == 0, "%s", err.msg);
-        harness_config cfg = {.warmup = 1, .min_samples = 3, .max_samples = 3, .hooks = prof_hooks(&prof)};
-        harness_result res;
-        CHECK(prof_runner_begin(&prof, r, &err) == 0, "%s", err.msg);
-        CHECK(harness_run(r, p, &cfg, &res, &err) == 0, "%s: %s", r->name, err.msg);
-        prof_runner_stats st;
-        CHECK(prof_runner_end(&prof, &res, &st, &err) == 0, "%s", err.msg);
-        fprintf(stderr, "%s: %zu kernels (%zu GEMM), utilization %.3f, GEMM share %.3f, window %.1f us\n",
-                r->name, st.gpu.kernels, st.gpu.gemm_kernels, st.gpu.utilization, st.gpu.gemm_share,
-                (double)st.gpu.window_ns / 1e3);
-        CHECK(st.have_window && st.have_gpu_stats, "stats");
-        CHECK(st.gpu.kernels > 0, "%s: kernels in the timed window", r->name);
-        CHECK(st.gpu.utilization > 0 && st.gpu.utilization <= 1.0, "utilization %g", st.gpu.utilization);
-        CHECK(st.gpu.gemm_share >= 0 && st.gpu.gemm_share <= 1.0, "gemm share %g", st.gpu.gemm_share);
-        if (!strcmp(r->name, "jit"))
-            CHECK(st.gpu.gemm_kernels > 0 && st.gpu.gemm_share > 0, "jit runs cuBLAS GEMMs");
-        CHECK(st.before.have && st.after.have, "device memory before and after");
-        CHECK(st.summary.n == 3 && st.summary.time_mean_ms > 0, "summary");
-        harness_result_free(&res);
+        if (rc)
+            return 1;
         ran++;
     }
     numerics_context_free(&ctx);
-    char path[] = "/tmp/lstmcheck_gpu_trace_XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0, "mkstemp");
-    close(fd);
-    CHECK(prof_finish(&prof, path, &err) == 0, "%s", err.msg);
-    size_t len;
-    char *text = trace_to_json(prof.trace, &len, &err);
-    CHECK(text, "%s", err.msg);
-    int gpu, nvtx;
-    int n = check_trace_json(text, &gpu, &nvtx);
-    fprintf(stderr, "trace: %d events, %d on the GPU, %d NVTX ranges through CUPTI\n", n, gpu, nvtx);
-    CHECK(n > 0 && gpu > 0, "GPU events in the trace");
-    free(text);
-    unlink(path);
+    if (check_gpu_trace(&prof))
+        return 1;
     prof_free(&prof);
     return ran ? 0 : UNIT_SKIP;
 }
