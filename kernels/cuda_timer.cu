@@ -15,6 +15,12 @@ extern "C" int cuda_timer_create(void **impl, lc_error *err)
 {
     if (lc_cuda_enter(err) != LC_OK)
         return 1;
+    // the timer records on the runners' stream: without it, it would time
+    // the legacy default stream instead
+    if (!lc_cuda_stream()) {
+        lc_error_set(err, "cannot create the CUDA stream the timer records on");
+        return 1;
+    }
     cuda_timer *t = (cuda_timer *)calloc(1, sizeof *t);
     if (!t) {
         lc_error_set(err, "out of host memory");

@@ -135,7 +135,7 @@ struct cudnn_state {
     float *x, *y, *hx, *cx, *hy, *cy;   // (T,B,I) (T,B,H) (L,B,H) x4
     float *dy, *dhy, *dcy;              // seeds; dhy/dcy NULL when the problem has none
     float *dx, *dhx, *dcx;              // input gradients
-    int backward_done;
+    int forward_done, backward_done;
 };
 
 int s_alloc(cudnn_state *s, void **slot, size_t bytes, lc_error *err)
@@ -144,8 +144,11 @@ int s_alloc(cudnn_state *s, void **slot, size_t bytes, lc_error *err)
         lc_error_set(err, "%s: internal: more than %d device buffers", s->cfg.name, MAX_ALLOCS);
         return LC_ERROR;
     }
-    if (lc_device_alloc(&s->pool, slot, bytes, err) != LC_OK)
+    if (lc_device_alloc(&s->pool, slot, bytes, err) != LC_OK) {
+        lc_error e = *err; // name the runner, as the cuBLAS runners do
+        lc_error_set(err, "%s: %s", s->cfg.name, e.msg);
         return LC_ERROR;
+    }
     s->allocs[s->nallocs].slot = slot;
     s->allocs[s->nallocs].bytes = bytes;
     s->nallocs++;
@@ -553,12 +556,21 @@ int lc_cudnn_create(const lc_cudnn_config *cfg, const lstm_problem *p, void **st
 
 int lc_cudnn_forward(void *state, lc_error *err)
 {
-    return run_forward((cudnn_state *)state, LC_REFUSE_NOTHING, err);
+    cudnn_state *s = (cudnn_state *)state;
+    const int rc = run_forward(s, LC_REFUSE_NOTHING, err);
+    if (rc == LC_OK)
+        s->forward_done = 1;
+    return rc;
 }
 
 int lc_cudnn_backward(void *state, lc_error *err)
 {
     cudnn_state *s = (cudnn_state *)state;
+    // cuDNN's backward reads the reserve space the forward wrote
+    if (!s->forward_done) {
+        lc_error_set(err, "%s: backward before forward", s->cfg.name);
+        return LC_ERROR;
+    }
     const int rc = run_backward(s, LC_REFUSE_NOTHING, err);
     if (rc == LC_OK)
         s->backward_done = 1;
