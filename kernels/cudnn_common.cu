@@ -145,8 +145,10 @@ int s_alloc(cudnn_state *s, void **slot, size_t bytes, lc_error *err)
         return LC_ERROR;
     }
     if (lc_device_alloc(&s->pool, slot, bytes, err) != LC_OK) {
-        lc_error e = *err; // name the runner, as the cuBLAS runners do
-        lc_error_set(err, "%s: %s", s->cfg.name, e.msg);
+        if (err) { // name the runner, as the cuBLAS runners do
+            lc_error e = *err;
+            lc_error_set(err, "%s: %s", s->cfg.name, e.msg);
+        }
         return LC_ERROR;
     }
     s->allocs[s->nallocs].slot = slot;
