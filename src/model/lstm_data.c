@@ -38,8 +38,9 @@ int lstm_shape_validate(const lstm_shape *s, lc_error *err)
         }
     }
     if (lstm_host_bytes_estimate(s) == 0) {
-        lc_error_set(err, "shape T=%d B=%d I=%d H=%d L=%d overflows the size arithmetic",
-                     s->seq_length, s->batch, s->input_size, s->hidden_size, s->num_layers);
+        char dims[96];
+        lc_error_set(err, "shape %s overflows the size arithmetic",
+                     lstm_shape_format(s, LSTM_SHAPE_DIMS, dims, sizeof dims));
         return 1;
     }
     /* every element count must also fit the int indices of BLAS calls */
@@ -52,6 +53,29 @@ int lstm_shape_validate(const lstm_shape *s, lc_error *err)
         return 1;
     }
     return 0;
+}
+
+const char *lstm_shape_format(const lstm_shape *s, lstm_shape_style style, char *buf, size_t n)
+{
+    const int T = s->seq_length, B = s->batch, I = s->input_size, H = s->hidden_size, L = s->num_layers;
+    if (style == LSTM_SHAPE_TAG)
+        snprintf(buf, n, "s%d-l%d-i%d-h%d-b%d", T, L, I, H, B);
+    else if (style == LSTM_SHAPE_DIMS)
+        snprintf(buf, n, "T=%d B=%d I=%d H=%d L=%d", T, B, I, H, L);
+    else
+        snprintf(buf, n, "seqLength %d numLayers %d inputSize %d hiddenSize %d miniBatch %d", T, L, I, H, B);
+    return buf;
+}
+
+void lstm_shape_json(json_writer *w, const lstm_shape *s)
+{
+    json_object_begin(w);
+    json_member_int(w, "seqLength", s->seq_length);
+    json_member_int(w, "numLayers", s->num_layers);
+    json_member_int(w, "inputSize", s->input_size);
+    json_member_int(w, "hiddenSize", s->hidden_size);
+    json_member_int(w, "miniBatch", s->batch);
+    json_object_end(w);
 }
 
 size_t lstm_seq_elems(const lstm_shape *s, int width)

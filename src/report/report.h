@@ -27,18 +27,17 @@ typedef struct bench_entry {
     size_t dev_used_before, dev_used_after;
 } bench_entry;
 
-/* Python's repr() of a float: the shortest text that reads back exactly. */
-void report_format_double(double v, char *buf, size_t n);
-
 /* The original's columns plus median, min, n and peak device memory;
  * trace_cols adds gpu_util and gemm_share at the end (bench --trace). */
 void report_table_header(FILE *f, const char *sep, int trace_cols);
 void report_table_row(FILE *f, const char *sep, const bench_entry *e, int trace_cols);
 
-void report_json_oss(FILE *f, const bench_entry *e, int n);
-void report_json_pep(FILE *f, const bench_entry *e, int n);
-void report_json_full(FILE *f, const bench_entry *e, int n, const lstm_shape *s, uint64_t seed,
-                      const char *device);
+/* The JSON formats, numbers as Python's repr (base/json.h). 0, or 1 when
+ * out of host memory (nothing printed). */
+int report_json_oss(FILE *f, const bench_entry *e, int n);
+int report_json_pep(FILE *f, const bench_entry *e, int n);
+int report_json_full(FILE *f, const bench_entry *e, int n, const lstm_shape *s, uint64_t seed,
+                     const char *device);
 
 #ifdef __cplusplus
 }
