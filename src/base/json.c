@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void put_bytes(json_writer *w, const char *s, size_t n);
+
 void json_init(json_writer *w, unsigned flags)
 {
     memset(w, 0, sizeof *w);
@@ -39,6 +41,21 @@ const char *json_text(const json_writer *w, size_t *len)
     if (len)
         *len = w->len;
     return w->text;
+}
+
+char *json_take(json_writer *w, size_t *len)
+{
+    char *text = NULL;
+    if (json_text(w, NULL)) {
+        put_bytes(w, "\n", 1);
+        if (!w->failed) {
+            text = w->text;
+            *len = w->len;
+            w->text = NULL;
+        }
+    }
+    json_free(w);
+    return text;
 }
 
 int json_write_file(const json_writer *w, const char *path, lc_error *err)
@@ -165,8 +182,9 @@ static void close_container(json_writer *w, int is_object)
     }
     if (!w->empty[w->depth - 1])
         put_gap(w, 0, 1);
-    else
-        w->line_break = 0;
+    else if (w->line_break && !indented_here(w))
+        put(w, "\n"); /* asked for; an indented empty container stays [] */
+    w->line_break = 0;
     w->depth--;
     put(w, is_object ? "}" : "]");
     end_value(w);

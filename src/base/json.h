@@ -66,6 +66,9 @@ void json_reset(json_writer *w);
 /* The finished document (NUL-terminated, *len without the NUL); NULL when
  * the writer failed or the document is incomplete. */
 const char *json_text(const json_writer *w, size_t *len);
+/* The document followed by a newline, as a file holds it: malloc'ed and
+ * handed to the caller, the writer left empty. NULL as json_text. */
+char *json_take(json_writer *w, size_t *len);
 /* The document and a newline to path, atomically (files.h). 0, or 1 with err. */
 int json_write_file(const json_writer *w, const char *path, lc_error *err);
 
