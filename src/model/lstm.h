@@ -96,9 +96,18 @@ void lstm_results_zero(lstm_results *r);
 /* Convert a float buffer into a double one (runners' read-back). */
 void lstm_copy_to_double(double *dst, const float *src, size_t n);
 
+/* How deep the computation behind a tensor goes: its kind in the tolerance
+ * rule (check/tolerance.h). */
+typedef enum tensor_kind {
+    TENSOR_FORWARD,     /* y, hy, cy */
+    TENSOR_INPUT_GRAD,  /* dx, dh0, dc0 */
+    TENSOR_PARAM_GRAD,  /* dW_ih, dW_hh, db_ih, db_hh: also summed over T*B */
+} tensor_kind;
+
 /* A named view of one tensor: the unit of comparison and of dumps. */
 typedef struct lstm_tensor_view {
-    char name[32];
+    char name[32];    /* "y", "dw_hh.0": with the layer for per-layer tensors */
+    tensor_kind kind;
     int ndim;
     int dims[3];
     int layer;        /* -1 for tensors that are not per-layer */
