@@ -231,7 +231,7 @@ typedef struct update_run {
 static lc_status update_item(update_run *ur, const work_item *it)
 {
     char tag[64];
-    shape_tag(&it->shape, tag, sizeof tag);
+    lstm_shape_format(&it->shape, LSTM_SHAPE_TAG, tag, sizeof tag);
     lc_error err = {{0}};
     numerics_context ctx;
     if (numerics_context_init(&ctx, &it->shape, ur->o->seed, NULL, &err)) {
@@ -272,7 +272,7 @@ static void print_update_table(const update_run *ur, baseline_file *b)
         const baseline_entry *e = &ur->fresh[i];
         const baseline_entry *old = baseline_find(b, e->runner, &e->shape);
         char tag[64];
-        shape_tag(&e->shape, tag, sizeof tag);
+        lstm_shape_format(&e->shape, LSTM_SHAPE_TAG, tag, sizeof tag);
         for (int ph = 0; ph < 2; ph++) {
             const baseline_series *nw = ph ? &e->bwd : &e->fwd;
             const baseline_series *ol = old ? (ph ? &old->bwd : &old->fwd) : NULL;
@@ -400,7 +400,7 @@ static lc_status cmd_show(const cli_options *o, const char *device, const char *
     for (int i = 0; i < b.nentries; i++) {
         const baseline_entry *e = &b.entries[i];
         char tag[64], f[48], bw[48];
-        shape_tag(&e->shape, tag, sizeof tag);
+        lstm_shape_format(&e->shape, LSTM_SHAPE_TAG, tag, sizeof tag);
         sample_summary sf, sb;
         stats_summarize(e->fwd.samples, e->fwd.n, &sf);
         stats_summarize(e->bwd.samples, e->bwd.n, &sb);
@@ -581,7 +581,7 @@ static void compare_ab(compare_run *cr, const work_item *it, const char *tag)
 static void compare_item(compare_run *cr, const work_item *it)
 {
     char tag[64];
-    shape_tag(&it->shape, tag, sizeof tag);
+    lstm_shape_format(&it->shape, LSTM_SHAPE_TAG, tag, sizeof tag);
     const baseline_entry *e =
         cr->against[0] || cr->o->ab ? NULL : baseline_find(cr->file, it->runner->name, &it->shape);
     lc_error err = {{0}};
