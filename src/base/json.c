@@ -355,7 +355,26 @@ void json_fixed(json_writer *w, uint64_t value, int decimals)
 
 void json_bool(json_writer *w, int v) { put_number(w, v ? "true" : "false"); }
 void json_null(json_writer *w) { put_number(w, "null"); }
-void json_raw(json_writer *w, const char *json) { put_number(w, json); }
+void json_raw(json_writer *w, const char *json)
+{
+    if (begin_element(w, 0))
+        return;
+    /* a newline in JSON text is layout (strings hold \n escaped): each line
+     * of an indented value moves in to where the value goes */
+    const int indent = indented_here(w) ? w->depth : 0;
+    for (const char *line = json; *line;) {
+        const size_t n = strcspn(line, "\n");
+        put_bytes(w, line, n);
+        line += n;
+        if (*line == '\n') {
+            put(w, "\n");
+            for (int d = 0; d < indent; d++)
+                put(w, "  ");
+            line++;
+        }
+    }
+    end_value(w);
+}
 
 void json_member_string(json_writer *w, const char *key, const char *s) { json_key(w, key); json_string(w, s); }
 void json_member_double(json_writer *w, const char *key, double v) { json_key(w, key); json_double(w, v); }

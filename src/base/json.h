@@ -94,7 +94,8 @@ void json_uint(json_writer *w, unsigned long long v);
 void json_fixed(json_writer *w, uint64_t value, int decimals);
 void json_bool(json_writer *w, int v);
 void json_null(json_writer *w);
-/* A value that is already JSON text, made by another json_writer. */
+/* A value that is already JSON text, made by another json_writer; in the
+ * indented layout its lines are indented to where it goes. */
 void json_raw(json_writer *w, const char *json);
 
 /* json_key followed by the value. */

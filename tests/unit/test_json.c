@@ -204,6 +204,24 @@ int test_json_nesting(void)
     CHECK(!strcmp(json_text(&w, NULL), "{\"x\": \"y\",\n\"events\": [\n{\"i\": 0},\n{\"i\": 1}\n]}"), "%s",
           json_text(&w, NULL));
     json_free(&w);
+    /* a value made by another writer goes in raw, indented to its place */
+    json_writer inner;
+    json_init(&inner, JSON_INDENTED);
+    json_array_begin(&inner);
+    json_int(&inner, 1);
+    json_array_end(&inner);
+    json_init(&w, JSON_INDENTED);
+    json_object_begin(&w);
+    json_key(&w, "a");
+    json_object_begin(&w);
+    json_key(&w, "r");
+    json_raw(&w, json_text(&inner, NULL));
+    json_object_end(&w);
+    json_object_end(&w);
+    CHECK(!strcmp(json_text(&w, NULL), "{\n  \"a\": {\n    \"r\": [\n      1\n    ]\n  }\n}"), "%s",
+          json_text(&w, NULL));
+    json_free(&inner);
+    json_free(&w);
     /* deep nesting up to the limit, then refused */
     json_init(&w, JSON_ONE_LINE);
     for (int i = 0; i < JSON_MAX_DEPTH; i++)
