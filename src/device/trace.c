@@ -328,6 +328,24 @@ static void json_lanes(json_writer *w, const trace_buffer *t, const trace_event 
         json_meta(w, t->lanes[i].pid, t->lanes[i].tid, "thread_name", "name", t->lanes[i].name);
 }
 
+static void json_launch(json_writer *w, const trace_launch *l)
+{
+    json_object_begin(w);
+    json_key(w, "grid");
+    json_array_begin(w);
+    for (int i = 0; i < 3; i++)
+        json_int(w, l->grid[i]);
+    json_array_end(w);
+    json_key(w, "block");
+    json_array_begin(w);
+    for (int i = 0; i < 3; i++)
+        json_int(w, l->block[i]);
+    json_array_end(w);
+    json_member_uint(w, "registers", l->registers);
+    json_member_int(w, "shared_bytes", l->shared_bytes);
+    json_object_end(w);
+}
+
 /* A complete ("X") event; times in microseconds from origin, exactly. */
 static void json_event(json_writer *w, const trace_event *e, uint64_t origin)
 {
@@ -345,6 +363,9 @@ static void json_event(json_writer *w, const trace_event *e, uint64_t origin)
     if (e->args) {
         json_key(w, "args");
         json_raw(w, e->args);
+    } else if (e->kind == TRACE_KERNEL && e->launch.block[0] > 0) {
+        json_key(w, "args");
+        json_launch(w, &e->launch);
     } else if (e->kind == TRACE_MEMCPY || e->kind == TRACE_MEMSET) {
         json_key(w, "args");
         json_object_begin(w);

@@ -211,6 +211,19 @@ int test_trace_json_golden(void)
     free(text);
     trace_destroy(t);
 
+    /* a kernel's launch, as cupti_trace.cu formatted it before the writer */
+    t = trace_create("cupti", &err);
+    CHECK(t, "%s", err.msg);
+    const trace_event k = {.start_ns = 10, .end_ns = 20, .name = "k", .kind = TRACE_KERNEL, .pid = TRACE_PID_GPU,
+                           .launch = {{1, 2, 3}, {128, 1, 1}, 40, 4096}};
+    CHECK(trace_add(t, &k) == 0, "add");
+    text = trace_to_json(t, &len, &err);
+    CHECK(text, "%s", err.msg);
+    CHECK(strstr(text, ", \"args\": {\"grid\": [1, 2, 3], \"block\": [128, 1, 1], \"registers\": 40, "
+                       "\"shared_bytes\": 4096}}"), "%s", text);
+    free(text);
+    trace_destroy(t);
+
     t = trace_create("CLOCK_MONOTONIC", &err);
     CHECK(t, "%s", err.msg);
     text = trace_to_json(t, &len, &err);
