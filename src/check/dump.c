@@ -213,7 +213,7 @@ static void index_header(json_writer *w, const dump_case *dc)
 {
     const lstm_problem *p = dc->problem;
     json_member_string(w, "runner", dc->runner->name);
-    json_member_string(w, "device", dc->runner->device);
+    json_member_string(w, "device", lc_device_name(dc->runner->device));
     json_member_string(w, "gate", dc->report->status == LC_OK ? "pass" : "fail");
     json_key(w, "shape");
     lstm_shape_json(w, &p->shape);

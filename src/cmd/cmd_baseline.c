@@ -31,7 +31,7 @@ typedef struct work_item {
 } work_item;
 
 /* The runners asked for, or the device's perf matrix. */
-static lc_status plan_runners(const cli_options *o, const char *device, const runner_ops **runners, int *nr,
+static lc_status plan_runners(const cli_options *o, lc_device device, const runner_ops **runners, int *nr,
                               lc_error *err)
 {
     *nr = 0;
@@ -41,14 +41,15 @@ static lc_status plan_runners(const cli_options *o, const char *device, const ru
             lc_error_set(err, "unknown runner '%s' (see lstmcheck list)", o->rnns[i]);
             return LC_BAD_INPUT;
         }
-        if (strcmp(r->device, device)) {
-            lc_error_set(err, "runner '%s' runs on %s, but the device is %s", r->name, r->device, device);
+        if (r->device != device) {
+            lc_error_set(err, "runner '%s' runs on %s, but the device is %s", r->name, lc_device_name(r->device),
+                         lc_device_name(device));
             return LC_BAD_INPUT;
         }
         runners[(*nr)++] = r;
     }
     for (int i = 0; !o->nrnns && lstm_runners[i] && *nr < CLI_MAX_RNNS; i++)
-        if (!strcmp(lstm_runners[i]->device, device) && (runner_roles(lstm_runners[i]) & ROLE_PERF))
+        if (lstm_runners[i]->device == device && (runner_roles(lstm_runners[i]) & ROLE_PERF))
             runners[(*nr)++] = lstm_runners[i];
     return LC_OK;
 }
@@ -56,7 +57,7 @@ static lc_status plan_runners(const cli_options *o, const char *device, const ru
 #define PLAN_MAX_SHAPES 16
 
 /* The shape given, the shape set named, or every set of the device. */
-static lc_status plan_shapes(const cli_options *o, const char *device, lstm_shape *shapes, const char **sets,
+static lc_status plan_shapes(const cli_options *o, lc_device device, lstm_shape *shapes, const char **sets,
                              int *ns, lc_error *err)
 {
     *ns = 0;
@@ -72,20 +73,20 @@ static lc_status plan_shapes(const cli_options *o, const char *device, lstm_shap
         return LC_OK;
     }
     for (int i = 0; perf_shape_sets[i].name && *ns < PLAN_MAX_SHAPES; i++)
-        if (!strcmp(perf_shape_sets[i].device, device) &&
+        if (perf_shape_sets[i].device == device &&
             (!o->shape_set || !strcmp(perf_shape_sets[i].name, o->shape_set))) {
             shapes[*ns] = perf_shape_sets[i].shape;
             sets[(*ns)++] = perf_shape_sets[i].name;
         }
     if (o->shape_set && !*ns) {
-        lc_error_set(err, "no shape set '%s' for %s in the perf matrix", o->shape_set, device);
+        lc_error_set(err, "no shape set '%s' for %s in the perf matrix", o->shape_set, lc_device_name(device));
         return LC_BAD_INPUT;
     }
     return LC_OK;
 }
 
 /* The (runner, shape) pairs a command works on. */
-static lc_status plan(const cli_options *o, const char *device, work_item **items, int *n, lc_error *err)
+static lc_status plan(const cli_options *o, lc_device device, work_item **items, int *n, lc_error *err)
 {
     const runner_ops *runners[CLI_MAX_RNNS];
     lstm_shape shapes[PLAN_MAX_SHAPES];
@@ -106,7 +107,7 @@ static lc_status plan(const cli_options *o, const char *device, work_item **item
     return LC_OK;
 }
 
-static void settings_from(const cli_options *o, const char *device, perf_settings *s)
+static void settings_from(const cli_options *o, lc_device device, perf_settings *s)
 {
     perf_default_settings(device, s);
     if (o->warmup >= 0)
@@ -228,7 +229,7 @@ static lc_status recorded_commit(const cli_options *o, char commit[48], int *rep
 /* The state of one update: what it records and what it measured. */
 typedef struct update_run {
     const cli_options *o;
-    const char *device;
+    lc_device device;
     char commit[48];
     int reproducible;
     perf_settings settings;
@@ -322,7 +323,7 @@ static lc_status store_entries(update_run *ur, baseline_file *b, const char *pat
 
 /* This machine's file, loaded to be updated: LC_OK (possibly empty) or
  * LC_BAD_INPUT after saying why. */
-static lc_status open_for_update(const char *device, const char *dir, char *path, size_t n, baseline_file *b)
+static lc_status open_for_update(lc_device device, const char *dir, char *path, size_t n, baseline_file *b)
 {
     lc_error err = {{0}};
     machine_key key;
@@ -343,7 +344,7 @@ static lc_status open_for_update(const char *device, const char *dir, char *path
     return LC_OK;
 }
 
-static lc_status cmd_update(const cli_options *o, const char *device, const char *dir, work_item *items, int n)
+static lc_status cmd_update(const cli_options *o, lc_device device, const char *dir, work_item *items, int n)
 {
     update_run ur = {.o = o, .device = device};
     char path[4096];
@@ -363,7 +364,7 @@ static lc_status cmd_update(const cli_options *o, const char *device, const char
     if (rc)
         goto out;
     if (!ur.measured) {
-        printf("nothing measured: no runner of %s can run here\n", device);
+        printf("nothing measured: no runner of %s can run here\n", lc_device_name(device));
         rc = LC_UNSUPPORTED;
         goto out;
     }
@@ -424,7 +425,7 @@ static void show_table(const char *path, const char *desc, const baseline_file *
     }
 }
 
-static lc_status cmd_show(const cli_options *o, const char *device, const char *dir)
+static lc_status cmd_show(const cli_options *o, lc_device device, const char *dir)
 {
     lc_error err = {{0}};
     machine_key key;
@@ -442,7 +443,7 @@ static lc_status cmd_show(const cli_options *o, const char *device, const char *
     }
     if (rc == LC_MISSING) {
         printf("no baseline for this machine (%s) at %s; make one with: lstmcheck baseline update --device %s\n",
-               desc, path, device);
+               desc, path, lc_device_name(device));
         baseline_free(&b);
         return LC_UNSUPPORTED;
     }
@@ -461,7 +462,8 @@ static lc_status cmd_show(const cli_options *o, const char *device, const char *
  * the JSON document it builds (--json). */
 typedef struct compare_run {
     const cli_options *o;
-    const char *device, *dir;
+    lc_device device;
+    const char *dir;
     baseline_file *file;   /* this machine's (empty when it has none) */
     const char *file_path;
     const char *machine;   /* this machine's key, described */
@@ -673,7 +675,7 @@ static void compare_header(compare_run *cr)
     }
     if (!cr->against[0] && !cr->o->ab && !cr->file->nentries)
         printf("no baseline for this machine (%s) at %s: comparing A/B against the commit of the newest "
-               "committed %s baseline\n", cr->machine, cr->file_path, cr->device);
+               "committed %s baseline\n", cr->machine, cr->file_path, lc_device_name(cr->device));
     printf("%-16s %-22s %-4s %9s %9s %8s %8s %16s %6s %-12s %s\n", "runner", "shape", "", "base_ms", "now_ms",
            "raw", "change", "interval", "min", "verdict", "why");
 }
@@ -717,7 +719,7 @@ static void compare_footer(compare_run *cr)
                cr->unclear, cr->settings.compare_budget_s);
 }
 
-static lc_status cmd_compare(const cli_options *o, const char *device, const char *dir, work_item *items, int n)
+static lc_status cmd_compare(const cli_options *o, lc_device device, const char *dir, work_item *items, int n)
 {
     lc_error err = {{0}};
     machine_key key;
@@ -764,8 +766,7 @@ lc_status cmd_baseline(const cli_options *o)
         fprintf(stderr, "lstmcheck: baseline needs a subcommand: update, show or compare\n");
         return LC_BAD_INPUT;
     }
-    char device[8];
-    session_resolve_device(o->device, device, sizeof device);
+    const lc_device device = session_resolve_device(o->device);
     perf_prepare_device(device);
     if ((o->against || o->ab) && strcmp(o->subcommand, "compare")) {
         fprintf(stderr, "lstmcheck: --%s applies to baseline compare only\n", o->against ? "against" : "ab");

@@ -314,8 +314,13 @@ static int read_format(reader *r, const cJSON *root)
 static int read_machine(reader *r, const cJSON *root, machine_key *k)
 {
     const cJSON *m = need(r, root, "file", "machine", cJSON_Object);
-    if (!m || read_str(r, m, "machine", "device", k->device, sizeof k->device))
+    char device[16];
+    if (!m || read_str(r, m, "machine", "device", device, sizeof device))
         return 1;
+    if (lc_device_from_name(device, &k->device)) {
+        lc_error_set(r->err, "%s: machine.device is '%s', not one of%s", r->path, device, LC_DEVICE_WORDS);
+        return 1;
+    }
     const cJSON *fields = need(r, m, "machine", "fields", cJSON_Object);
     if (!fields)
         return 1;
@@ -449,7 +454,7 @@ int baseline_save(const char *path, const baseline_file *b, lc_error *err)
     json_member_int(&w, "version", BASELINE_VERSION);
     json_key(&w, "machine");
     json_object_begin(&w);
-    json_member_string(&w, "device", b->machine.device);
+    json_member_string(&w, "device", lc_device_name(b->machine.device));
     json_key(&w, "fields");
     json_object_begin(&w);
     for (int i = 0; i < b->machine.nfields; i++)
@@ -486,12 +491,12 @@ static void consider(commit_pick *best, const baseline_entry *e, const char *fil
     best->for_entry = for_entry;
 }
 
-int baseline_reference_commit(const char *dir, const char *device, const char *runner, const lstm_shape *shape,
-                              char commit[48], char *why, size_t n)
+/* Every reproducible and every unusable entry of the device's files in dir. */
+static void pick_commits(const char *dir, lc_device device, const char *runner, const lstm_shape *shape,
+                         commit_pick *best, commit_pick *unusable)
 {
-    commit_pick best, unusable;
-    memset(&best, 0, sizeof best);
-    memset(&unusable, 0, sizeof unusable);
+    memset(best, 0, sizeof *best);
+    memset(unusable, 0, sizeof *unusable);
     DIR *d = opendir(dir);
     struct dirent *de;
     while (d && (de = readdir(d))) {
@@ -506,26 +511,34 @@ int baseline_reference_commit(const char *dir, const char *device, const char *r
             fprintf(stderr, "lstmcheck: warning: %s (not considered)\n", err.msg);
             continue;
         }
-        for (int i = 0; strcmp(b.machine.device, device) == 0 && i < b.nentries; i++) {
+        for (int i = 0; b.machine.device == device && i < b.nentries; i++) {
             const baseline_entry *e = &b.entries[i];
             int mine = !strcmp(e->runner, runner) && shape_equal(&e->shape, shape);
-            consider(e->reproducible ? &best : &unusable, e, de->d_name, mine);
+            consider(e->reproducible ? best : unusable, e, de->d_name, mine);
         }
         baseline_free(&b);
     }
     if (d)
         closedir(d);
+}
+
+int baseline_reference_commit(const char *dir, lc_device device, const char *runner, const lstm_shape *shape,
+                              char commit[48], char *why, size_t n)
+{
+    commit_pick best, unusable;
+    pick_commits(dir, device, runner, shape, &best, &unusable);
+    const char *name = lc_device_name(device);
     if (best.commit[0]) {
         snprintf(commit, 48, "%s", best.commit);
         snprintf(why, n, "the commit of the newest committed %s baseline%s (%s, %s): the last performance "
-                 "recorded as the reference", device, best.for_entry ? " of this runner and shape" : "",
+                 "recorded as the reference", name, best.for_entry ? " of this runner and shape" : "",
                  best.file, best.date);
         return 0;
     }
     if (unusable.commit[0])
         snprintf(why, n, "the committed %s baselines in %s record only commits that cannot be rebuilt "
-                 "(newest: %s in %s)", device, dir, unusable.commit, unusable.file);
+                 "(newest: %s in %s)", name, dir, unusable.commit, unusable.file);
     else
-        snprintf(why, n, "no committed %s baseline in %s names a commit", device, dir);
+        snprintf(why, n, "no committed %s baseline in %s names a commit", name, dir);
     return 1;
 }

@@ -122,17 +122,17 @@ static void hook_pop(void *ctx)
     }
 }
 
-int prof_begin(prof_session *p, const char *device, int with_trace, int nvtx, lc_error *err)
+int prof_begin(prof_session *p, lc_device device, int with_trace, int nvtx, lc_error *err)
 {
     memset(p, 0, sizeof *p);
     p->runner_event = -1;
     p->nvtx = nvtx;
-    p->device_mem = !strcmp(device, "cuda");
+    p->device_mem = device == LC_DEVICE_CUDA;
     p->hooks.range_push = hook_push;
     p->hooks.range_pop = hook_pop;
     p->hooks.ctx = p;
     if (with_trace) {
-        int gpu = !strcmp(device, "cuda") && gpu_trace_built();
+        int gpu = device == LC_DEVICE_CUDA && gpu_trace_built();
         p->trace = trace_create(gpu ? "cupti" : "CLOCK_MONOTONIC", err);
         if (!p->trace)
             return 1;
@@ -157,7 +157,7 @@ const harness_hooks *prof_hooks(prof_session *p)
 
 int prof_runner_begin(prof_session *p, const runner_ops *r, lc_error *err)
 {
-    p->runner_on_gpu = !strcmp(r->device, "cuda");
+    p->runner_on_gpu = r->device == LC_DEVICE_CUDA;
     p->depth = 0;
     p->in_timed = 0;
     p->have_window = 0;

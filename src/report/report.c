@@ -6,7 +6,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* the original's fit_str: right-aligned in 16 columns, cut at 16 */
 static void fit(FILE *f, const char *s)
@@ -69,12 +68,9 @@ void report_table_row(FILE *f, const char *sep, const bench_entry *e, int trace_
     fputc('\n', f);
 }
 
-/* groups in the original's order: lstm, lstm-backward, vl_lstm, vl_lstm-backward */
-static const char *const group_names[] = {"lstm", "vl_lstm", NULL};
-
-static int timed_in(const bench_entry *e, const char *group)
+static int timed_in(const bench_entry *e, runner_group group)
 {
-    return e->timed && !strcmp(e->group, group);
+    return e->timed && e->group == group;
 }
 
 /* The finished document and a newline; 1 when the writer ran out of memory. */
@@ -87,10 +83,10 @@ static int print_document(FILE *f, const json_writer *w)
 }
 
 /* "lstm": {"cpu": mean, ...}: one phase of one group */
-static void oss_phase(json_writer *w, const bench_entry *e, int n, const char *group, int bwd)
+static void oss_phase(json_writer *w, const bench_entry *e, int n, runner_group group, int bwd)
 {
     char key[64];
-    snprintf(key, sizeof key, "%s%s", group, bwd ? "-backward" : "");
+    snprintf(key, sizeof key, "%s%s", runner_group_name(group), bwd ? "-backward" : "");
     json_key(w, key);
     json_object_begin(w);
     for (int i = 0; i < n; i++)
@@ -99,29 +95,25 @@ static void oss_phase(json_writer *w, const bench_entry *e, int n, const char *g
     json_object_end(w);
 }
 
-int report_json_oss(FILE *f, const bench_entry *e, int n)
+/* groups in the original's order: lstm, lstm-backward, vl_lstm, vl_lstm-backward */
+static void json_oss(json_writer *w, const bench_entry *e, int n)
 {
-    json_writer w;
-    json_init(&w, JSON_ONE_LINE);
-    json_object_begin(&w);
-    for (int g = 0; group_names[g]; g++) {
+    json_object_begin(w);
+    for (runner_group g = 0; g < RUNNER_GROUP_COUNT; g++) {
         int any = 0;
         for (int i = 0; i < n; i++)
-            any |= timed_in(&e[i], group_names[g]);
+            any |= timed_in(&e[i], g);
         for (int bwd = 0; any && bwd < 2; bwd++)
-            oss_phase(&w, e, n, group_names[g], bwd);
+            oss_phase(w, e, n, g, bwd);
     }
-    json_object_end(&w);
-    const int rc = print_document(f, &w);
-    json_free(&w);
-    return rc;
+    json_object_end(w);
 }
 
 /* One Caffe2Observer line: the value is the sample's repr, as a string. */
-static int pep_line(FILE *f, json_writer *w, const char *group, int bwd, const char *runner, double v)
+static int pep_line(FILE *f, json_writer *w, runner_group group, int bwd, const char *runner, double v)
 {
     char metric[160], value[64];
-    snprintf(metric, sizeof metric, "%s%s-%s", group, bwd ? "-backward" : "", runner);
+    snprintf(metric, sizeof metric, "%s%s-%s", runner_group_name(group), bwd ? "-backward" : "", runner);
     json_format_double(v, value, sizeof value);
     json_reset(w);
     json_object_begin(w);
@@ -134,17 +126,18 @@ static int pep_line(FILE *f, json_writer *w, const char *group, int bwd, const c
     return print_document(f, w);
 }
 
-int report_json_pep(FILE *f, const bench_entry *e, int n)
+/* A line per sample, in the original's order of groups and phases. */
+static int print_pep(FILE *f, const bench_entry *e, int n)
 {
     json_writer w;
     json_init(&w, JSON_ONE_LINE);
     int rc = 0;
-    for (int g = 0; group_names[g]; g++)
+    for (runner_group g = 0; g < RUNNER_GROUP_COUNT; g++)
         for (int bwd = 0; bwd < 2; bwd++)
             for (int i = 0; i < n; i++) {
                 const double *v = bwd ? e[i].res.bwd_ms : e[i].res.fwd_ms;
-                for (int k = 0; timed_in(&e[i], group_names[g]) && k < e[i].res.n && !rc; k++)
-                    rc = pep_line(f, &w, group_names[g], bwd, e[i].runner->name, v[k]);
+                for (int k = 0; timed_in(&e[i], g) && k < e[i].res.n && !rc; k++)
+                    rc = pep_line(f, &w, g, bwd, e[i].runner->name, v[k]);
             }
     json_free(&w);
     return rc;
@@ -237,7 +230,7 @@ static void json_runner(json_writer *w, const bench_entry *x)
 {
     json_object_begin(w);
     json_member_string(w, "name", x->runner->name);
-    json_member_string(w, "group", x->group);
+    json_member_string(w, "group", runner_group_name(x->group));
     json_member_string(w, "gate", gate_word(x->gate.status));
     if (x->gate.status == LC_OK || x->gate.status == LC_FAILED)
         json_member_double(w, "gate_worst_ratio", x->gate.worst.ratio);
@@ -246,24 +239,35 @@ static void json_runner(json_writer *w, const bench_entry *x)
     json_object_end(w);
 }
 
-int report_json_full(FILE *f, const bench_entry *e, int n, const lstm_shape *s, uint64_t seed,
-                     const char *device)
+static void json_full(json_writer *w, const bench_entry *e, int n, const report_run *run)
 {
+    json_object_begin(w);
+    json_member_int(w, "version", 1);
+    json_member_string(w, "device", lc_device_name(run->device));
+    json_member_uint(w, "seed", run->seed);
+    json_key(w, "shape");
+    lstm_shape_json(w, &run->shape);
+    json_member_string(w, "unit", "ms");
+    json_key(w, "runners");
+    json_array_begin(w);
+    for (int i = 0; i < n; i++)
+        json_runner(w, &e[i]);
+    json_array_end(w);
+    json_object_end(w);
+}
+
+int report_json(FILE *f, report_json_format format, const bench_entry *e, int n, const report_run *run)
+{
+    if (format == REPORT_JSON_PEP)
+        return print_pep(f, e, n);
+    if (format != REPORT_JSON_OSS && format != REPORT_JSON_FULL)
+        return 0;
     json_writer w;
     json_init(&w, JSON_ONE_LINE);
-    json_object_begin(&w);
-    json_member_int(&w, "version", 1);
-    json_member_string(&w, "device", device);
-    json_member_uint(&w, "seed", seed);
-    json_key(&w, "shape");
-    lstm_shape_json(&w, s);
-    json_member_string(&w, "unit", "ms");
-    json_key(&w, "runners");
-    json_array_begin(&w);
-    for (int i = 0; i < n; i++)
-        json_runner(&w, &e[i]);
-    json_array_end(&w);
-    json_object_end(&w);
+    if (format == REPORT_JSON_OSS)
+        json_oss(&w, e, n);
+    else
+        json_full(&w, e, n, run);
     const int rc = print_document(f, &w);
     json_free(&w);
     return rc;

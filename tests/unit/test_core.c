@@ -57,7 +57,7 @@ int test_registry_valid(void)
     lc_error err;
     CHECK(!registry_validate(lstm_runners, &err), "%s", err.msg);
     CHECK(registry_find("cpu") && registry_find("ref") && !registry_find("nope"), "lookup");
-    runner_ops good = {.name = "x", .device = "cpu", .description = "d",
+    runner_ops good = {.name = "x", .device = LC_DEVICE_CPU, .description = "d",
                        .caps = RUNNER_BACKWARD, .available = ok_available, .create = ok_create,
                        .forward = ok_step, .backward = ok_step, .zero_grads = ok_step,
                        .read_results = ok_read, .peak_device_bytes = ok_peak, .destroy = ok_destroy};
@@ -68,7 +68,7 @@ int test_registry_valid(void)
     table[0] = &no_bwd;
     CHECK(registry_validate(table, &err) && strstr(err.msg, "backward"), "a missing backward passed: %s", err.msg);
     runner_ops bad_dev = good;
-    bad_dev.device = "tpu";
+    bad_dev.device = LC_DEVICE_COUNT;
     table[0] = &bad_dev;
     CHECK(registry_validate(table, &err), "device tpu accepted");
     table[0] = &good;

@@ -105,7 +105,7 @@ static void fixed_entries(bench_entry *e, runner_ops *ops)
     for (int i = 0; i < NENTRIES; i++) {
         ops[i] = (runner_ops){.name = names[i]};
         e[i].runner = &ops[i];
-        e[i].group = i < 4 ? "lstm" : "vl_lstm";
+        e[i].group = i < 4 ? RUNNER_GROUP_LSTM : RUNNER_GROUP_VL_LSTM;
     }
     e[0].gate.status = LC_OK;
     e[0].gate.worst.ratio = 0.03125;
@@ -156,13 +156,15 @@ int test_report_json_golden(void)
     bench_entry e[NENTRIES];
     runner_ops ops[NENTRIES];
     fixed_entries(e, ops);
-    const lstm_shape shape = {.seq_length = 100, .batch = 64, .input_size = 512, .hidden_size = 512,
-                              .num_layers = 1};
+    const report_run run = {.shape = {.seq_length = 100, .batch = 64, .input_size = 512, .hidden_size = 512,
+                                      .num_layers = 1},
+                            .seed = 17,
+                            .device = LC_DEVICE_CUDA};
     captured oss, pep, full;
     CHECK(!capture_begin(&oss) && !capture_begin(&pep) && !capture_begin(&full), "open_memstream");
-    report_json_oss(oss.f, e, NENTRIES);
-    report_json_pep(pep.f, e, NENTRIES);
-    report_json_full(full.f, e, NENTRIES, &shape, 17, "cuda");
+    CHECK(!report_json(oss.f, REPORT_JSON_OSS, e, NENTRIES, &run) &&
+              !report_json(pep.f, REPORT_JSON_PEP, e, NENTRIES, &run) &&
+              !report_json(full.f, REPORT_JSON_FULL, e, NENTRIES, &run), "out of memory");
     capture_end(&oss);
     capture_end(&pep);
     capture_end(&full);
