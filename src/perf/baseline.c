@@ -402,21 +402,7 @@ static void series_json(json_writer *w, const char *key, const baseline_series *
     sample_summary sum;
     stats_summarize(s->samples, s->n, &sum);
     json_key(w, key);
-    json_object_begin(w);
-    json_member_int(w, "n", s->n);
-    json_member_double(w, "median", sum.median);
-    json_member_double(w, "mean", sum.mean);
-    json_member_double(w, "std", sum.std);
-    json_member_double(w, "min", sum.min);
-    json_member_double(w, "q1", sum.q1);
-    json_member_double(w, "q3", sum.q3);
-    json_member_double(w, "mad", sum.mad);
-    json_key(w, "samples");
-    json_array_begin_inline(w);
-    for (int i = 0; i < s->n; i++)
-        json_double(w, s->samples[i]);
-    json_array_end(w);
-    json_object_end(w);
+    stats_json(w, &sum, s->samples);
 }
 
 static void entry_json(json_writer *w, const baseline_entry *e)

@@ -146,24 +146,7 @@ static int print_pep(FILE *f, const bench_entry *e, int n)
 static void json_summary(json_writer *w, const char *key, const sample_summary *s, const double *samples)
 {
     json_key(w, key);
-    json_object_begin(w);
-    json_member_int(w, "n", s->n);
-    json_member_double(w, "mean", s->mean);
-    json_member_double(w, "std", s->std);
-    json_member_double(w, "median", s->median);
-    json_member_double(w, "min", s->min);
-    json_member_double(w, "max", s->max);
-    json_member_double(w, "q1", s->q1);
-    json_member_double(w, "q3", s->q3);
-    json_member_double(w, "mad", s->mad);
-    if (samples) {
-        json_key(w, "samples");
-        json_array_begin_inline(w);
-        for (int i = 0; i < s->n; i++)
-            json_double(w, samples[i]);
-        json_array_end(w);
-    }
-    json_object_end(w);
+    stats_json(w, s, samples);
 }
 
 /* torch_geometric's get_stats_summary over the timed iterations: time
