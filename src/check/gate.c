@@ -95,6 +95,64 @@ static void index_of(const lstm_tensor_view *v, size_t i, int idx[3])
     }
 }
 
+/* One tensor compared: its summary, and where its worst element is. */
+typedef struct tensor_outcome {
+    gate_tensor_summary sum;
+    size_t worst_i;
+    int worst_not_finite;
+    double scale, rms; /* of the rule for this tensor */
+} tensor_outcome;
+
+static tensor_outcome compare_tensor(const runner_ops *r, const lstm_shape *s, const lstm_tensor_view *a,
+                                     const lstm_tensor_view *b)
+{
+    tensor_outcome t = {.sum = {.worst_ratio = -1}};
+    double sumsq = 0;
+    for (size_t i = 0; i < a->count; i++)
+        sumsq += a->data[i] * a->data[i];
+    t.rms = a->count ? sqrt(sumsq / (double)a->count) : 0;
+    t.scale = tolerance_scale(s, a->kind, r->precision);
+    snprintf(t.sum.name, sizeof t.sum.name, "%s", a->name);
+    for (size_t i = 0; i < a->count; i++) {
+        const double err = fabs(b->data[i] - a->data[i]);
+        const int nf = !isfinite(b->data[i]);
+        const double allowed = tolerance_allowed(t.scale, a->data[i], t.rms);
+        const double ratio = nf ? INFINITY : (allowed > 0 ? err / allowed : (err > 0 ? INFINITY : 0));
+        if (!nf && err > t.sum.max_abs_err)
+            t.sum.max_abs_err = err;
+        if (ratio > t.sum.worst_ratio || (nf && !t.worst_not_finite)) {
+            t.sum.worst_ratio = ratio;
+            t.worst_i = i;
+            t.worst_not_finite = nf;
+        }
+    }
+    t.sum.failed = t.sum.worst_ratio > 1.0 || t.worst_not_finite;
+    return t;
+}
+
+/* The tensor's outcome in the report: counted, listed, and the report's
+ * worst element when it is worse. */
+static void record_tensor(gate_report *rep, const tensor_outcome *t, const lstm_tensor_view *a,
+                          const lstm_tensor_view *b)
+{
+    rep->tensors_checked++;
+    rep->tensors_failed += t->sum.failed;
+    if (rep->ntensors < GATE_MAX_TENSORS)
+        rep->tensors[rep->ntensors++] = t->sum;
+    if (!a->count || !(t->sum.worst_ratio > rep->worst.ratio || (t->worst_not_finite && !rep->worst.not_finite)))
+        return;
+    gate_worst *w = &rep->worst;
+    snprintf(w->tensor, sizeof w->tensor, "%s", a->name);
+    w->ndim = a->ndim;
+    index_of(a, t->worst_i, w->index);
+    w->value = b->data[t->worst_i];
+    w->ref = a->data[t->worst_i];
+    w->err = fabs(w->value - w->ref);
+    w->allowed = tolerance_allowed(t->scale, w->ref, t->rms);
+    w->ratio = t->sum.worst_ratio;
+    w->not_finite = t->worst_not_finite;
+}
+
 void gate_compare(const runner_ops *r, const lstm_results *ref, const lstm_results *got,
                   unsigned views, gate_report *rep)
 {
@@ -112,47 +170,8 @@ void gate_compare(const runner_ops *r, const lstm_results *ref, const lstm_resul
     int n = lstm_results_views(ref, views, rv, cap);
     lstm_results_views(got, views, gv, cap);
     for (int t = 0; t < n; t++) {
-        const lstm_tensor_view *a = &rv[t], *b = &gv[t];
-        double sumsq = 0;
-        for (size_t i = 0; i < a->count; i++)
-            sumsq += a->data[i] * a->data[i];
-        const double rms = a->count ? sqrt(sumsq / (double)a->count) : 0;
-        const double scale = tolerance_scale(s, a->kind, r->precision);
-        gate_tensor_summary sum = {0};
-        snprintf(sum.name, sizeof sum.name, "%s", a->name);
-        sum.worst_ratio = -1;
-        size_t worst_i = 0;
-        int worst_nf = 0;
-        for (size_t i = 0; i < a->count; i++) {
-            const double err = fabs(b->data[i] - a->data[i]);
-            const int nf = !isfinite(b->data[i]);
-            const double allowed = tolerance_allowed(scale, a->data[i], rms);
-            const double ratio = nf ? INFINITY : (allowed > 0 ? err / allowed : (err > 0 ? INFINITY : 0));
-            if (!nf && err > sum.max_abs_err)
-                sum.max_abs_err = err;
-            if (ratio > sum.worst_ratio || (nf && !worst_nf)) {
-                sum.worst_ratio = ratio;
-                worst_i = i;
-                worst_nf = nf;
-            }
-        }
-        sum.failed = sum.worst_ratio > 1.0 || worst_nf;
-        rep->tensors_checked++;
-        rep->tensors_failed += sum.failed;
-        if (rep->ntensors < GATE_MAX_TENSORS)
-            rep->tensors[rep->ntensors++] = sum;
-        if (a->count && (sum.worst_ratio > rep->worst.ratio || (worst_nf && !rep->worst.not_finite))) {
-            gate_worst *w = &rep->worst;
-            snprintf(w->tensor, sizeof w->tensor, "%s", a->name);
-            w->ndim = a->ndim;
-            index_of(a, worst_i, w->index);
-            w->value = b->data[worst_i];
-            w->ref = a->data[worst_i];
-            w->err = fabs(w->value - w->ref);
-            w->allowed = tolerance_allowed(scale, w->ref, rms);
-            w->ratio = sum.worst_ratio;
-            w->not_finite = worst_nf;
-        }
+        const tensor_outcome outcome = compare_tensor(r, s, &rv[t], &gv[t]);
+        record_tensor(rep, &outcome, &rv[t], &gv[t]);
     }
     rep->status = rep->tensors_failed ? LC_FAILED : LC_OK;
     free(rv);

@@ -318,6 +318,20 @@ static const char *required_value(const cli_flag *f, cli_args *a, lc_error *err)
     return NULL;
 }
 
+/* One of the flag's choices: its text (FLAG_CHOICE), or lo + its place. */
+static lc_status read_choice(const cli_flag *f, const char *v, char *field, lc_error *err)
+{
+    if (!among(v, f->choices) || strlen(v) >= 8) {
+        lc_error_set(err, "--%s expects one of %s, got '%s'", f->name, f->choices + strspn(f->choices, " "), v);
+        return LC_BAD_INPUT;
+    }
+    if (f->kind == FLAG_CHOICE)
+        snprintf(field, 8, "%s", v);
+    else
+        *(int *)field = (int)f->lo + word_index(v, f->choices);
+    return LC_OK;
+}
+
 static lc_status read_value(const cli_flag *f, cli_args *a, cli_options *o, lc_error *err)
 {
     char *field = (char *)o + f->field;
@@ -363,13 +377,7 @@ static lc_status read_value(const cli_flag *f, cli_args *a, cli_options *o, lc_e
     case FLAG_CHOICE:
     case FLAG_ENUM:
     case FLAG_OPTIONAL_ENUM:
-        if (!among(v, f->choices) || strlen(v) >= 8) {
-            lc_error_set(err, "--%s expects one of %s, got '%s'", f->name, f->choices + strspn(f->choices, " "), v);
-            return LC_BAD_INPUT;
-        }
-        if (f->kind == FLAG_CHOICE) snprintf(field, 8, "%s", v);
-        else *(int *)field = (int)f->lo + word_index(v, f->choices);
-        return LC_OK;
+        return read_choice(f, v, field, err);
     default: /* FLAG_TEXT */
         *(const char **)field = v;
         return LC_OK;
