@@ -17,11 +17,10 @@ int session_check_memory(const lstm_shape *s, lc_error *err)
         return 0;
     double have = (double)pages * (double)page;
     if (need == 0 || (double)need > 0.8 * have) {
-        lc_error_set(err,
-                     "shape T=%d B=%d I=%d H=%d L=%d needs about %.1f GiB of host memory; this "
-                     "machine has %.1f GiB",
-                     s->seq_length, s->batch, s->input_size, s->hidden_size, s->num_layers,
-                     (double)need / 1073741824.0, have / 1073741824.0);
+        char dims[96];
+        lc_error_set(err, "shape %s needs about %.1f GiB of host memory; this machine has %.1f GiB",
+                     lstm_shape_format(s, LSTM_SHAPE_DIMS, dims, sizeof dims), (double)need / 1073741824.0,
+                     have / 1073741824.0);
         return 1;
     }
     return 0;
