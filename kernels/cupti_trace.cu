@@ -111,14 +111,9 @@ void record_kernel(trace_buffer *t, const CUpti_ActivityKernel10 *k)
 {
     trace_event e;
     memset(&e, 0, sizeof e);
-    char args[160];
-    snprintf(args, sizeof args,
-             "{\"grid\": [%d, %d, %d], \"block\": [%d, %d, %d], \"registers\": %u, "
-             "\"shared_bytes\": %d}",
-             k->gridX, k->gridY, k->gridZ, k->blockX, k->blockY, k->blockZ,
-             (unsigned)k->registersPerThread, k->staticSharedMemory + k->dynamicSharedMemory);
+    e.launch = trace_launch{{k->gridX, k->gridY, k->gridZ}, {k->blockX, k->blockY, k->blockZ},
+                            (unsigned)k->registersPerThread, k->staticSharedMemory + k->dynamicSharedMemory};
     e.name = k->name ? k->name : "kernel";
-    e.args = args;
     add_gpu_event(t, &e, TRACE_KERNEL, k->start, k->end, k->deviceId, k->streamId);
 }
 

@@ -281,7 +281,7 @@ size_t cublas_peak_device_bytes(void *state)
 // One runner_ops table per variant; impl is the variant.
 #define LC_CUBLAS_RUNNER(ops, variant, layers, text)                                            \
     extern "C" const runner_ops ops = {                                                         \
-        .name = variant.name, .device = "cuda", .description = text,                            \
+        .name = variant.name, .device = LC_DEVICE_CUDA, .description = text,                            \
         .caps = variant.caps, .precision = PRECISION_FP32, .max_layers = layers,                \
         .available = lc_cuda_available, .create = cublas_create, .forward = cublas_forward,     \
         .backward = cublas_backward, .zero_grads = cublas_zero_grads,                           \

@@ -38,7 +38,7 @@ int cudnn_create(const runner_ops *self, const lstm_problem *p, void **state, lc
 // One runner_ops table per row; impl is the row.
 #define LC_CUDNN_RUNNER(ops, config, caps_, precision_, text)                                      \
     extern "C" const runner_ops ops = {                                                            \
-        .name = config.name, .device = "cuda", .description = text, .caps = caps_,                 \
+        .name = config.name, .device = LC_DEVICE_CUDA, .description = text, .caps = caps_,                 \
         .precision = precision_, .max_layers = 0, .available = lc_cuda_available,                  \
         .create = cudnn_create, .forward = lc_cudnn_forward, .backward = lc_cudnn_backward,        \
         .zero_grads = lc_cudnn_zero_grads, .read_results = lc_cudnn_read_results,                  \

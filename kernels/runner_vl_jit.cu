@@ -508,7 +508,7 @@ size_t vl_peak_device_bytes(void *vs)
 
 extern "C" const runner_ops runner_vl_jit_ops = {
     .name = "vl_jit",
-    .device = "cuda",
+    .device = LC_DEVICE_CUDA,
     .description = "FP32 cuBLAS, variable length: batch sorted by length once, per step 2 GEMMs "
                    "+ 1 fused cell over the still-running rows only",
     .caps = kCaps,

@@ -98,7 +98,7 @@ int isolate_run(isolate_child_fn child, isolate_parent_fn parent, void *arg, lc_
 
 int isolate_runner(const runner_ops *r)
 {
-    if (strcmp(r->device, "cuda") != 0)
+    if (r->device != LC_DEVICE_CUDA)
         return 0;
     const char *v = getenv("LSTMCHECK_ISOLATE");
     if (v && !strcmp(v, "0"))

@@ -2,7 +2,6 @@
 #include "check/tolerance.h"
 
 #include <math.h>
-#include <string.h>
 
 double tolerance_unit_roundoff(runner_precision p)
 {
@@ -18,15 +17,6 @@ const char *tolerance_precision_name(runner_precision p)
 const char *tolerance_kind_name(tensor_kind kind)
 {
     return kind == TENSOR_FORWARD ? "forward" : kind == TENSOR_INPUT_GRAD ? "input_grad" : "param_grad";
-}
-
-tensor_kind tolerance_kind_of(const char *name)
-{
-    if (!strcmp(name, "y") || !strcmp(name, "hy") || !strcmp(name, "cy"))
-        return TENSOR_FORWARD;
-    if (!strcmp(name, "dx") || !strcmp(name, "dh0") || !strcmp(name, "dc0"))
-        return TENSOR_INPUT_GRAD;
-    return TENSOR_PARAM_GRAD;
 }
 
 double tolerance_depth(const lstm_shape *s, tensor_kind kind)

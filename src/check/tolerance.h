@@ -23,11 +23,7 @@ extern "C" {
  * correct runners stay far below it, every planted fault far above. */
 #define TOLERANCE_SAFETY 8.0
 
-typedef enum tensor_kind {
-    TENSOR_FORWARD,     /* y, hy, cy */
-    TENSOR_INPUT_GRAD,  /* dx, dh0, dc0 */
-    TENSOR_PARAM_GRAD,  /* dW_ih, dW_hh, db_ih, db_hh: also summed over T*B */
-} tensor_kind;
+/* tensor_kind (model/lstm.h): every lstm_tensor_view carries its own. */
 
 /* The rule in words, for dumps: what a reader needs to recompute it. */
 #define TOLERANCE_RULE_TEXT                                                                \
@@ -36,7 +32,6 @@ typedef enum tensor_kind {
 
 double tolerance_unit_roundoff(runner_precision p);
 const char *tolerance_precision_name(runner_precision p); /* "fp32", "tf32" */
-tensor_kind tolerance_kind_of(const char *tensor_name);
 const char *tolerance_kind_name(tensor_kind kind); /* "forward", "input_grad", "param_grad" */
 /* N of the rule for a tensor of this kind and shape. */
 double tolerance_depth(const lstm_shape *s, tensor_kind kind);

@@ -19,7 +19,8 @@ void cli_defaults(cli_options *o)
                             .hidden_size = 512, .num_layers = 1};
     o->warmup = -1; /* the command's default: bench 10 */
     o->nloops = 0;  /* the command's default: bench 100, profile 5 */
-    snprintf(o->device, sizeof o->device, "auto");
+    o->device = CLI_DEVICE_AUTO;
+    o->print_json = REPORT_JSON_NONE;
     o->sep = " ";
     o->seed = 17;
     o->time_budget_s = -1;
@@ -27,6 +28,11 @@ void cli_defaults(cli_options *o)
     snprintf(o->tool, sizeof o->tool, "none");
     o->out_dir = ".";
     o->sleep_between_s = 1;
+}
+
+const char *cli_device_name(int device)
+{
+    return device == CLI_DEVICE_AUTO ? "auto" : lc_device_name((lc_device)device);
 }
 
 void cli_free(cli_options *o)
@@ -87,7 +93,8 @@ typedef enum flag_kind {
     FLAG_SECONDS, /* a double field, 0..1e6 */
     FLAG_TEXT,    /* a const char * field: the argument itself */
     FLAG_CHOICE,  /* a char[8] field: one of choices */
-    FLAG_OPTIONAL_CHOICE, /* FLAG_CHOICE whose value may be left out (the first choice) */
+    FLAG_ENUM,    /* an int (or enum) field: lo + the position of the value among choices */
+    FLAG_OPTIONAL_ENUM, /* FLAG_ENUM whose value may be left out (lo: the first choice) */
     FLAG_SWITCH,  /* an int field set to lo; takes no value */
     FLAG_RUNNERS, /* --rnns A B ...: one or more runner names */
     FLAG_LENGTHS, /* --lengths 3,4 5: one or more positive lengths */
@@ -108,6 +115,10 @@ typedef struct cli_flag {
     const char *help;
 } cli_flag;
 
+/* FLAG_ENUM writes an int: the enums it fills are ints */
+_Static_assert(sizeof(report_json_format) == sizeof(int), "print_json is an int");
+_Static_assert(LC_DEVICE_CPU == CLI_DEVICE_AUTO + 1, "--device: auto, then the devices in their order");
+
 #define F(member) offsetof(cli_options, member)
 #define SHAPE_CMDS "bench check baseline profile"
 static const cli_flag flags[] = {
@@ -121,7 +132,8 @@ static const cli_flag flags[] = {
      SHAPE_CMDS, "hidden size H (default 512)"},
     {"mini-batch", "--miniBatch N", FLAG_INT, F(shape.batch), 1, LSTM_MAX_DIM, NULL, MARK_SHAPE | MARK_BATCH,
      SHAPE_CMDS, "batch B (default 64)"},
-    {"device", "--device D", FLAG_CHOICE, F(device), 0, 0, "auto cpu cuda", 0, "bench check list baseline profile",
+    {"device", "--device D", FLAG_ENUM, F(device), CLI_DEVICE_AUTO, 0, "auto" LC_DEVICE_WORDS, 0,
+     "bench check list baseline profile",
      "auto | cpu | cuda (auto: cuda when a device exists)"},
     {"rnns", "--rnns A B ...", FLAG_RUNNERS, F(rnns), 0, 0, NULL, 0, "bench check baseline profile",
      "runners (default: the device's group; see lstmcheck list)"},
@@ -135,7 +147,8 @@ static const cli_flag flags[] = {
     {"nloops", "--nloops N", FLAG_INT, F(nloops), 1, 1000000, NULL, 0, "bench baseline profile",
      "timed iterations (bench: default 100; baseline: samples per round; profile: default 5)"},
     {"sep", "--sep S", FLAG_TEXT, F(sep), 0, 0, NULL, 0, "bench", "column separator of the table (default ' ')"},
-    {"print-json", "--print-json [F]", FLAG_OPTIONAL_CHOICE, F(print_json), 0, 0, "oss pep full", 0, "bench",
+    {"print-json", "--print-json [F]", FLAG_OPTIONAL_ENUM, F(print_json), REPORT_JSON_OSS, 0, REPORT_JSON_WORDS, 0,
+     "bench",
      "JSON on stdout: oss (default), pep or full"},
     {"time-budget", "--time-budget S", FLAG_SECONDS, F(time_budget_s), 0, 0, NULL, 0, "bench baseline",
      "seconds per runner before sampling stops (default 30 on cpu, none on cuda)"},
@@ -204,14 +217,24 @@ static const cli_command commands[] = {
 
 static const char *const subcommands[] = {"update", "show", "compare", NULL};
 
+/* The position of word among the space-separated words of list, or -1. */
+static int word_index(const char *word, const char *list)
+{
+    const size_t n = strlen(word);
+    int k = 0;
+    for (const char *p = list + strspn(list, " "); *p; p += strspn(p, " "), k++) {
+        const size_t len = strcspn(p, " ");
+        if (len == n && !strncmp(p, word, n))
+            return k;
+        p += len;
+    }
+    return -1;
+}
+
 /* 1 when word is one of the space-separated words of list */
 static int among(const char *word, const char *list)
 {
-    size_t n = strlen(word);
-    for (const char *p = list; (p = strstr(p, word)); p += n)
-        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
-            return 1;
-    return 0;
+    return word_index(word, list) >= 0;
 }
 
 static const cli_flag *find_flag(const char *name)
@@ -295,6 +318,20 @@ static const char *required_value(const cli_flag *f, cli_args *a, lc_error *err)
     return NULL;
 }
 
+/* One of the flag's choices: its text (FLAG_CHOICE), or lo + its place. */
+static lc_status read_choice(const cli_flag *f, const char *v, char *field, lc_error *err)
+{
+    if (!among(v, f->choices) || strlen(v) >= 8) {
+        lc_error_set(err, "--%s expects one of %s, got '%s'", f->name, f->choices + strspn(f->choices, " "), v);
+        return LC_BAD_INPUT;
+    }
+    if (f->kind == FLAG_CHOICE)
+        snprintf(field, 8, "%s", v);
+    else
+        *(int *)field = (int)f->lo + word_index(v, f->choices);
+    return LC_OK;
+}
+
 static lc_status read_value(const cli_flag *f, cli_args *a, cli_options *o, lc_error *err)
 {
     char *field = (char *)o + f->field;
@@ -309,12 +346,11 @@ static lc_status read_value(const cli_flag *f, cli_args *a, cli_options *o, lc_e
         return LC_OK;
     }
     const char *v;
-    char first[8];
-    if (f->kind == FLAG_OPTIONAL_CHOICE) {
+    if (f->kind == FLAG_OPTIONAL_ENUM) {
         v = a->inline_value ? a->inline_value : next_word(a);
         if (!v) { /* left out: the first choice */
-            snprintf(first, sizeof first, "%.*s", (int)strcspn(f->choices, " "), f->choices);
-            v = first;
+            *(int *)field = (int)f->lo;
+            return LC_OK;
         }
     } else if (!(v = required_value(f, a, err))) {
         return LC_BAD_INPUT;
@@ -339,13 +375,9 @@ static lc_status read_value(const cli_flag *f, cli_args *a, cli_options *o, lc_e
         *(double *)field = d;
         return LC_OK;
     case FLAG_CHOICE:
-    case FLAG_OPTIONAL_CHOICE:
-        if (!among(v, f->choices) || strlen(v) >= 8) {
-            lc_error_set(err, "--%s expects one of %s, got '%s'", f->name, f->choices, v);
-            return LC_BAD_INPUT;
-        }
-        snprintf(field, 8, "%s", v);
-        return LC_OK;
+    case FLAG_ENUM:
+    case FLAG_OPTIONAL_ENUM:
+        return read_choice(f, v, field, err);
     default: /* FLAG_TEXT */
         *(const char **)field = v;
         return LC_OK;

@@ -5,13 +5,18 @@
 #ifndef LSTMCHECK_CLI_H
 #define LSTMCHECK_CLI_H
 
+#include "device/device.h"
 #include "model/lstm.h"
+#include "report/report.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define CLI_MAX_RNNS 64
+
+/* --device auto (the default): cuda when a CUDA device exists, else cpu. */
+#define CLI_DEVICE_AUTO (-1)
 
 typedef struct cli_options {
     const char *command;     /* bench, check, list, baseline, profile */
@@ -21,14 +26,14 @@ typedef struct cli_options {
     int shape_given;         /* any of the five shape flags was given */
     const char *shape_set;   /* baseline: a named shape set of the perf matrix */
     int warmup, nloops;      /* -1 / 0: the command's default */
-    char device[8];          /* auto, cpu, cuda */
+    int device;              /* an lc_device, or CLI_DEVICE_AUTO */
     const char *rnns[CLI_MAX_RNNS];
     int nrnns;
     int variable_lstms;
     int *lengths;            /* --lengths (malloc'ed), nlengths entries */
     int nlengths;
     const char *sep;
-    char print_json[8];      /* "", oss, pep, full */
+    report_json_format print_json; /* REPORT_JSON_NONE without --print-json */
     uint64_t seed;
     double time_budget_s;    /* < 0: the device's default */
     const char *dump_dir;
@@ -49,6 +54,9 @@ typedef struct cli_options {
     double sleep_between_s;
     int internal_run;        /* profile: run the runners here (the re-executed child) */
 } cli_options;
+
+/* "auto", or the device's name. */
+const char *cli_device_name(int device);
 
 void cli_defaults(cli_options *o);
 void cli_free(cli_options *o);

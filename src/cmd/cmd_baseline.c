@@ -9,10 +9,9 @@
 #include "perf/perf.h"
 #include "perf/revbuild.h"
 #include "base/gitrev.h"
+#include "base/json.h"
 #include "check/isolate.h"
 #include "cmd/session.h"
-
-#include <cjson/cJSON.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -32,7 +31,7 @@ typedef struct work_item {
 } work_item;
 
 /* The runners asked for, or the device's perf matrix. */
-static lc_status plan_runners(const cli_options *o, const char *device, const runner_ops **runners, int *nr,
+static lc_status plan_runners(const cli_options *o, lc_device device, const runner_ops **runners, int *nr,
                               lc_error *err)
 {
     *nr = 0;
@@ -42,14 +41,15 @@ static lc_status plan_runners(const cli_options *o, const char *device, const ru
             lc_error_set(err, "unknown runner '%s' (see lstmcheck list)", o->rnns[i]);
             return LC_BAD_INPUT;
         }
-        if (strcmp(r->device, device)) {
-            lc_error_set(err, "runner '%s' runs on %s, but the device is %s", r->name, r->device, device);
+        if (r->device != device) {
+            lc_error_set(err, "runner '%s' runs on %s, but the device is %s", r->name, lc_device_name(r->device),
+                         lc_device_name(device));
             return LC_BAD_INPUT;
         }
         runners[(*nr)++] = r;
     }
     for (int i = 0; !o->nrnns && lstm_runners[i] && *nr < CLI_MAX_RNNS; i++)
-        if (!strcmp(lstm_runners[i]->device, device) && (runner_roles(lstm_runners[i]) & ROLE_PERF))
+        if (lstm_runners[i]->device == device && (runner_roles(lstm_runners[i]) & ROLE_PERF))
             runners[(*nr)++] = lstm_runners[i];
     return LC_OK;
 }
@@ -57,7 +57,7 @@ static lc_status plan_runners(const cli_options *o, const char *device, const ru
 #define PLAN_MAX_SHAPES 16
 
 /* The shape given, the shape set named, or every set of the device. */
-static lc_status plan_shapes(const cli_options *o, const char *device, lstm_shape *shapes, const char **sets,
+static lc_status plan_shapes(const cli_options *o, lc_device device, lstm_shape *shapes, const char **sets,
                              int *ns, lc_error *err)
 {
     *ns = 0;
@@ -73,20 +73,20 @@ static lc_status plan_shapes(const cli_options *o, const char *device, lstm_shap
         return LC_OK;
     }
     for (int i = 0; perf_shape_sets[i].name && *ns < PLAN_MAX_SHAPES; i++)
-        if (!strcmp(perf_shape_sets[i].device, device) &&
+        if (perf_shape_sets[i].device == device &&
             (!o->shape_set || !strcmp(perf_shape_sets[i].name, o->shape_set))) {
             shapes[*ns] = perf_shape_sets[i].shape;
             sets[(*ns)++] = perf_shape_sets[i].name;
         }
     if (o->shape_set && !*ns) {
-        lc_error_set(err, "no shape set '%s' for %s in the perf matrix", o->shape_set, device);
+        lc_error_set(err, "no shape set '%s' for %s in the perf matrix", o->shape_set, lc_device_name(device));
         return LC_BAD_INPUT;
     }
     return LC_OK;
 }
 
 /* The (runner, shape) pairs a command works on. */
-static lc_status plan(const cli_options *o, const char *device, work_item **items, int *n, lc_error *err)
+static lc_status plan(const cli_options *o, lc_device device, work_item **items, int *n, lc_error *err)
 {
     const runner_ops *runners[CLI_MAX_RNNS];
     lstm_shape shapes[PLAN_MAX_SHAPES];
@@ -107,7 +107,7 @@ static lc_status plan(const cli_options *o, const char *device, work_item **item
     return LC_OK;
 }
 
-static void settings_from(const cli_options *o, const char *device, perf_settings *s)
+static void settings_from(const cli_options *o, lc_device device, perf_settings *s)
 {
     perf_default_settings(device, s);
     if (o->warmup >= 0)
@@ -181,6 +181,17 @@ static void median_text(const baseline_series *s, char *buf, size_t n)
     snprintf(buf, n, "%.4g ms +-%.1f%%", sum.median, 100 * stats_robust_rel_spread(&sum));
 }
 
+/* A finished document on stdout; out of host memory says so instead. */
+static void print_json(json_writer *w)
+{
+    const char *text = json_text(w, NULL);
+    if (text)
+        printf("%s\n", text);
+    else
+        fprintf(stderr, "lstmcheck: out of host memory for the JSON output\n");
+    json_free(w);
+}
+
 /* The commit an update records. A baseline is only worth committing if
  * anyone can rebuild what it measured: a tree with uncommitted changes to
  * what is built is refused (LC_BAD_INPUT) unless --allow-dirty, which records
@@ -218,7 +229,7 @@ static lc_status recorded_commit(const cli_options *o, char commit[48], int *rep
 /* The state of one update: what it records and what it measured. */
 typedef struct update_run {
     const cli_options *o;
-    const char *device;
+    lc_device device;
     char commit[48];
     int reproducible;
     perf_settings settings;
@@ -231,7 +242,7 @@ typedef struct update_run {
 static lc_status update_item(update_run *ur, const work_item *it)
 {
     char tag[64];
-    shape_tag(&it->shape, tag, sizeof tag);
+    lstm_shape_format(&it->shape, LSTM_SHAPE_TAG, tag, sizeof tag);
     lc_error err = {{0}};
     numerics_context ctx;
     if (numerics_context_init(&ctx, &it->shape, ur->o->seed, NULL, &err)) {
@@ -272,7 +283,7 @@ static void print_update_table(const update_run *ur, baseline_file *b)
         const baseline_entry *e = &ur->fresh[i];
         const baseline_entry *old = baseline_find(b, e->runner, &e->shape);
         char tag[64];
-        shape_tag(&e->shape, tag, sizeof tag);
+        lstm_shape_format(&e->shape, LSTM_SHAPE_TAG, tag, sizeof tag);
         for (int ph = 0; ph < 2; ph++) {
             const baseline_series *nw = ph ? &e->bwd : &e->fwd;
             const baseline_series *ol = old ? (ph ? &old->bwd : &old->fwd) : NULL;
@@ -312,7 +323,7 @@ static lc_status store_entries(update_run *ur, baseline_file *b, const char *pat
 
 /* This machine's file, loaded to be updated: LC_OK (possibly empty) or
  * LC_BAD_INPUT after saying why. */
-static lc_status open_for_update(const char *device, const char *dir, char *path, size_t n, baseline_file *b)
+static lc_status open_for_update(lc_device device, const char *dir, char *path, size_t n, baseline_file *b)
 {
     lc_error err = {{0}};
     machine_key key;
@@ -333,7 +344,7 @@ static lc_status open_for_update(const char *device, const char *dir, char *path
     return LC_OK;
 }
 
-static lc_status cmd_update(const cli_options *o, const char *device, const char *dir, work_item *items, int n)
+static lc_status cmd_update(const cli_options *o, lc_device device, const char *dir, work_item *items, int n)
 {
     update_run ur = {.o = o, .device = device};
     char path[4096];
@@ -353,7 +364,7 @@ static lc_status cmd_update(const cli_options *o, const char *device, const char
     if (rc)
         goto out;
     if (!ur.measured) {
-        printf("nothing measured: no runner of %s can run here\n", device);
+        printf("nothing measured: no runner of %s can run here\n", lc_device_name(device));
         rc = LC_UNSUPPORTED;
         goto out;
     }
@@ -367,7 +378,54 @@ out:
     return rc;
 }
 
-static lc_status cmd_show(const cli_options *o, const char *device, const char *dir)
+static void show_json(const char *path, const baseline_file *b)
+{
+    json_writer w;
+    json_init(&w, JSON_ONE_LINE | JSON_NONFINITE_AS_NULL);
+    json_object_begin(&w);
+    json_member_string(&w, "file", path);
+    json_key(&w, "entries");
+    json_array_begin(&w);
+    for (int i = 0; i < b->nentries; i++) {
+        const baseline_entry *e = &b->entries[i];
+        char tag[64];
+        sample_summary sf, sb;
+        stats_summarize(e->fwd.samples, e->fwd.n, &sf);
+        stats_summarize(e->bwd.samples, e->bwd.n, &sb);
+        json_object_begin(&w);
+        json_member_string(&w, "runner", e->runner);
+        json_member_string(&w, "shape", lstm_shape_format(&e->shape, LSTM_SHAPE_TAG, tag, sizeof tag));
+        json_member_double(&w, "forward_median_ms", sf.median);
+        json_member_double(&w, "backward_median_ms", sb.median);
+        json_member_double(&w, "noise_forward", e->noise_fwd);
+        json_member_double(&w, "noise_backward", e->noise_bwd);
+        json_member_int(&w, "samples", e->fwd.n);
+        json_member_string(&w, "date", e->date);
+        json_member_string(&w, "git_commit", e->git_commit);
+        json_object_end(&w);
+    }
+    json_array_end(&w);
+    json_object_end(&w);
+    print_json(&w);
+}
+
+static void show_table(const char *path, const char *desc, const baseline_file *b)
+{
+    printf("%s\nmachine: %s\n", path, desc);
+    printf("%-16s %-22s %-22s %-22s %7s %7s %-20s %s\n", "runner", "shape", "forward", "backward", "noise_f",
+           "noise_b", "date", "commit");
+    for (int i = 0; i < b->nentries; i++) {
+        const baseline_entry *e = &b->entries[i];
+        char tag[64], f[48], bw[48];
+        median_text(&e->fwd, f, sizeof f);
+        median_text(&e->bwd, bw, sizeof bw);
+        printf("%-16s %-22s %-22s %-22s %6.2f%% %6.2f%% %-20s %s\n", e->runner,
+               lstm_shape_format(&e->shape, LSTM_SHAPE_TAG, tag, sizeof tag), f, bw, 100 * e->noise_fwd,
+               100 * e->noise_bwd, e->date, e->git_commit);
+    }
+}
+
+static lc_status cmd_show(const cli_options *o, lc_device device, const char *dir)
 {
     lc_error err = {{0}};
     machine_key key;
@@ -385,40 +443,15 @@ static lc_status cmd_show(const cli_options *o, const char *device, const char *
     }
     if (rc == LC_MISSING) {
         printf("no baseline for this machine (%s) at %s; make one with: lstmcheck baseline update --device %s\n",
-               desc, path, device);
+               desc, path, lc_device_name(device));
         baseline_free(&b);
         return LC_UNSUPPORTED;
     }
     warn_stale(path, &b);
-    if (o->json) {
-        printf("{\"file\": \"%s\", \"entries\": [", path);
-    } else {
-        printf("%s\nmachine: %s\n", path, desc);
-        printf("%-16s %-22s %-22s %-22s %7s %7s %-20s %s\n", "runner", "shape", "forward", "backward", "noise_f",
-               "noise_b", "date", "commit");
-    }
-    for (int i = 0; i < b.nentries; i++) {
-        const baseline_entry *e = &b.entries[i];
-        char tag[64], f[48], bw[48];
-        shape_tag(&e->shape, tag, sizeof tag);
-        sample_summary sf, sb;
-        stats_summarize(e->fwd.samples, e->fwd.n, &sf);
-        stats_summarize(e->bwd.samples, e->bwd.n, &sb);
-        if (o->json) {
-            printf("%s{\"runner\": \"%s\", \"shape\": \"%s\", \"forward_median_ms\": %.6g, "
-                   "\"backward_median_ms\": %.6g, \"noise_forward\": %.4g, \"noise_backward\": %.4g, "
-                   "\"samples\": %d, \"date\": \"%s\", \"git_commit\": \"%s\"}",
-                   i ? ", " : "", e->runner, tag, sf.median, sb.median, e->noise_fwd, e->noise_bwd, e->fwd.n,
-                   e->date, e->git_commit);
-        } else {
-            median_text(&e->fwd, f, sizeof f);
-            median_text(&e->bwd, bw, sizeof bw);
-            printf("%-16s %-22s %-22s %-22s %6.2f%% %6.2f%% %-20s %s\n", e->runner, tag, f, bw,
-                   100 * e->noise_fwd, 100 * e->noise_bwd, e->date, e->git_commit);
-        }
-    }
     if (o->json)
-        printf("]}\n");
+        show_json(path, &b);
+    else
+        show_table(path, desc, &b);
     baseline_free(&b);
     return LC_OK;
 }
@@ -429,26 +462,28 @@ static lc_status cmd_show(const cli_options *o, const char *device, const char *
  * the JSON document it builds (--json). */
 typedef struct compare_run {
     const cli_options *o;
-    const char *device, *dir;
+    lc_device device;
+    const char *dir;
     baseline_file *file;   /* this machine's (empty when it has none) */
     const char *file_path;
+    const char *machine;   /* this machine's key, described */
     perf_settings settings;
     int comparisons;       /* the family size m */
     char against[GIT_SHA_LEN + 1]; /* --against, resolved */
     char self_exe[4096];
     char self_desc[256];   /* this build, for A/B reports */
     int slower, unclear, faster, failed;
-    cJSON *json, *results, *skipped;
+    json_writer results, skipped; /* --json: the two lists, filled as the items are decided */
 } compare_run;
 
 static void note_skip(compare_run *cr, const char *runner, const char *tag, const char *reason)
 {
     if (cr->o->json) {
-        cJSON *s = cJSON_CreateObject();
-        cJSON_AddStringToObject(s, "runner", runner);
-        cJSON_AddStringToObject(s, "shape", tag);
-        cJSON_AddStringToObject(s, "reason", reason);
-        cJSON_AddItemToArray(cr->skipped, s);
+        json_object_begin(&cr->skipped);
+        json_member_string(&cr->skipped, "runner", runner);
+        json_member_string(&cr->skipped, "shape", tag);
+        json_member_string(&cr->skipped, "reason", reason);
+        json_object_end(&cr->skipped);
     } else {
         printf("SKIP %s %s: %s\n", runner, tag, reason);
     }
@@ -463,20 +498,48 @@ static void print_row(const char *runner, const char *tag, const char *phase, co
            100 * v->delta, verdict_name(v->kind), v->reason);
 }
 
-static cJSON *json_verdict(const verdict_result *v, const sample_summary *b, const sample_summary *c, double raw)
+static void json_verdict(json_writer *w, const char *key, const verdict_result *v, const sample_summary *b,
+                         const sample_summary *c, double raw)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "verdict", verdict_name(v->kind));
-    cJSON_AddNumberToObject(o, "baseline_median_ms", b->median);
-    cJSON_AddNumberToObject(o, "current_median_ms", c->median);
-    cJSON_AddNumberToObject(o, "raw_change", raw);
-    cJSON_AddNumberToObject(o, "change", v->change);
-    cJSON_AddNumberToObject(o, "ci_low", v->ci_low);
-    cJSON_AddNumberToObject(o, "ci_high", v->ci_high);
-    cJSON_AddNumberToObject(o, "p", v->p);
-    cJSON_AddNumberToObject(o, "min_effect", v->delta);
-    cJSON_AddStringToObject(o, "reason", v->reason);
-    return o;
+    json_key(w, key);
+    json_object_begin(w);
+    json_member_string(w, "verdict", verdict_name(v->kind));
+    json_member_double(w, "baseline_median_ms", b->median);
+    json_member_double(w, "current_median_ms", c->median);
+    json_member_double(w, "raw_change", raw);
+    json_member_double(w, "change", v->change);
+    json_member_double(w, "ci_low", v->ci_low);
+    json_member_double(w, "ci_high", v->ci_high);
+    json_member_double(w, "p", v->p);
+    json_member_double(w, "min_effect", v->delta);
+    json_member_string(w, "reason", v->reason);
+    json_object_end(w);
+}
+
+/* One comparison as an element of the results list; ab: as report_comparison. */
+static void json_comparison(compare_run *cr, const char *runner, const char *tag, const perf_comparison *c,
+                            const ab_outcome *ab, const char *commit, const char *why)
+{
+    json_writer *w = &cr->results;
+    json_object_begin(w);
+    json_member_string(w, "runner", runner);
+    json_member_string(w, "shape", tag);
+    json_member_string(w, "mode", ab ? "ab" : "baseline");
+    if (ab) {
+        json_key(w, "against");
+        json_object_begin(w);
+        json_member_string(w, "commit", commit);
+        json_member_string(w, "why", why);
+        json_member_string(w, "current", cr->self_desc);
+        json_member_int(w, "processes_a", ab->processes[0]);
+        json_member_int(w, "processes_b", ab->processes[1]);
+        json_object_end(w);
+    }
+    json_member_int(w, "samples", c->samples);
+    json_member_int(w, "rounds", c->rounds);
+    json_verdict(w, "forward", &c->fwd, &c->base_fwd, &c->cur_fwd, c->raw_change_fwd);
+    json_verdict(w, "backward", &c->bwd, &c->base_bwd, &c->cur_bwd, c->raw_change_bwd);
+    json_object_end(w);
 }
 
 /* One decided comparison: rows (or a JSON result) and the counts. ab: the
@@ -485,23 +548,7 @@ static void report_comparison(compare_run *cr, const char *runner, const char *t
                               const ab_outcome *ab, const char *commit, const char *why)
 {
     if (cr->o->json) {
-        cJSON *r = cJSON_CreateObject();
-        cJSON_AddStringToObject(r, "runner", runner);
-        cJSON_AddStringToObject(r, "shape", tag);
-        cJSON_AddStringToObject(r, "mode", ab ? "ab" : "baseline");
-        if (ab) {
-            cJSON *a = cJSON_AddObjectToObject(r, "against");
-            cJSON_AddStringToObject(a, "commit", commit);
-            cJSON_AddStringToObject(a, "why", why);
-            cJSON_AddStringToObject(a, "current", cr->self_desc);
-            cJSON_AddNumberToObject(a, "processes_a", ab->processes[0]);
-            cJSON_AddNumberToObject(a, "processes_b", ab->processes[1]);
-        }
-        cJSON_AddNumberToObject(r, "samples", c->samples);
-        cJSON_AddNumberToObject(r, "rounds", c->rounds);
-        cJSON_AddItemToObject(r, "forward", json_verdict(&c->fwd, &c->base_fwd, &c->cur_fwd, c->raw_change_fwd));
-        cJSON_AddItemToObject(r, "backward", json_verdict(&c->bwd, &c->base_bwd, &c->cur_bwd, c->raw_change_bwd));
-        cJSON_AddItemToArray(cr->results, r);
+        json_comparison(cr, runner, tag, c, ab, commit, why);
     } else {
         if (ab)
             printf("A/B %s %s: %s (B) against %.12s (A), %s; %d + %d processes interleaved A B B A, B A A B, ...\n",
@@ -581,7 +628,7 @@ static void compare_ab(compare_run *cr, const work_item *it, const char *tag)
 static void compare_item(compare_run *cr, const work_item *it)
 {
     char tag[64];
-    shape_tag(&it->shape, tag, sizeof tag);
+    lstm_shape_format(&it->shape, LSTM_SHAPE_TAG, tag, sizeof tag);
     const baseline_entry *e =
         cr->against[0] || cr->o->ab ? NULL : baseline_find(cr->file, it->runner->name, &it->shape);
     lc_error err = {{0}};
@@ -617,35 +664,51 @@ static void compare_item(compare_run *cr, const work_item *it)
     report_comparison(cr, it->runner->name, tag, &c, NULL, NULL, NULL);
 }
 
-static void compare_header(compare_run *cr, const char *desc)
+static void compare_header(compare_run *cr)
 {
     if (cr->o->json) {
-        cr->json = cJSON_CreateObject();
-        if (cr->file->nentries)
-            cJSON_AddStringToObject(cr->json, "baseline", cr->file_path);
-        else
-            cJSON_AddNullToObject(cr->json, "baseline");
-        cJSON_AddStringToObject(cr->json, "machine", desc);
-        cJSON_AddNumberToObject(cr->json, "comparisons", cr->comparisons);
-        cr->results = cJSON_AddArrayToObject(cr->json, "results");
-        cr->skipped = cJSON_AddArrayToObject(cr->json, "skipped");
+        json_init(&cr->results, JSON_INDENTED | JSON_NONFINITE_AS_NULL);
+        json_init(&cr->skipped, JSON_INDENTED | JSON_NONFINITE_AS_NULL);
+        json_array_begin(&cr->results);
+        json_array_begin(&cr->skipped);
         return;
     }
     if (!cr->against[0] && !cr->o->ab && !cr->file->nentries)
         printf("no baseline for this machine (%s) at %s: comparing A/B against the commit of the newest "
-               "committed %s baseline\n", desc, cr->file_path, cr->device);
+               "committed %s baseline\n", cr->machine, cr->file_path, lc_device_name(cr->device));
     printf("%-16s %-22s %-4s %9s %9s %8s %8s %16s %6s %-12s %s\n", "runner", "shape", "", "base_ms", "now_ms",
            "raw", "change", "interval", "min", "verdict", "why");
+}
+
+/* --json: the whole document, the two lists in it. */
+static void compare_json(compare_run *cr)
+{
+    json_array_end(&cr->results);
+    json_array_end(&cr->skipped);
+    json_writer w;
+    json_init(&w, JSON_INDENTED | JSON_NONFINITE_AS_NULL);
+    json_object_begin(&w);
+    json_key(&w, "baseline");
+    json_string(&w, cr->file->nentries ? cr->file_path : NULL);
+    json_member_string(&w, "machine", cr->machine);
+    json_member_int(&w, "comparisons", cr->comparisons);
+    const char *results = json_text(&cr->results, NULL), *skipped = json_text(&cr->skipped, NULL);
+    if (results && skipped) {
+        json_key(&w, "results");
+        json_raw(&w, results);
+        json_key(&w, "skipped");
+        json_raw(&w, skipped);
+        json_object_end(&w);
+    }
+    print_json(&w);
+    json_free(&cr->results);
+    json_free(&cr->skipped);
 }
 
 static void compare_footer(compare_run *cr)
 {
     if (cr->o->json) {
-        char *text = cJSON_Print(cr->json);
-        if (text)
-            printf("%s\n", text);
-        free(text);
-        cJSON_Delete(cr->json);
+        compare_json(cr);
         return;
     }
     if (cr->faster)
@@ -656,7 +719,7 @@ static void compare_footer(compare_run *cr)
                cr->unclear, cr->settings.compare_budget_s);
 }
 
-static lc_status cmd_compare(const cli_options *o, const char *device, const char *dir, work_item *items, int n)
+static lc_status cmd_compare(const cli_options *o, lc_device device, const char *dir, work_item *items, int n)
 {
     lc_error err = {{0}};
     machine_key key;
@@ -672,7 +735,7 @@ static lc_status cmd_compare(const cli_options *o, const char *device, const cha
         fprintf(stderr, "lstmcheck: %s\n", err.msg);
         return LC_BAD_INPUT;
     }
-    compare_run cr = {.o = o, .device = device, .dir = dir, .file = &b, .file_path = path};
+    compare_run cr = {.o = o, .device = device, .dir = dir, .file = &b, .file_path = path, .machine = desc};
     if (o->against && (rc = git_resolve_buildable(LSTMCHECK_SOURCE_DIR, o->against, cr.against, &err))) {
         fprintf(stderr, "lstmcheck: %s\n", err.msg);
         baseline_free(&b);
@@ -687,7 +750,7 @@ static lc_status cmd_compare(const cli_options *o, const char *device, const cha
     family = b.nentries > family ? b.nentries : family;
     cr.comparisons = 2 * (n > family ? n : family);
     warn_stale(path, &b);
-    compare_header(&cr, desc);
+    compare_header(&cr);
     for (int i = 0; i < n; i++)
         compare_item(&cr, &items[i]);
     compare_footer(&cr);
@@ -703,8 +766,7 @@ lc_status cmd_baseline(const cli_options *o)
         fprintf(stderr, "lstmcheck: baseline needs a subcommand: update, show or compare\n");
         return LC_BAD_INPUT;
     }
-    char device[8];
-    session_resolve_device(o->device, device, sizeof device);
+    const lc_device device = session_resolve_device(o->device);
     perf_prepare_device(device);
     if ((o->against || o->ab) && strcmp(o->subcommand, "compare")) {
         fprintf(stderr, "lstmcheck: --%s applies to baseline compare only\n", o->against ? "against" : "ab");

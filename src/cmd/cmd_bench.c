@@ -43,7 +43,8 @@ static size_t peak_rss_bytes(void)
 typedef struct bench_job {
     const cli_options *o;
     numerics_context *ctx;
-    prof_session *prof; /* the profiling layer with --trace (NULL without) */
+    const char *dump_dir; /* --dump, for this group */
+    prof_session *prof;   /* the profiling layer with --trace (NULL without) */
     double budget;
     int progress;
     bench_entry *e;
@@ -117,7 +118,7 @@ static void bench_one(bench_job *j)
         snprintf(label, sizeof label, "gate %s", e->runner->name);
         prof_push(j->prof, label);
     }
-    gate_run(e->runner, j->ctx, j->o->dump_dir, &e->gate);
+    gate_run(e->runner, j->ctx, j->dump_dir, &e->gate);
     if (j->prof)
         prof_pop(j->prof);
     if (e->gate.status == LC_OK)
@@ -183,7 +184,7 @@ static void bench_runner(bench_job *j)
         isolate_run(bench_child, bench_parent, j, &err) == 0)
         return;
     const runner_ops *r = e->runner;
-    const char *group = e->group;
+    const runner_group group = e->group;
     memset(e, 0, sizeof *e);
     e->runner = r;
     e->group = group;
@@ -191,147 +192,187 @@ static void bench_runner(bench_job *j)
     snprintf(e->gate.reason, sizeof e->gate.reason, "%s: %s", r->name, err.msg);
 }
 
-/* Every runner of one group, in the session's order; counts into *c. */
-typedef struct bench_counts {
+/* One bench: its options (the command's defaults filled in), the session,
+ * what each runner gave, and the counts that make the exit status. */
+typedef struct bench_run {
+    cli_options o;
+    session s;
+    bench_entry *entries; /* one per session runner */
     int n, failed, skipped;
-} bench_counts;
+    prof_session prof_storage;
+    prof_session *prof;   /* --trace: &prof_storage, else NULL */
+    double budget;        /* seconds per runner, 0: none */
+    int progress;
+} bench_run;
 
-static void bench_group(const cli_options *o, const session *s, const char *group,
-                        numerics_context *ctx, bench_entry *entries, bench_counts *c,
-                        prof_session *prof)
+/* The table row, or why there is none; counts into run. */
+static void bench_report(bench_run *run, const bench_job *j)
 {
-    bench_job j = {
-        .o = o,
-        .ctx = ctx,
-        .prof = prof,
-        .budget = o->time_budget_s >= 0 ? o->time_budget_s
-                                        : (strcmp(s->device, "cpu") == 0 ? BENCH_CPU_BUDGET_S : 0),
-        .progress = o->progress == 1 || (o->progress == -1 && isatty(2)),
-    };
-    for (int i = 0; i < s->nrunners; i++) {
-        if (strcmp(s->runners[i].group, group))
+    const bench_entry *e = j->e;
+    run->failed += j->trace_failed;
+    if (e->gate.status != LC_OK) {
+        char line[1024];
+        gate_format_summary(e->runner, &e->gate, line, sizeof line);
+        fprintf(stderr, "%s%s\n", line, e->gate.status == LC_UNSUPPORTED ? "" : " (not timed)");
+        if (e->gate.status == LC_UNSUPPORTED) run->skipped++;
+        else run->failed++;
+        return;
+    }
+    if (!e->timed) {
+        fprintf(stderr, "ERROR %s: %s (not timed)\n", e->runner->name, e->error);
+        run->failed++;
+        return;
+    }
+    report_table_row(stderr, run->o.sep, e, run->prof != NULL);
+    if (e->res.budget_hit)
+        fprintf(stderr,
+                "%16s  note: the %.0f s time budget ended sampling after %d of %d loops "
+                "(%d warm-up); --time-budget 0 removes it\n",
+                "", run->budget, e->res.n, run->o.nloops, e->res.warmup_done);
+}
+
+/* Every runner of one group, in the session's order, on ctx's inputs. */
+static void bench_group(bench_run *run, runner_group group, numerics_context *ctx, const char *dump_dir)
+{
+    bench_job j = {.o = &run->o, .ctx = ctx, .dump_dir = dump_dir, .prof = run->prof, .budget = run->budget,
+                   .progress = run->progress};
+    for (int i = 0; i < run->s.nrunners; i++) {
+        if (run->s.runners[i].group != group)
             continue;
-        bench_entry *e = &entries[c->n++];
+        bench_entry *e = &run->entries[run->n++];
         memset(e, 0, sizeof *e);
-        e->runner = s->runners[i].runner;
+        e->runner = run->s.runners[i].runner;
         e->group = group;
         j.e = e;
         j.trace_failed = 0;
         bench_runner(&j);
-        c->failed += j.trace_failed;
-        char line[1024];
-        if (e->gate.status != LC_OK) {
-            gate_format_summary(e->runner, &e->gate, line, sizeof line);
-            fprintf(stderr, "%s%s\n", line, e->gate.status == LC_UNSUPPORTED ? "" : " (not timed)");
-            if (e->gate.status == LC_UNSUPPORTED) c->skipped++;
-            else c->failed++;
-            continue;
-        }
-        if (!e->timed) {
-            fprintf(stderr, "ERROR %s: %s (not timed)\n", e->runner->name, e->error);
-            c->failed++;
-            continue;
-        }
-        report_table_row(stderr, o->sep, e, prof != NULL);
-        if (e->res.budget_hit)
-            fprintf(stderr,
-                    "%16s  note: the %.0f s time budget ended sampling after %d of %d loops "
-                    "(%d warm-up); --time-budget 0 removes it\n",
-                    "", j.budget, e->res.n, o->nloops, e->res.warmup_done);
+        bench_report(run, &j);
     }
+}
+
+/* The main group: lstm, or vl_lstm with explicit --lengths. LC_BAD_INPUT
+ * when its inputs cannot be made. */
+static lc_status bench_main_group(bench_run *run)
+{
+    const cli_options *o = &run->o;
+    lc_error err = {{0}};
+    char shape[128];
+    fprintf(stderr, "lstmcheck bench: device %s, %s, warmup %d nloops %d, seed %llu, times in ms\n",
+            lc_device_name(run->s.device), lstm_shape_format(&o->shape, LSTM_SHAPE_FLAGS, shape, sizeof shape),
+            o->warmup, o->nloops, (unsigned long long)o->seed);
+    fprintf(stderr, "Benchmarking LSTMs...\n");
+    report_table_header(stderr, o->sep, run->prof != NULL);
+    numerics_context ctx;
+    if (numerics_context_init(&ctx, &o->shape, o->seed, o->nlengths ? o->lengths : NULL, &err)) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        return LC_BAD_INPUT;
+    }
+    bench_group(run, o->nlengths ? RUNNER_GROUP_VL_LSTM : RUNNER_GROUP_LSTM, &ctx, o->dump_dir);
+    numerics_context_free(&ctx);
+    return LC_OK;
+}
+
+/* --variable-lstms: the original's variable-length group, dumped (--dump)
+ * under vl_lstm/. */
+static void bench_variable_group(bench_run *run)
+{
+    const cli_options *o = &run->o;
+    lc_error err = {{0}};
+    fprintf(stderr, "\nBenchmarking variable-length LSTMs (lengths %d..%d, seqLength ignored)...\n",
+            VL_MIN_LENGTH, VL_MAX_LENGTH);
+    report_table_header(stderr, o->sep, run->prof != NULL);
+    numerics_context ctx;
+    if (numerics_context_init(&ctx, &run->s.vl_shape, o->seed, run->s.vl_lengths, &err)) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        return;
+    }
+    char vl_dump[4096];
+    if (o->dump_dir)
+        snprintf(vl_dump, sizeof vl_dump, "%s/vl_lstm", o->dump_dir);
+    bench_group(run, RUNNER_GROUP_VL_LSTM, &ctx, o->dump_dir ? vl_dump : NULL);
+    numerics_context_free(&ctx);
+}
+
+/* Options, session, entries and the profiling layer; LC_OK, or why not
+ * after saying so. */
+static lc_status bench_setup(bench_run *run, const cli_options *o_in)
+{
+    cli_options *o = &run->o;
+    *o = *o_in;
+    if (o->warmup < 0) o->warmup = 10;
+    if (o->nloops <= 0) o->nloops = 100;
+    lc_error err = {{0}};
+    if (o->trace_path && prof_check_output_dir(o->trace_path, 0, &err)) {
+        fprintf(stderr, "lstmcheck: --trace: %s\n", err.msg);
+        return LC_BAD_INPUT;
+    }
+    const session_request rq = session_request_from(o);
+    lc_status rc = session_setup(&rq, &run->s, &err);
+    if (rc) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        return rc;
+    }
+    run->entries = calloc((size_t)run->s.nrunners, sizeof *run->entries);
+    if (!run->entries) {
+        fprintf(stderr, "lstmcheck: out of host memory\n");
+        return LC_FAILED;
+    }
+    if (o->trace_path) {
+        if (prof_begin(&run->prof_storage, run->s.device, 1, 1, &err)) {
+            fprintf(stderr, "lstmcheck: --trace: %s\n", err.msg);
+            return LC_FAILED;
+        }
+        run->prof = &run->prof_storage;
+    }
+    run->budget = o->time_budget_s >= 0 ? o->time_budget_s
+                                        : (run->s.device == LC_DEVICE_CPU ? BENCH_CPU_BUDGET_S : 0);
+    run->progress = o->progress == 1 || (o->progress == -1 && isatty(2));
+    return LC_OK;
+}
+
+/* The trace file (--trace) and the JSON (--print-json). */
+static void bench_outputs(bench_run *run)
+{
+    lc_error err = {{0}};
+    if (run->prof) {
+        if (prof_finish(run->prof, run->o.trace_path, &err)) {
+            fprintf(stderr, "lstmcheck: --trace: %s\n", err.msg);
+            run->failed++;
+        } else {
+            fprintf(stderr, "lstmcheck bench: wrote %s (%zu events)\n", run->o.trace_path,
+                    trace_count(run->prof->trace));
+        }
+    }
+    const report_run info = {.shape = run->o.shape, .seed = run->o.seed, .device = run->s.device};
+    if (report_json(stdout, run->o.print_json, run->entries, run->n, &info)) {
+        fprintf(stderr, "lstmcheck: out of host memory for the JSON output\n");
+        run->failed++;
+    }
+}
+
+static void bench_free(bench_run *run)
+{
+    if (run->prof)
+        prof_free(run->prof);
+    for (int i = 0; run->entries && i < run->n; i++)
+        harness_result_free(&run->entries[i].res);
+    free(run->entries);
+    session_free(&run->s);
 }
 
 lc_status cmd_bench(const cli_options *o_in)
 {
-    cli_options o = *o_in;
-    if (o.warmup < 0) o.warmup = 10;
-    if (o.nloops <= 0) o.nloops = 100;
-    lc_error terr = {{0}};
-    if (o.trace_path && prof_check_output_dir(o.trace_path, 0, &terr)) {
-        fprintf(stderr, "lstmcheck: --trace: %s\n", terr.msg);
-        return LC_BAD_INPUT;
-    }
-    session s;
-    lc_error err = {{0}};
-    const session_request rq = session_request_from(&o);
-    lc_status rc = session_setup(&rq, &s, &err);
-    if (rc) {
-        fprintf(stderr, "lstmcheck: %s\n", err.msg);
-        session_free(&s);
-        return rc;
-    }
-    bench_entry *entries = calloc((size_t)s.nrunners, sizeof *entries);
-    if (!entries) {
-        fprintf(stderr, "lstmcheck: out of host memory\n");
-        session_free(&s);
-        return LC_FAILED;
-    }
-    prof_session prof_storage, *prof = NULL;
-    if (o.trace_path) {
-        if (prof_begin(&prof_storage, s.device, 1, 1, &err)) {
-            fprintf(stderr, "lstmcheck: --trace: %s\n", err.msg);
-            free(entries);
-            session_free(&s);
-            return LC_FAILED;
-        }
-        prof = &prof_storage;
-    }
-    bench_counts counts = {0, 0, 0};
-    fprintf(stderr,
-            "lstmcheck bench: device %s, seqLength %d numLayers %d inputSize %d hiddenSize %d "
-            "miniBatch %d, warmup %d nloops %d, seed %llu, times in ms\n",
-            s.device, o.shape.seq_length, o.shape.num_layers, o.shape.input_size,
-            o.shape.hidden_size, o.shape.batch, o.warmup, o.nloops, (unsigned long long)o.seed);
-    fprintf(stderr, "Benchmarking LSTMs...\n");
-    report_table_header(stderr, o.sep, prof != NULL);
-    numerics_context ctx;
-    if (numerics_context_init(&ctx, &o.shape, o.seed, o.nlengths ? o.lengths : NULL, &err)) {
-        fprintf(stderr, "lstmcheck: %s\n", err.msg);
-        if (prof)
-            prof_free(prof);
-        free(entries);
-        session_free(&s);
-        return LC_BAD_INPUT;
-    }
-    bench_group(&o, &s, o.nlengths ? "vl_lstm" : "lstm", &ctx, entries, &counts, prof);
-    numerics_context_free(&ctx);
-    if (s.vl_lengths) {
-        fprintf(stderr, "\nBenchmarking variable-length LSTMs (lengths %d..%d, seqLength ignored)...\n",
-                VL_MIN_LENGTH, VL_MAX_LENGTH);
-        report_table_header(stderr, o.sep, prof != NULL);
-        if (numerics_context_init(&ctx, &s.vl_shape, o.seed, s.vl_lengths, &err)) {
-            fprintf(stderr, "lstmcheck: %s\n", err.msg);
-        } else {
-            cli_options vo = o;
-            char vl_dump[4096];
-            if (o.dump_dir) {
-                snprintf(vl_dump, sizeof vl_dump, "%s/vl_lstm", o.dump_dir);
-                vo.dump_dir = vl_dump;
-            }
-            bench_group(&vo, &s, "vl_lstm", &ctx, entries, &counts, prof);
-            numerics_context_free(&ctx);
-        }
-    }
+    bench_run run;
+    memset(&run, 0, sizeof run);
+    lc_status rc = bench_setup(&run, o_in);
+    if (rc || (rc = bench_main_group(&run)))
+        goto out;
+    if (run.s.vl_lengths)
+        bench_variable_group(&run);
     fprintf(stderr, "\n");
-    if (prof) {
-        if (prof_finish(prof, o.trace_path, &err)) {
-            fprintf(stderr, "lstmcheck: --trace: %s\n", err.msg);
-            counts.failed++;
-        } else {
-            fprintf(stderr, "lstmcheck bench: wrote %s (%zu events)\n", o.trace_path,
-                    trace_count(prof->trace));
-        }
-        prof_free(prof);
-    }
-    if (!strcmp(o.print_json, "oss"))
-        report_json_oss(stdout, entries, counts.n);
-    else if (!strcmp(o.print_json, "pep"))
-        report_json_pep(stdout, entries, counts.n);
-    else if (!strcmp(o.print_json, "full"))
-        report_json_full(stdout, entries, counts.n, &o.shape, o.seed, s.device);
-    for (int i = 0; i < counts.n; i++)
-        harness_result_free(&entries[i].res);
-    free(entries);
-    session_free(&s);
-    return counts.failed ? LC_FAILED : counts.skipped ? LC_UNSUPPORTED : LC_OK;
+    bench_outputs(&run);
+    rc = run.failed ? LC_FAILED : run.skipped ? LC_UNSUPPORTED : LC_OK;
+out:
+    bench_free(&run);
+    return rc;
 }

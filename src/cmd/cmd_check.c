@@ -6,14 +6,17 @@
 #include "cmd/session.h"
 
 #include <stdio.h>
-#include <string.h>
 
-/* Gate every runner of one group on one context; counts into the totals. */
-static void check_group(const session *s, const char *group, numerics_context *ctx,
-                        const char *dump_dir, int *failed, int *skipped, int *passed)
+typedef struct check_counts {
+    int failed, skipped, passed;
+} check_counts;
+
+/* Gate every runner of one group on one context; counts into c. */
+static void check_group(const session *s, runner_group group, numerics_context *ctx, const char *dump_dir,
+                        check_counts *c)
 {
     for (int i = 0; i < s->nrunners; i++) {
-        if (strcmp(s->runners[i].group, group))
+        if (s->runners[i].group != group)
             continue;
         const runner_ops *r = s->runners[i].runner;
         gate_report rep;
@@ -22,9 +25,9 @@ static void check_group(const session *s, const char *group, numerics_context *c
         gate_format_summary(r, &rep, line, sizeof line);
         printf("%s\n", line);
         fflush(stdout);
-        if (rep.status == LC_OK) (*passed)++;
-        else if (rep.status == LC_UNSUPPORTED) (*skipped)++;
-        else (*failed)++;
+        if (rep.status == LC_OK) c->passed++;
+        else if (rep.status == LC_UNSUPPORTED) c->skipped++;
+        else c->failed++;
     }
 }
 
@@ -39,14 +42,14 @@ lc_status cmd_check(const cli_options *o)
         session_free(&s);
         return rc;
     }
-    int failed = 0, skipped = 0, passed = 0;
+    check_counts c = {0, 0, 0};
     numerics_context ctx;
     if (numerics_context_init(&ctx, &o->shape, o->seed, o->nlengths ? o->lengths : NULL, &err)) {
         fprintf(stderr, "lstmcheck: %s\n", err.msg);
         session_free(&s);
         return LC_BAD_INPUT;
     }
-    check_group(&s, o->nlengths ? "vl_lstm" : "lstm", &ctx, o->dump_dir, &failed, &skipped, &passed);
+    check_group(&s, o->nlengths ? RUNNER_GROUP_VL_LSTM : RUNNER_GROUP_LSTM, &ctx, o->dump_dir, &c);
     numerics_context_free(&ctx);
     if (s.vl_lengths) {
         printf("variable-length group: lengths %d..%d drawn from seed %llu, seqLength ignored\n",
@@ -59,10 +62,10 @@ lc_status cmd_check(const cli_options *o)
         char vl_dump[4096];
         if (o->dump_dir)
             snprintf(vl_dump, sizeof vl_dump, "%s/vl_lstm", o->dump_dir);
-        check_group(&s, "vl_lstm", &ctx, o->dump_dir ? vl_dump : NULL, &failed, &skipped, &passed);
+        check_group(&s, RUNNER_GROUP_VL_LSTM, &ctx, o->dump_dir ? vl_dump : NULL, &c);
         numerics_context_free(&ctx);
     }
-    printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+    printf("%d passed, %d failed, %d skipped\n", c.passed, c.failed, c.skipped);
     session_free(&s);
-    return failed ? LC_FAILED : skipped ? LC_UNSUPPORTED : LC_OK;
+    return c.failed ? LC_FAILED : c.skipped ? LC_UNSUPPORTED : LC_OK;
 }

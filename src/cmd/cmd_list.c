@@ -4,7 +4,6 @@
 #include "runners/runner.h"
 
 #include <stdio.h>
-#include <string.h>
 
 lc_status cmd_list(const cli_options *o)
 {
@@ -18,7 +17,7 @@ lc_status cmd_list(const cli_options *o)
                "backward", "outputs", "precision", "runs here");
     for (int i = 0; lstm_runners[i]; i++) {
         const runner_ops *r = lstm_runners[i];
-        if (o->device[0] && o->device[0] != 'a' && strcmp(o->device, r->device))
+        if (o->device != CLI_DEVICE_AUTO && (lc_device)o->device != r->device)
             continue;
         if (o->names_only) {
             printf("%s\n", r->name);
@@ -33,7 +32,7 @@ lc_status cmd_list(const cli_options *o)
             snprintf(layers, sizeof layers, "1-%d", r->max_layers);
         else
             snprintf(layers, sizeof layers, "any");
-        printf("%-16s %-5s %-7s %-7s %-8s %-7s %-9s %s%s\n", r->name, r->device, layers,
+        printf("%-16s %-5s %-7s %-7s %-8s %-7s %-9s %s%s\n", r->name, lc_device_name(r->device), layers,
                (r->caps & RUNNER_VARLEN) ? "yes" : "no", (r->caps & RUNNER_BACKWARD) ? "yes" : "no",
                (r->caps & RUNNER_STATE_ONLY) ? "hy,cy" : "y,hy,cy",
                r->precision == PRECISION_TF32 ? "tf32" : "fp32", ok ? "yes" : "no: ",

@@ -113,6 +113,110 @@ static void arg_add(arg_list *a, const char *fmt, ...)
     a->used += (size_t)w + 1;
 }
 
+/* The profiler's own arguments: it writes to out. */
+static void tool_args(arg_list *a, int nsys, const char *tool_path, const char *out)
+{
+    arg_add(a, "%s", tool_path);
+    if (nsys) {
+        arg_add(a, "profile");
+        arg_add(a, "-o");
+        arg_add(a, "%s", out);
+        arg_add(a, "--force-overwrite=true");
+        arg_add(a, "--trace=cuda,nvtx,osrt");
+    } else {
+        arg_add(a, "-o");
+        arg_add(a, "%s", out);
+        arg_add(a, "-f");
+        arg_add(a, "--clock-control");
+        arg_add(a, "none");
+        arg_add(a, "--nvtx");
+    }
+}
+
+/* --lengths as one argument; LC_BAD_INPUT when they do not fit. */
+static lc_status lengths_arg(arg_list *a, const cli_options *o)
+{
+    char lengths[8192];
+    size_t k = 0;
+    for (int i = 0; i < o->nlengths && k < sizeof lengths; i++)
+        k += (size_t)snprintf(lengths + k, sizeof lengths - k, "%s%d", i ? "," : "", o->lengths[i]);
+    if (k >= sizeof lengths) {
+        fprintf(stderr, "lstmcheck: too many --lengths to pass to the profiled run\n");
+        return LC_BAD_INPUT;
+    }
+    arg_add(a, "--lengths=%s", lengths);
+    return LC_OK;
+}
+
+/* The child: the same command with every setting spelled out, as the
+ * original's full_profile passes --k=v for each argument. */
+static lc_status child_args(arg_list *a, const cli_options *o, const char *self)
+{
+    arg_add(a, "%s", self);
+    arg_add(a, "profile");
+    arg_add(a, "--seqLength=%d", o->shape.seq_length);
+    arg_add(a, "--numLayers=%d", o->shape.num_layers);
+    arg_add(a, "--inputSize=%d", o->shape.input_size);
+    arg_add(a, "--hiddenSize=%d", o->shape.hidden_size);
+    if (!o->nlengths)
+        arg_add(a, "--miniBatch=%d", o->shape.batch);
+    arg_add(a, "--nloops=%d", o->nloops);
+    arg_add(a, "--sleep-between-seconds=%.17g", o->sleep_between_s);
+    arg_add(a, "--seed=%llu", (unsigned long long)o->seed);
+    arg_add(a, "--device=%s", cli_device_name(o->device));
+    if (o->nrnns) {
+        arg_add(a, "--rnns");
+        for (int i = 0; i < o->nrnns; i++)
+            arg_add(a, "%s", o->rnns[i]);
+    }
+    if (o->variable_lstms)
+        arg_add(a, "--variable-lstms");
+    if (o->nlengths && lengths_arg(a, o))
+        return LC_BAD_INPUT;
+    arg_add(a, "--internal-run");
+    if (a->overflow) {
+        fprintf(stderr, "lstmcheck: the profiler's command line is too long\n");
+        return LC_BAD_INPUT;
+    }
+    return LC_OK;
+}
+
+/* Run the profiler and wait: the child's exit code (its own codes: 1
+ * failed, 2 bad input, 3 skipped), or -1 after saying how the profiler
+ * failed. */
+static int spawn_and_wait(const arg_list *a, const char *tool)
+{
+    fprintf(stderr, "[system]");
+    for (int i = 0; i < a->n; i++)
+        fprintf(stderr, " %s", a->argv[i]);
+    fprintf(stderr, "\n");
+    fflush(stderr);
+    fflush(stdout);
+    pid_t pid;
+    int rc = posix_spawn(&pid, a->argv[0], NULL, NULL, a->argv, environ);
+    if (rc != 0) {
+        fprintf(stderr, "lstmcheck: cannot start %s: %s\n", a->argv[0], strerror(rc));
+        return -1;
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            fprintf(stderr, "lstmcheck: waiting for %s: %s\n", tool, strerror(errno));
+            return -1;
+        }
+    }
+    if (WIFSIGNALED(status)) {
+        fprintf(stderr, "lstmcheck: %s was killed by signal %d\n", tool, WTERMSIG(status));
+        return -1;
+    }
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    if (code != LC_OK && code != LC_FAILED && code != LC_BAD_INPUT && code != LC_UNSUPPORTED) {
+        fprintf(stderr, "lstmcheck: %s exited with status %d\n", tool, code);
+        return -1;
+    }
+    return code;
+}
+
 static int run_external(const cli_options *o, const session *s, const char *tool_path)
 {
     lc_error err = {{0}};
@@ -125,96 +229,17 @@ static int run_external(const cli_options *o, const session *s, const char *tool
     char self[4096];
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
     if (len <= 0) {
-        fprintf(stderr, "lstmcheck: cannot find this program through /proc/self/exe: %s\n",
-                strerror(errno));
+        fprintf(stderr, "lstmcheck: cannot find this program through /proc/self/exe: %s\n", strerror(errno));
         return LC_FAILED;
     }
     self[len] = '\0';
-
     arg_list a = {.n = 0};
-    arg_add(&a, "%s", tool_path);
-    if (nsys) {
-        arg_add(&a, "profile");
-        arg_add(&a, "-o");
-        arg_add(&a, "%s", out);
-        arg_add(&a, "--force-overwrite=true");
-        arg_add(&a, "--trace=cuda,nvtx,osrt");
-    } else {
-        arg_add(&a, "-o");
-        arg_add(&a, "%s", out);
-        arg_add(&a, "-f");
-        arg_add(&a, "--clock-control");
-        arg_add(&a, "none");
-        arg_add(&a, "--nvtx");
-    }
-    /* the child: the same command with every setting spelled out, as the
-     * original's full_profile passes --k=v for each argument */
-    arg_add(&a, "%s", self);
-    arg_add(&a, "profile");
-    arg_add(&a, "--seqLength=%d", o->shape.seq_length);
-    arg_add(&a, "--numLayers=%d", o->shape.num_layers);
-    arg_add(&a, "--inputSize=%d", o->shape.input_size);
-    arg_add(&a, "--hiddenSize=%d", o->shape.hidden_size);
-    if (!o->nlengths)
-        arg_add(&a, "--miniBatch=%d", o->shape.batch);
-    arg_add(&a, "--nloops=%d", o->nloops);
-    arg_add(&a, "--sleep-between-seconds=%.17g", o->sleep_between_s);
-    arg_add(&a, "--seed=%llu", (unsigned long long)o->seed);
-    arg_add(&a, "--device=%s", o->device);
-    if (o->nrnns) {
-        arg_add(&a, "--rnns");
-        for (int i = 0; i < o->nrnns; i++)
-            arg_add(&a, "%s", o->rnns[i]);
-    }
-    if (o->variable_lstms)
-        arg_add(&a, "--variable-lstms");
-    if (o->nlengths) {
-        char lengths[8192];
-        size_t k = 0;
-        for (int i = 0; i < o->nlengths && k < sizeof lengths; i++)
-            k += (size_t)snprintf(lengths + k, sizeof lengths - k, "%s%d", i ? "," : "", o->lengths[i]);
-        if (k >= sizeof lengths) {
-            fprintf(stderr, "lstmcheck: too many --lengths to pass to the profiled run\n");
-            return LC_BAD_INPUT;
-        }
-        arg_add(&a, "--lengths=%s", lengths);
-    }
-    arg_add(&a, "--internal-run");
-    if (a.overflow) {
-        fprintf(stderr, "lstmcheck: the profiler's command line is too long\n");
+    tool_args(&a, nsys, tool_path, out);
+    if (child_args(&a, o, self))
         return LC_BAD_INPUT;
-    }
-    fprintf(stderr, "[system]");
-    for (int i = 0; i < a.n; i++)
-        fprintf(stderr, " %s", a.argv[i]);
-    fprintf(stderr, "\n");
-    fflush(stderr);
-    fflush(stdout);
-
-    pid_t pid;
-    int rc = posix_spawn(&pid, tool_path, NULL, NULL, a.argv, environ);
-    if (rc != 0) {
-        fprintf(stderr, "lstmcheck: cannot start %s: %s\n", tool_path, strerror(rc));
+    const int code = spawn_and_wait(&a, o->tool);
+    if (code < 0)
         return LC_FAILED;
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) {
-            fprintf(stderr, "lstmcheck: waiting for %s: %s\n", o->tool, strerror(errno));
-            return LC_FAILED;
-        }
-    }
-    if (WIFSIGNALED(status)) {
-        fprintf(stderr, "lstmcheck: %s was killed by signal %d\n", o->tool, WTERMSIG(status));
-        return LC_FAILED;
-    }
-    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-    /* the child's own codes (1 failed, 2 bad input, 3 skipped) pass through;
-     * the profiler's failures become 1 */
-    if (code != LC_OK && code != LC_FAILED && code != LC_BAD_INPUT && code != LC_UNSUPPORTED) {
-        fprintf(stderr, "lstmcheck: %s exited with status %d\n", o->tool, code);
-        return LC_FAILED;
-    }
     if (access(out, F_OK) == 0)
         fprintf(stderr, "lstmcheck profile: wrote %s\n", out);
     else if (code == LC_OK) {
@@ -286,129 +311,207 @@ static void pause_s(double s)
         ;
 }
 
-typedef struct profile_counts {
+/* One profile run here: options, session, the profiling layer, the
+ * counts that make the exit status, and the first error that ends it. */
+typedef struct profile_run {
+    const cli_options *o;
+    const session *s;
+    prof_session prof;
     int done, failed, skipped;
-} profile_counts;
+    int fatal;         /* the profiling layer failed: stop */
+    lc_error fatal_err;
+} profile_run;
 
-static int profile_group(const cli_options *o, const session *s, const char *group,
-                         numerics_context *ctx, prof_session *prof, profile_counts *c,
-                         lc_error *fatal)
+/* The gate, in its own range; 0 when the runner passed. */
+static int profile_gate(profile_run *run, const runner_ops *r, numerics_context *ctx)
 {
-    for (int i = 0; i < s->nrunners; i++) {
-        if (strcmp(s->runners[i].group, group))
-            continue;
-        const runner_ops *r = s->runners[i].runner;
-        if (c->done > 0)
-            pause_s(o->sleep_between_s);
-        char label[160];
-        snprintf(label, sizeof label, "gate %s", r->name);
-        gate_report rep;
-        prof_push(prof, label);
-        if (!isolate_precheck(r, ctx, &rep)) /* a broken CUDA setup is an error, not a skip */
-            gate_run(r, ctx, NULL, &rep);
-        prof_pop(prof);
-        if (rep.status != LC_OK) {
-            char line[1024];
-            gate_format_summary(r, &rep, line, sizeof line);
-            fprintf(stderr, "%s%s\n", line, rep.status == LC_UNSUPPORTED ? "" : " (not profiled)");
-            if (rep.status == LC_UNSUPPORTED) c->skipped++;
-            else c->failed++;
-            continue;
-        }
-        const lstm_problem *p;
-        const lstm_results *ref;
-        lc_error err = {{0}};
-        numerics_context_get(ctx, r, &p, &ref, &err); /* ready: the gate made it */
-        harness_config cfg = {
-            .warmup = 0, /* the original's run_rnn: nloops iterations, nothing more */
-            .min_samples = o->nloops,
-            .max_samples = o->nloops,
-            .target_rel_error = 0,
-            .time_budget_s = 0,
-            .with_control = 0,
-            .hooks = prof_hooks(prof),
-        };
-        harness_result res;
-        prof_runner_stats st;
-        if (prof_runner_begin(prof, r, &err)) {
-            *fatal = err;
-            return 1;
-        }
-        int rc = harness_run(r, p, &cfg, &res, &err);
-        lc_error end_err = {{0}};
-        int end_rc = prof_runner_end(prof, rc ? NULL : &res, &st, &end_err);
-        c->done++;
-        if (rc) {
-            fprintf(stderr, "ERROR %s: %s\n", r->name, err.msg);
-            c->failed++;
-        } else {
-            table_row(r, &res, &st);
-        }
-        harness_result_free(&res);
-        if (end_rc) {
-            *fatal = end_err;
-            return 1;
-        }
-    }
-    return 0;
+    char label[160];
+    snprintf(label, sizeof label, "gate %s", r->name);
+    gate_report rep;
+    prof_push(&run->prof, label);
+    if (!isolate_precheck(r, ctx, &rep)) /* a broken CUDA setup is an error, not a skip */
+        gate_run(r, ctx, NULL, &rep);
+    prof_pop(&run->prof);
+    if (rep.status == LC_OK)
+        return 0;
+    char line[1024];
+    gate_format_summary(r, &rep, line, sizeof line);
+    fprintf(stderr, "%s%s\n", line, rep.status == LC_UNSUPPORTED ? "" : " (not profiled)");
+    if (rep.status == LC_UNSUPPORTED) run->skipped++;
+    else run->failed++;
+    return 1;
 }
 
-static int run_here(const cli_options *o, session *s, const char *trace_path)
+/* The original's run_rnn: nloops iterations under the profiling hooks,
+ * then the row. */
+static void profile_runner(profile_run *run, const runner_ops *r, numerics_context *ctx)
 {
+    const lstm_problem *p;
+    const lstm_results *ref;
     lc_error err = {{0}};
-    prof_session prof;
-    if (prof_begin(&prof, s->device, trace_path != NULL, 1, &err)) {
-        fprintf(stderr, "lstmcheck: %s\n", err.msg);
-        return LC_FAILED;
+    numerics_context_get(ctx, r, &p, &ref, &err); /* ready: the gate made it */
+    harness_config cfg = {
+        .warmup = 0, /* nloops iterations, nothing more */
+        .min_samples = run->o->nloops,
+        .max_samples = run->o->nloops,
+        .hooks = prof_hooks(&run->prof),
+    };
+    if (prof_runner_begin(&run->prof, r, &err)) {
+        run->fatal = 1;
+        run->fatal_err = err;
+        return;
     }
-    fprintf(stderr,
-            "lstmcheck profile: device %s, seqLength %d numLayers %d inputSize %d hiddenSize %d "
-            "miniBatch %d, nloops %d, sleep %g s, seed %llu%s\n",
-            s->device, o->shape.seq_length, o->shape.num_layers, o->shape.input_size,
-            o->shape.hidden_size, o->shape.batch, o->nloops, o->sleep_between_s,
-            (unsigned long long)o->seed,
-            trace_path ? (prof.gpu_trace ? ", trace: host ranges + GPU activity (CUPTI)"
-                                         : ", trace: host ranges")
+    harness_result res;
+    prof_runner_stats st;
+    int rc = harness_run(r, p, &cfg, &res, &err);
+    lc_error end_err = {{0}};
+    int end_rc = prof_runner_end(&run->prof, rc ? NULL : &res, &st, &end_err);
+    run->done++;
+    if (rc) {
+        fprintf(stderr, "ERROR %s: %s\n", r->name, err.msg);
+        run->failed++;
+    } else {
+        table_row(r, &res, &st);
+    }
+    harness_result_free(&res);
+    if (end_rc) {
+        run->fatal = 1;
+        run->fatal_err = end_err;
+    }
+}
+
+/* Every runner of one group, with the pause between runners. */
+static void profile_group(profile_run *run, runner_group group, numerics_context *ctx)
+{
+    for (int i = 0; i < run->s->nrunners && !run->fatal; i++) {
+        if (run->s->runners[i].group != group)
+            continue;
+        const runner_ops *r = run->s->runners[i].runner;
+        if (run->done > 0)
+            pause_s(run->o->sleep_between_s);
+        if (!profile_gate(run, r, ctx))
+            profile_runner(run, r, ctx);
+    }
+}
+
+/* The main group, then --variable-lstms' group. LC_BAD_INPUT when the main
+ * group's inputs cannot be made. */
+static lc_status profile_groups(profile_run *run)
+{
+    const cli_options *o = run->o;
+    lc_error err = {{0}};
+    numerics_context ctx;
+    if (numerics_context_init(&ctx, &o->shape, o->seed, o->nlengths ? o->lengths : NULL, &err)) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        return LC_BAD_INPUT;
+    }
+    profile_group(run, o->nlengths ? RUNNER_GROUP_VL_LSTM : RUNNER_GROUP_LSTM, &ctx);
+    numerics_context_free(&ctx);
+    if (run->fatal || !run->s->vl_lengths)
+        return LC_OK;
+    if (numerics_context_init(&ctx, &run->s->vl_shape, o->seed, run->s->vl_lengths, &err)) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        run->failed++;
+        return LC_OK;
+    }
+    profile_group(run, RUNNER_GROUP_VL_LSTM, &ctx);
+    numerics_context_free(&ctx);
+    return LC_OK;
+}
+
+static void run_header(const profile_run *run, const char *trace_path)
+{
+    const cli_options *o = run->o;
+    char shape[128];
+    fprintf(stderr, "lstmcheck profile: device %s, %s, nloops %d, sleep %g s, seed %llu%s\n",
+            lc_device_name(run->s->device), lstm_shape_format(&o->shape, LSTM_SHAPE_FLAGS, shape, sizeof shape),
+            o->nloops, o->sleep_between_s, (unsigned long long)o->seed,
+            trace_path ? (run->prof.gpu_trace ? ", trace: host ranges + GPU activity (CUPTI)" : ", trace: host ranges")
                        : "");
     printf("times in ms (time = forward + backward per iteration), memory in MiB\n");
     table_header();
-    profile_counts c = {0, 0, 0};
-    numerics_context ctx;
-    int fatal = 0;
-    lc_error fatal_err = {{0}};
-    if (numerics_context_init(&ctx, &o->shape, o->seed, o->nlengths ? o->lengths : NULL, &err)) {
+}
+
+static int run_here(const cli_options *o, const session *s, const char *trace_path)
+{
+    profile_run run = {.o = o, .s = s};
+    lc_error err = {{0}};
+    if (prof_begin(&run.prof, s->device, trace_path != NULL, 1, &err)) {
         fprintf(stderr, "lstmcheck: %s\n", err.msg);
-        prof_free(&prof);
+        return LC_FAILED;
+    }
+    run_header(&run, trace_path);
+    lc_status rc = profile_groups(&run);
+    if (rc)
+        goto out;
+    rc = LC_FAILED;
+    if (run.fatal) {
+        fprintf(stderr, "lstmcheck: profiling: %s\n", run.fatal_err.msg);
+        goto out;
+    }
+    if (prof_finish(&run.prof, trace_path, &err)) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        goto out;
+    }
+    if (trace_path)
+        fprintf(stderr, "lstmcheck profile: wrote %s (%zu events%s)\n", trace_path, trace_count(run.prof.trace),
+                trace_dropped(run.prof.trace) ? ", some records dropped" : "");
+    rc = run.failed ? LC_FAILED : run.skipped ? LC_UNSUPPORTED : LC_OK;
+out:
+    prof_free(&run.prof);
+    return rc;
+}
+
+/* What can be refused before any work: the flags together, the profiler
+ * and the device it needs. tool_path: where the profiler is (--tool). */
+static lc_status check_request(const cli_options *o, char *tool_path, size_t n)
+{
+    const int external = strcmp(o->tool, "none") != 0;
+    if (external && o->trace_path) {
+        fprintf(stderr, "lstmcheck: --trace and --tool %s exclude each other (both use CUPTI); "
+                        "use --tool none for the built-in trace\n", o->tool);
         return LC_BAD_INPUT;
     }
-    fatal = profile_group(o, s, o->nlengths ? "vl_lstm" : "lstm", &ctx, &prof, &c, &fatal_err);
-    numerics_context_free(&ctx);
-    if (!fatal && s->vl_lengths) {
-        if (numerics_context_init(&ctx, &s->vl_shape, o->seed, s->vl_lengths, &err)) {
-            fprintf(stderr, "lstmcheck: %s\n", err.msg);
-            c.failed++;
-        } else {
-            fatal = profile_group(o, s, "vl_lstm", &ctx, &prof, &c, &fatal_err);
-            numerics_context_free(&ctx);
+    if (external && o->device == LC_DEVICE_CPU) {
+        fprintf(stderr, "lstmcheck: --tool %s profiles GPU work, but --device is cpu\n", o->tool);
+        return LC_BAD_INPUT;
+    }
+    if (!external || o->internal_run)
+        return LC_OK;
+    if (find_executable(o->tool, tool_path, n)) {
+        fprintf(stderr, "lstmcheck: %s not found on PATH (install Nsight %s, or use --tool none "
+                        "for the built-in trace)\n", o->tool, strcmp(o->tool, "nsys") ? "Compute" : "Systems");
+        return LC_BAD_INPUT;
+    }
+    lc_error why = {{0}};
+    if (device_cuda_count(&why) <= 0) {
+        fprintf(stderr, "lstmcheck: --tool %s needs a CUDA device: %s\n", o->tool, why.msg);
+        return LC_BAD_INPUT;
+    }
+    return LC_OK;
+}
+
+/* Where the built-in trace goes: --trace, else (--tool none, not the
+ * profiler's child) the original's file name in --out-dir; NULL: none. */
+static lc_status trace_destination(const cli_options *o, const session *s, char *buf, size_t n,
+                                   const char **trace)
+{
+    lc_error err = {{0}};
+    *trace = NULL;
+    if (o->trace_path) {
+        if (prof_check_output_dir(o->trace_path, 0, &err)) {
+            fprintf(stderr, "lstmcheck: --trace: %s\n", err.msg);
+            return LC_BAD_INPUT;
         }
+        *trace = o->trace_path;
+    } else if (!o->internal_run) {
+        if (prof_check_output_dir(o->out_dir, 1, &err) || output_name(o, s, "json", buf, n, &err)) {
+            fprintf(stderr, "lstmcheck: --out-dir: %s\n", err.msg);
+            return LC_BAD_INPUT;
+        }
+        *trace = buf;
     }
-    if (fatal) {
-        fprintf(stderr, "lstmcheck: profiling: %s\n", fatal_err.msg);
-        prof_free(&prof);
-        return LC_FAILED;
-    }
-    if (prof_finish(&prof, trace_path, &err)) {
-        fprintf(stderr, "lstmcheck: %s\n", err.msg);
-        prof_free(&prof);
-        return LC_FAILED;
-    }
-    if (trace_path) {
-        uint64_t dropped = trace_dropped(prof.trace);
-        fprintf(stderr, "lstmcheck profile: wrote %s (%zu events%s)\n", trace_path,
-                trace_count(prof.trace), dropped ? ", some records dropped" : "");
-    }
-    prof_free(&prof);
-    return c.failed ? LC_FAILED : c.skipped ? LC_UNSUPPORTED : LC_OK;
+    return LC_OK;
 }
 
 lc_status cmd_profile(const cli_options *o_in)
@@ -416,69 +519,30 @@ lc_status cmd_profile(const cli_options *o_in)
     cli_options o = *o_in;
     if (o.nloops <= 0)
         o.nloops = 5;
-    const int external = strcmp(o.tool, "none") != 0;
-    if (external && o.trace_path) {
-        fprintf(stderr, "lstmcheck: --trace and --tool %s exclude each other (both use CUPTI); "
-                        "use --tool none for the built-in trace\n", o.tool);
-        return LC_BAD_INPUT;
-    }
-    if (external && !strcmp(o.device, "cpu")) {
-        fprintf(stderr, "lstmcheck: --tool %s profiles GPU work, but --device is cpu\n", o.tool);
-        return LC_BAD_INPUT;
-    }
-    char tool_path[4096];
-    if (external && !o.internal_run) {
-        if (find_executable(o.tool, tool_path, sizeof tool_path)) {
-            fprintf(stderr, "lstmcheck: %s not found on PATH (install Nsight %s, or use --tool none "
-                            "for the built-in trace)\n", o.tool,
-                    strcmp(o.tool, "nsys") ? "Compute" : "Systems");
-            return LC_BAD_INPUT;
-        }
-        lc_error why = {{0}};
-        if (device_cuda_count(&why) <= 0) {
-            fprintf(stderr, "lstmcheck: --tool %s needs a CUDA device: %s\n", o.tool, why.msg);
-            return LC_BAD_INPUT;
-        }
-    }
+    char tool_path[4096], trace_path[4096];
+    lc_status rc = check_request(&o, tool_path, sizeof tool_path);
+    if (rc)
+        return rc;
     session s;
     lc_error err = {{0}};
     const session_request rq = session_request_from(&o);
-    lc_status rc = session_setup(&rq, &s, &err);
-    if (rc) {
+    if ((rc = session_setup(&rq, &s, &err))) {
         fprintf(stderr, "lstmcheck: %s\n", err.msg);
-        session_free(&s);
-        return rc;
+        goto out;
     }
-    char trace_path[4096];
-    const char *trace = NULL;
-    if (external && !o.internal_run) {
+    if (strcmp(o.tool, "none") && !o.internal_run) {
         if (prof_check_output_dir(o.out_dir, 1, &err)) {
             fprintf(stderr, "lstmcheck: --out-dir: %s\n", err.msg);
-            session_free(&s);
-            return LC_BAD_INPUT;
+            rc = LC_BAD_INPUT;
+        } else {
+            rc = run_external(&o, &s, tool_path);
         }
-        rc = run_external(&o, &s, tool_path);
-        session_free(&s);
-        return rc;
+        goto out;
     }
-    if (o.trace_path) {
-        trace = o.trace_path;
-        if (prof_check_output_dir(trace, 0, &err)) {
-            fprintf(stderr, "lstmcheck: --trace: %s\n", err.msg);
-            session_free(&s);
-            return LC_BAD_INPUT;
-        }
-    } else if (!o.internal_run) {
-        /* --tool none: the built-in trace under the original's file name */
-        if (prof_check_output_dir(o.out_dir, 1, &err) ||
-            output_name(&o, &s, "json", trace_path, sizeof trace_path, &err)) {
-            fprintf(stderr, "lstmcheck: --out-dir: %s\n", err.msg);
-            session_free(&s);
-            return LC_BAD_INPUT;
-        }
-        trace = trace_path;
-    }
-    rc = run_here(&o, &s, trace);
+    const char *trace;
+    if (!(rc = trace_destination(&o, &s, trace_path, sizeof trace_path, &trace)))
+        rc = run_here(&o, &s, trace);
+out:
     session_free(&s);
     return rc;
 }

@@ -9,9 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Add the device's runners that have role (runners/runners.def). */
-static int add_group(session *s, unsigned role, const char *group, lc_error *err);
-
 int session_check_memory(const lstm_shape *s, lc_error *err)
 {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
@@ -20,28 +17,26 @@ int session_check_memory(const lstm_shape *s, lc_error *err)
         return 0;
     double have = (double)pages * (double)page;
     if (need == 0 || (double)need > 0.8 * have) {
-        lc_error_set(err,
-                     "shape T=%d B=%d I=%d H=%d L=%d needs about %.1f GiB of host memory; this "
-                     "machine has %.1f GiB",
-                     s->seq_length, s->batch, s->input_size, s->hidden_size, s->num_layers,
-                     (double)need / 1073741824.0, have / 1073741824.0);
+        char dims[96];
+        lc_error_set(err, "shape %s needs about %.1f GiB of host memory; this machine has %.1f GiB",
+                     lstm_shape_format(s, LSTM_SHAPE_DIMS, dims, sizeof dims), (double)need / 1073741824.0,
+                     have / 1073741824.0);
         return 1;
     }
     return 0;
 }
 
-void session_resolve_device(const char *requested, char *device, size_t n)
+lc_device session_resolve_device(int requested)
 {
     lc_error why;
+    if (requested != CLI_DEVICE_AUTO)
+        return (lc_device)requested;
     /* a GPU whose CUDA setup is broken is still a GPU: its runners then
      * report the breakage as errors instead of the run quietly going to the CPU */
-    if (!strcmp(requested, "auto"))
-        snprintf(device, n, "%s", device_cuda_probe(&why) != DEVICE_CUDA_NONE ? "cuda" : "cpu");
-    else
-        snprintf(device, n, "%s", requested);
+    return device_cuda_probe(&why) != DEVICE_CUDA_NONE ? LC_DEVICE_CUDA : LC_DEVICE_CPU;
 }
 
-static int add_runner(session *s, const runner_ops *r, const char *group, lc_error *err)
+static int add_runner(session *s, const runner_ops *r, runner_group group, lc_error *err)
 {
     if (s->nrunners == (int)(sizeof s->runners / sizeof s->runners[0])) {
         lc_error_set(err, "too many runners");
@@ -53,11 +48,13 @@ static int add_runner(session *s, const runner_ops *r, const char *group, lc_err
     return 0;
 }
 
-static int add_group(session *s, unsigned role, const char *group, lc_error *err)
+/* The device's runners of group `of` (their roles in runners/runners.def),
+ * run in group `as`. */
+static int add_group(session *s, runner_group of, runner_group as, lc_error *err)
 {
     for (int i = 0; lstm_runners[i]; i++)
-        if (!strcmp(lstm_runners[i]->device, s->device) && (runner_roles(lstm_runners[i]) & role) &&
-            add_runner(s, lstm_runners[i], group, err))
+        if (lstm_runners[i]->device == s->device && (runner_roles(lstm_runners[i]) & runner_group_role(of)) &&
+            add_runner(s, lstm_runners[i], as, err))
             return 1;
     return 0;
 }
@@ -73,17 +70,18 @@ session_request session_request_from(const cli_options *o)
 static lc_status add_named_or_default(const session_request *rq, session *s, lc_error *err)
 {
     /* explicit lengths make every chosen runner a variable-length one */
-    const char *group = rq->nlengths ? "vl_lstm" : "lstm";
+    const runner_group group = rq->nlengths ? RUNNER_GROUP_VL_LSTM : RUNNER_GROUP_LSTM;
     if (!rq->nrnns)
-        return add_group(s, ROLE_LSTM_GROUP, group, err) ? LC_BAD_INPUT : LC_OK;
+        return add_group(s, RUNNER_GROUP_LSTM, group, err) ? LC_BAD_INPUT : LC_OK;
     for (int i = 0; i < rq->nrnns; i++) {
         const runner_ops *r = registry_find(rq->rnns[i]);
         if (!r) {
             lc_error_set(err, "unknown runner '%s' (see lstmcheck list)", rq->rnns[i]);
             return LC_BAD_INPUT;
         }
-        if (strcmp(rq->device, "auto") && strcmp(r->device, s->device)) {
-            lc_error_set(err, "runner '%s' runs on %s, but --device is %s", r->name, r->device, s->device);
+        if (rq->device != CLI_DEVICE_AUTO && r->device != s->device) {
+            lc_error_set(err, "runner '%s' runs on %s, but --device is %s", r->name, lc_device_name(r->device),
+                         lc_device_name(s->device));
             return LC_BAD_INPUT;
         }
         if (add_runner(s, r, group, err))
@@ -109,13 +107,13 @@ static lc_status add_variable_group(const session_request *rq, session *s, lc_er
     lc_rng_init(&rng, rq->seed, INPUT_LENGTHS, -1);
     for (int b = 0; b < rq->shape.batch; b++)
         s->vl_lengths[b] = lc_rng_int(&rng, VL_MIN_LENGTH, VL_MAX_LENGTH);
-    return add_group(s, ROLE_VL_GROUP, "vl_lstm", err) ? LC_BAD_INPUT : LC_OK;
+    return add_group(s, RUNNER_GROUP_VL_LSTM, RUNNER_GROUP_VL_LSTM, err) ? LC_BAD_INPUT : LC_OK;
 }
 
 lc_status session_setup(const session_request *rq, session *s, lc_error *err)
 {
     memset(s, 0, sizeof *s);
-    session_resolve_device(rq->device, s->device, sizeof s->device);
+    s->device = session_resolve_device(rq->device);
     if (lstm_shape_validate(&rq->shape, err) || session_check_memory(&rq->shape, err))
         return LC_BAD_INPUT;
     lc_status rc = add_named_or_default(rq, s, err);

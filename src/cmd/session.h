@@ -4,6 +4,7 @@
 #define LSTMCHECK_SESSION_H
 
 #include "cmd/cli.h"
+#include "runners/group.h"
 #include "runners/runner.h"
 
 #ifdef __cplusplus
@@ -12,24 +13,24 @@ extern "C" {
 
 typedef struct session_runner {
     const runner_ops *runner;
-    const char *group; /* "lstm" or "vl_lstm" */
+    runner_group group;
 } session_runner;
 
 typedef struct session {
-    char device[8];                 /* cpu or cuda, resolved from auto */
+    lc_device device;               /* resolved from auto */
     session_runner runners[CLI_MAX_RNNS * 2];
     int nrunners;
     int *vl_lengths;                /* lengths of the vl group (NULL: none) */
     lstm_shape vl_shape;            /* the vl group's shape (T = longest allowed) */
 } session;
 
-/* "auto" becomes cuda when a CUDA device exists (usable or broken), else
- * cpu; others are kept. */
-void session_resolve_device(const char *requested, char *device, size_t n);
+/* CLI_DEVICE_AUTO becomes cuda when a CUDA device exists (usable or
+ * broken), else cpu; a device asked for is kept. */
+lc_device session_resolve_device(int requested);
 
 /* What a session is asked for: the part of the command line it reads. */
 typedef struct session_request {
-    const char *device;            /* auto, cpu or cuda */
+    int device;                    /* an lc_device, or CLI_DEVICE_AUTO */
     lstm_shape shape;
     const char *const *rnns;       /* nrnns names; none: the device's default group */
     int nrnns;

@@ -32,14 +32,14 @@ void control_destroy(control_workload *c)
     free(c);
 }
 
-int control_create(const char *device, control_workload **out, lc_error *err)
+int control_create(lc_device device, control_workload **out, lc_error *err)
 {
     control_workload *c = calloc(1, sizeof *c);
     if (!c) {
         lc_error_set(err, "out of host memory");
         return 1;
     }
-    c->cuda = strcmp(device, "cuda") == 0;
+    c->cuda = device == LC_DEVICE_CUDA;
     if (device_timer_create(device, &c->timer, err)) {
         control_destroy(c);
         return 1;

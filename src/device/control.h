@@ -5,6 +5,7 @@
 #ifndef LSTMCHECK_CONTROL_H
 #define LSTMCHECK_CONTROL_H
 
+#include "device/device.h"
 #include "model/lstm.h"
 
 #ifdef __cplusplus
@@ -17,7 +18,7 @@ extern "C" {
 
 typedef struct control_workload control_workload;
 
-int control_create(const char *device, control_workload **c, lc_error *err);
+int control_create(lc_device device, control_workload **c, lc_error *err);
 /* One timed run of the workload, in milliseconds. */
 int control_run(control_workload *c, double *ms, lc_error *err);
 const char *control_describe(const control_workload *c);

@@ -1,13 +1,61 @@
-/* Which devices exist on this machine. Built against the CUDA runtime when
- * CMake found nvcc (kernels/cuda_context.cu), else src/device/device_nocuda.c. */
+/* The devices, and which exist on this machine. The probe is built against
+ * the CUDA runtime when CMake found nvcc (kernels/cuda_context.cu), else
+ * src/device/device_nocuda.c. */
 #ifndef LSTMCHECK_DEVICE_H
 #define LSTMCHECK_DEVICE_H
+
+#include <string.h>
 
 #include "model/lstm.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The devices runners run on: one list, X(ID, token), from which the enum
+ * (LC_DEVICE_CPU, ...) and the names ("cpu", ...) come. */
+#define LC_DEVICE_LIST(X) \
+    X(CPU, cpu)           \
+    X(CUDA, cuda)
+
+typedef enum lc_device {
+#define LC_DEVICE_ENUM(id, token) LC_DEVICE_##id,
+    LC_DEVICE_LIST(LC_DEVICE_ENUM)
+#undef LC_DEVICE_ENUM
+    LC_DEVICE_COUNT
+} lc_device;
+
+/* The .def rosters name a device by its token: LC_DEVICE_OF(cuda). */
+#define LC_DEVICE_OF(token) LC_DEVICE_OF_##token
+#define LC_DEVICE_OF_cpu LC_DEVICE_CPU
+#define LC_DEVICE_OF_cuda LC_DEVICE_CUDA
+
+/* The names, space-separated with a space before each: " cpu cuda". */
+#define LC_DEVICE_WORD(id, token) " " #token
+#define LC_DEVICE_WORDS LC_DEVICE_LIST(LC_DEVICE_WORD)
+
+/* "cpu", "cuda"; "?" for a value outside the list. */
+static inline const char *lc_device_name(lc_device d)
+{
+    static const char *const names[] = {
+#define LC_DEVICE_NAME(id, token) #token,
+        LC_DEVICE_LIST(LC_DEVICE_NAME)
+#undef LC_DEVICE_NAME
+    };
+    return (unsigned)d < LC_DEVICE_COUNT ? names[d] : "?";
+}
+
+/* 0 with *d for a name of the list; 1 otherwise. */
+static inline int lc_device_from_name(const char *name, lc_device *d)
+{
+    for (int i = 0; i < LC_DEVICE_COUNT; i++) {
+        if (!strcmp(name, lc_device_name((lc_device)i))) {
+            *d = (lc_device)i;
+            return 0;
+        }
+    }
+    return 1;
+}
 
 /* What the CUDA probe found on this machine. */
 typedef enum device_cuda_state {

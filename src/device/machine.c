@@ -47,7 +47,7 @@ void machine_key_make_slug(machine_key *k)
 {
     /* device, then the most telling fields, lower-case, [a-z0-9.-] only */
     char raw[512];
-    int n = snprintf(raw, sizeof raw, "%s", k->device);
+    int n = snprintf(raw, sizeof raw, "%s", lc_device_name(k->device));
     for (int i = 0; i < k->nfields && n < (int)sizeof raw - 1; i++) {
         const char *name = k->names[i];
         if (!strcmp(name, "cpu_model") || !strcmp(name, "gpu_name") || !strcmp(name, "blas_core") ||
@@ -72,11 +72,11 @@ void machine_key_make_slug(machine_key *k)
     k->slug[j] = '\0';
 }
 
-int machine_key_current(const char *device, machine_key *k, lc_error *err)
+int machine_key_current(lc_device device, machine_key *k, lc_error *err)
 {
     memset(k, 0, sizeof *k);
-    snprintf(k->device, sizeof k->device, "%s", device);
-    if (!strcmp(device, "cpu")) {
+    k->device = device;
+    if (device == LC_DEVICE_CPU) {
         char model[128], buf[128];
         cpu_model(model, sizeof model);
         add_field(k, "cpu_model", model);
@@ -106,7 +106,7 @@ int machine_key_current(const char *device, machine_key *k, lc_error *err)
 
 int machine_key_equal(const machine_key *a, const machine_key *b)
 {
-    if (strcmp(a->device, b->device) || a->nfields != b->nfields)
+    if (a->device != b->device || a->nfields != b->nfields)
         return 0;
     for (int i = 0; i < a->nfields; i++)
         if (strcmp(a->names[i], b->names[i]) || strcmp(a->values[i], b->values[i]))

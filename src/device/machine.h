@@ -5,6 +5,7 @@
 #ifndef LSTMCHECK_MACHINE_H
 #define LSTMCHECK_MACHINE_H
 
+#include "device/device.h"
 #include "model/lstm.h"
 
 #ifdef __cplusplus
@@ -14,7 +15,7 @@ extern "C" {
 #define MACHINE_FIELDS 10
 
 typedef struct machine_key {
-    char device[8];                   /* cpu or cuda */
+    lc_device device;
     int nfields;
     char names[MACHINE_FIELDS][24];   /* e.g. cpu_model, cores, blas */
     char values[MACHINE_FIELDS][128];
@@ -23,7 +24,7 @@ typedef struct machine_key {
 
 /* Fill the key for a device; 1 with err when it cannot be read (no CUDA
  * device, say). */
-int machine_key_current(const char *device, machine_key *k, lc_error *err);
+int machine_key_current(lc_device device, machine_key *k, lc_error *err);
 /* Build the slug from the fields (used after reading a key from a file). */
 void machine_key_make_slug(machine_key *k);
 int machine_key_equal(const machine_key *a, const machine_key *b);

@@ -18,14 +18,14 @@ double wall_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int device_timer_create(const char *device, device_timer **out, lc_error *err)
+int device_timer_create(lc_device device, device_timer **out, lc_error *err)
 {
     device_timer *t = calloc(1, sizeof *t);
     if (!t) {
         lc_error_set(err, "out of host memory");
         return 1;
     }
-    if (strcmp(device, "cuda") == 0) {
+    if (device == LC_DEVICE_CUDA) {
 #ifdef LSTMCHECK_WITH_CUDA
         t->cuda = 1;
         if (cuda_timer_create(&t->impl, err)) {

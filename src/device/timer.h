@@ -4,6 +4,7 @@
 #ifndef LSTMCHECK_TIMER_H
 #define LSTMCHECK_TIMER_H
 
+#include "device/device.h"
 #include "model/lstm.h"
 
 #ifdef __cplusplus
@@ -12,7 +13,7 @@ extern "C" {
 
 typedef struct device_timer device_timer;
 
-int device_timer_create(const char *device, device_timer **t, lc_error *err);
+int device_timer_create(lc_device device, device_timer **t, lc_error *err);
 int device_timer_start(device_timer *t, lc_error *err);
 int device_timer_stop(device_timer *t, double *ms, lc_error *err);
 void device_timer_destroy(device_timer *t);

@@ -1,12 +1,10 @@
 /* The built-in trace (see trace.h). */
 #include "device/trace.h"
 #include "base/files.h"
-
+#include "base/json.h"
 
 #include <ctype.h>
-#include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,92 +243,6 @@ uint64_t trace_dropped(trace_buffer *t)
 
 /* ---- JSON ---- */
 
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-    int oom;
-} sbuf;
-
-static void sb_reserve(sbuf *b, size_t more)
-{
-    if (b->oom || b->n + more + 1 <= b->cap)
-        return;
-    size_t cap = b->cap ? b->cap : 1 << 16;
-    while (cap < b->n + more + 1)
-        cap *= 2;
-    char *grown = realloc(b->p, cap);
-    if (!grown) {
-        b->oom = 1;
-        return;
-    }
-    b->p = grown;
-    b->cap = cap;
-}
-
-static void sb_put(sbuf *b, const char *s)
-{
-    size_t len = strlen(s);
-    sb_reserve(b, len);
-    if (b->oom)
-        return;
-    memcpy(b->p + b->n, s, len + 1);
-    b->n += len;
-}
-
-static void sb_printf(sbuf *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    char small[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int len = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (len < 0) {
-        b->oom = 1;
-        return;
-    }
-    if ((size_t)len < sizeof small) {
-        sb_put(b, small);
-        return;
-    }
-    sb_reserve(b, (size_t)len);
-    if (b->oom)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->n, (size_t)len + 1, fmt, ap);
-    va_end(ap);
-    b->n += (size_t)len;
-}
-
-static void sb_json_string(sbuf *b, const char *s)
-{
-    sb_put(b, "\"");
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
-            char e[3] = {'\\', (char)c, 0};
-            sb_put(b, e);
-        } else if (c < 0x20) {
-            sb_printf(b, "\\u%04x", c);
-        } else {
-            char e[2] = {(char)c, 0};
-            sb_put(b, e);
-        }
-    }
-    sb_put(b, "\"");
-}
-
-/* Nanoseconds as microseconds with three decimals, exactly. */
-static void sb_us(sbuf *b, uint64_t ns)
-{
-    sb_printf(b, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
-}
-
 static int cmp_events(const void *pa, const void *pb)
 {
     const trace_event *a = pa, *b = pb;
@@ -352,108 +264,158 @@ static const char *kind_cat(int kind)
     }
 }
 
-static void process_meta(sbuf *b, int *first, uint32_t pid, const char *name, int gpu)
+/* A copy of the events in writing order, ranges still open ending at the
+ * last event's end; *origin is the earliest start. Caller holds the lock. */
+static trace_event *events_to_write(trace_buffer *t, uint64_t *origin)
 {
-    sb_put(b, *first ? "\n" : ",\n");
-    *first = 0;
-    sb_printf(b, "{\"ph\": \"M\", \"pid\": %u, \"tid\": 0, \"name\": \"process_name\", \"args\": {\"name\": ",
-              (unsigned)pid);
-    sb_json_string(b, name);
-    sb_put(b, "}}");
-    if (gpu) {
+    const size_t n = t->n;
+    trace_event *ev = malloc((n ? n : 1) * sizeof *ev);
+    if (!ev)
+        return NULL;
+    if (n)
+        memcpy(ev, t->ev, n * sizeof *ev);
+    uint64_t last = 0;
+    *origin = n ? UINT64_MAX : 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ev[i].end_ns > last) last = ev[i].end_ns;
+        if (ev[i].start_ns < *origin) *origin = ev[i].start_ns;
+    }
+    for (int d = 0; d < t->depth; d++)
+        if (t->open[d] >= 0)
+            ev[t->open[d]].end_ns = last;
+    qsort(ev, n, sizeof *ev, cmp_events);
+    return ev;
+}
+
+/* A metadata event: {"ph": "M", "pid": .., "tid": .., "name": what, "args": {key: value}} */
+static void json_meta(json_writer *w, uint32_t pid, uint32_t tid, const char *what, const char *key,
+                      const char *value)
+{
+    json_line_break(w);
+    json_object_begin(w);
+    json_member_string(w, "ph", "M");
+    json_member_uint(w, "pid", pid);
+    json_member_uint(w, "tid", tid);
+    json_member_string(w, "name", what);
+    json_key(w, "args");
+    json_object_begin(w);
+    json_member_string(w, key, value);
+    json_object_end(w);
+    json_object_end(w);
+}
+
+/* One process per pid seen, then the lanes' names. */
+static void json_lanes(json_writer *w, const trace_buffer *t, const trace_event *ev, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t pid = ev[i].pid;
+        if (i && pid == ev[i - 1].pid)
+            continue;
+        char name[64];
+        if (pid == TRACE_PID_HOST)
+            snprintf(name, sizeof name, "host (lstmcheck)");
+        else if (pid == TRACE_PID_NVTX)
+            snprintf(name, sizeof name, "NVTX (CUPTI)");
+        else
+            snprintf(name, sizeof name, "GPU %u", (unsigned)(pid - TRACE_PID_GPU));
+        json_meta(w, pid, 0, "process_name", "name", name);
         /* torch's traces label GPU processes so; functorch's
          * compute_utilization finds GPU lanes by this label */
-        sb_printf(b, ",\n{\"ph\": \"M\", \"pid\": %u, \"tid\": 0, \"name\": \"process_labels\", "
-                     "\"args\": {\"labels\": ", (unsigned)pid);
-        sb_json_string(b, name);
-        sb_put(b, "}}");
+        if (pid >= TRACE_PID_GPU)
+            json_meta(w, pid, 0, "process_labels", "labels", name);
     }
+    for (size_t i = 0; i < t->nlanes; i++)
+        json_meta(w, t->lanes[i].pid, t->lanes[i].tid, "thread_name", "name", t->lanes[i].name);
+}
+
+static void json_launch(json_writer *w, const trace_launch *l)
+{
+    json_object_begin(w);
+    json_key(w, "grid");
+    json_array_begin(w);
+    for (int i = 0; i < 3; i++)
+        json_int(w, l->grid[i]);
+    json_array_end(w);
+    json_key(w, "block");
+    json_array_begin(w);
+    for (int i = 0; i < 3; i++)
+        json_int(w, l->block[i]);
+    json_array_end(w);
+    json_member_uint(w, "registers", l->registers);
+    json_member_int(w, "shared_bytes", l->shared_bytes);
+    json_object_end(w);
+}
+
+/* A complete ("X") event; times in microseconds from origin, exactly. */
+static void json_event(json_writer *w, const trace_event *e, uint64_t origin)
+{
+    json_line_break(w);
+    json_object_begin(w);
+    json_member_string(w, "ph", "X");
+    json_member_string(w, "cat", kind_cat(e->kind));
+    json_member_string(w, "name", e->name);
+    json_member_uint(w, "pid", e->pid);
+    json_member_uint(w, "tid", e->tid);
+    json_key(w, "ts");
+    json_fixed(w, e->start_ns - origin, 3);
+    json_key(w, "dur");
+    json_fixed(w, e->end_ns - e->start_ns, 3);
+    if (e->args) {
+        json_key(w, "args");
+        json_raw(w, e->args);
+    } else if (e->kind == TRACE_KERNEL && e->launch.block[0] > 0) {
+        json_key(w, "args");
+        json_launch(w, &e->launch);
+    } else if (e->kind == TRACE_MEMCPY || e->kind == TRACE_MEMSET) {
+        json_key(w, "args");
+        json_object_begin(w);
+        json_member_uint(w, "bytes", e->bytes);
+        json_object_end(w);
+    }
+    json_object_end(w);
+}
+
+/* The whole trace, one event per line. Caller holds the lock. */
+static void json_trace(json_writer *w, const trace_buffer *t, const trace_event *ev, uint64_t origin)
+{
+    json_object_begin(w);
+    json_member_string(w, "displayTimeUnit", "ms");
+    json_key(w, "otherData");
+    json_object_begin(w);
+    json_member_string(w, "tool", "lstmcheck");
+    json_member_string(w, "clock", t->clock);
+    json_member_uint(w, "origin_ns", origin);
+    json_member_uint(w, "dropped_records", t->dropped_cupti + t->dropped_oom);
+    json_object_end(w);
+    json_line_break(w);
+    json_key(w, "traceEvents");
+    json_array_begin(w);
+    json_lanes(w, t, ev, t->n);
+    for (size_t i = 0; i < t->n; i++)
+        json_event(w, &ev[i], origin);
+    json_line_break(w);
+    json_array_end(w);
+    json_object_end(w);
 }
 
 char *trace_to_json(trace_buffer *t, size_t *len, lc_error *err)
 {
     pthread_mutex_lock(&t->lock);
-    size_t n = t->n;
-    trace_event *ev = malloc((n ? n : 1) * sizeof *ev);
-    if (!ev) {
-        pthread_mutex_unlock(&t->lock);
-        lc_error_set(err, "out of host memory writing the trace (%zu events)", n);
-        return NULL;
+    const size_t n = t->n;
+    uint64_t origin;
+    trace_event *ev = events_to_write(t, &origin);
+    char *text = NULL;
+    if (ev) {
+        json_writer w;
+        json_init(&w, JSON_ONE_LINE);
+        json_trace(&w, t, ev, origin);
+        text = json_take(&w, len);
     }
-    if (n)
-        memcpy(ev, t->ev, n * sizeof *ev);
-    /* ranges still open end at the last event's end */
-    uint64_t last = 0, origin = UINT64_MAX;
-    for (size_t i = 0; i < n; i++) {
-        if (ev[i].end_ns > last) last = ev[i].end_ns;
-        if (ev[i].start_ns < origin) origin = ev[i].start_ns;
-    }
-    for (int d = 0; d < t->depth; d++)
-        if (t->open[d] >= 0)
-            ev[t->open[d]].end_ns = last;
-    if (!n)
-        origin = 0;
-    qsort(ev, n, sizeof *ev, cmp_events);
-
-    sbuf b = {0};
-    sb_put(&b, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"tool\": \"lstmcheck\", \"clock\": ");
-    sb_json_string(&b, t->clock);
-    sb_printf(&b, ", \"origin_ns\": %" PRIu64 ", \"dropped_records\": %" PRIu64 "},\n\"traceEvents\": [",
-              origin, t->dropped_cupti + t->dropped_oom);
-    int first = 1;
-    /* metadata: one process per pid seen, names of the lanes */
-    uint32_t prev_pid = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i && ev[i].pid == prev_pid)
-            continue;
-        prev_pid = ev[i].pid;
-        char name[64];
-        if (prev_pid == TRACE_PID_HOST)
-            snprintf(name, sizeof name, "host (lstmcheck)");
-        else if (prev_pid == TRACE_PID_NVTX)
-            snprintf(name, sizeof name, "NVTX (CUPTI)");
-        else
-            snprintf(name, sizeof name, "GPU %u", (unsigned)(prev_pid - TRACE_PID_GPU));
-        process_meta(&b, &first, prev_pid, name, prev_pid >= TRACE_PID_GPU);
-    }
-    for (size_t i = 0; i < t->nlanes; i++) {
-        sb_put(&b, first ? "\n" : ",\n");
-        first = 0;
-        sb_printf(&b, "{\"ph\": \"M\", \"pid\": %u, \"tid\": %u, \"name\": \"thread_name\", \"args\": {\"name\": ",
-                  (unsigned)t->lanes[i].pid, (unsigned)t->lanes[i].tid);
-        sb_json_string(&b, t->lanes[i].name);
-        sb_put(&b, "}}");
-    }
-    for (size_t i = 0; i < n && !b.oom; i++) {
-        const trace_event *e = &ev[i];
-        sb_put(&b, first ? "\n" : ",\n");
-        first = 0;
-        sb_put(&b, "{\"ph\": \"X\", \"cat\": \"");
-        sb_put(&b, kind_cat(e->kind));
-        sb_put(&b, "\", \"name\": ");
-        sb_json_string(&b, e->name);
-        sb_printf(&b, ", \"pid\": %u, \"tid\": %u, \"ts\": ", (unsigned)e->pid, (unsigned)e->tid);
-        sb_us(&b, e->start_ns - origin);
-        sb_put(&b, ", \"dur\": ");
-        sb_us(&b, e->end_ns - e->start_ns);
-        if (e->args) {
-            sb_put(&b, ", \"args\": ");
-            sb_put(&b, e->args);
-        } else if (e->kind == TRACE_MEMCPY || e->kind == TRACE_MEMSET) {
-            sb_printf(&b, ", \"args\": {\"bytes\": %" PRIu64 "}", e->bytes);
-        }
-        sb_put(&b, "}");
-    }
-    sb_put(&b, "\n]}\n");
     pthread_mutex_unlock(&t->lock);
     free(ev);
-    if (b.oom) {
-        free(b.p);
+    if (!text)
         lc_error_set(err, "out of host memory writing the trace (%zu events)", n);
-        return NULL;
-    }
-    *len = b.n;
-    return b.p;
+    return text;
 }
 
 int trace_write_json(trace_buffer *t, const char *path, lc_error *err)

@@ -35,11 +35,19 @@ enum {
     TRACE_PID_GPU = 100,  /* + device id; tid: CUDA stream id */
 };
 
+/* How a kernel was launched (CUPTI's record), written as its args. */
+typedef struct trace_launch {
+    int grid[3], block[3]; /* block[0] == 0: not known */
+    unsigned registers;    /* per thread */
+    int shared_bytes;      /* static and dynamic */
+} trace_launch;
+
 typedef struct trace_event {
     uint64_t start_ns, end_ns;
     const char *name;  /* interned in the buffer */
-    const char *args;  /* interned JSON object text, or NULL */
+    const char *args;  /* interned JSON object text (made by base/json), or NULL */
     uint64_t bytes;    /* memcpy / memset size, else 0 */
+    trace_launch launch; /* kernels, when known */
     int kind;          /* trace_kind */
     uint32_t pid, tid;
 } trace_event;

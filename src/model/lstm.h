@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "base/json.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -57,6 +58,19 @@ static inline int lstm_length(const lstm_problem *p, int b)
     return p->lengths ? p->lengths[b] : p->shape.seq_length;
 }
 
+/* How a shape is written for people and files. */
+typedef enum lstm_shape_style {
+    LSTM_SHAPE_TAG,   /* "s20-l1-i128-h128-b16": the original profile.py's size tag */
+    LSTM_SHAPE_DIMS,  /* "T=20 B=16 I=128 H=128 L=1" */
+    LSTM_SHAPE_FLAGS, /* "seqLength 20 numLayers 1 inputSize 128 hiddenSize 128 miniBatch 16" */
+} lstm_shape_style;
+
+/* The shape as style says, into buf; returns buf. */
+const char *lstm_shape_format(const lstm_shape *s, lstm_shape_style style, char *buf, size_t n);
+/* The shape as a JSON object with the original's flag names, in its order:
+ * {"seqLength": T, "numLayers": L, "inputSize": I, "hiddenSize": H, "miniBatch": B}. */
+void lstm_shape_json(json_writer *w, const lstm_shape *s);
+
 /* Largest accepted size of any one dimension; products are checked too. */
 #define LSTM_MAX_DIM 1000000
 
@@ -82,9 +96,18 @@ void lstm_results_zero(lstm_results *r);
 /* Convert a float buffer into a double one (runners' read-back). */
 void lstm_copy_to_double(double *dst, const float *src, size_t n);
 
+/* How deep the computation behind a tensor goes: its kind in the tolerance
+ * rule (check/tolerance.h). */
+typedef enum tensor_kind {
+    TENSOR_FORWARD,     /* y, hy, cy */
+    TENSOR_INPUT_GRAD,  /* dx, dh0, dc0 */
+    TENSOR_PARAM_GRAD,  /* dW_ih, dW_hh, db_ih, db_hh: also summed over T*B */
+} tensor_kind;
+
 /* A named view of one tensor: the unit of comparison and of dumps. */
 typedef struct lstm_tensor_view {
-    char name[32];
+    char name[32];    /* "y", "dw_hh.0": with the layer for per-layer tensors */
+    tensor_kind kind;
     int ndim;
     int dims[3];
     int layer;        /* -1 for tensors that are not per-layer */

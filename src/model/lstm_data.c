@@ -38,8 +38,9 @@ int lstm_shape_validate(const lstm_shape *s, lc_error *err)
         }
     }
     if (lstm_host_bytes_estimate(s) == 0) {
-        lc_error_set(err, "shape T=%d B=%d I=%d H=%d L=%d overflows the size arithmetic",
-                     s->seq_length, s->batch, s->input_size, s->hidden_size, s->num_layers);
+        char dims[96];
+        lc_error_set(err, "shape %s overflows the size arithmetic",
+                     lstm_shape_format(s, LSTM_SHAPE_DIMS, dims, sizeof dims));
         return 1;
     }
     /* every element count must also fit the int indices of BLAS calls */
@@ -52,6 +53,29 @@ int lstm_shape_validate(const lstm_shape *s, lc_error *err)
         return 1;
     }
     return 0;
+}
+
+const char *lstm_shape_format(const lstm_shape *s, lstm_shape_style style, char *buf, size_t n)
+{
+    const int T = s->seq_length, B = s->batch, I = s->input_size, H = s->hidden_size, L = s->num_layers;
+    if (style == LSTM_SHAPE_TAG)
+        snprintf(buf, n, "s%d-l%d-i%d-h%d-b%d", T, L, I, H, B);
+    else if (style == LSTM_SHAPE_DIMS)
+        snprintf(buf, n, "T=%d B=%d I=%d H=%d L=%d", T, B, I, H, L);
+    else
+        snprintf(buf, n, "seqLength %d numLayers %d inputSize %d hiddenSize %d miniBatch %d", T, L, I, H, B);
+    return buf;
+}
+
+void lstm_shape_json(json_writer *w, const lstm_shape *s)
+{
+    json_object_begin(w);
+    json_member_int(w, "seqLength", s->seq_length);
+    json_member_int(w, "numLayers", s->num_layers);
+    json_member_int(w, "inputSize", s->input_size);
+    json_member_int(w, "hiddenSize", s->hidden_size);
+    json_member_int(w, "miniBatch", s->batch);
+    json_object_end(w);
 }
 
 size_t lstm_seq_elems(const lstm_shape *s, int width)
@@ -220,17 +244,25 @@ void lstm_copy_to_double(double *dst, const float *src, size_t n)
         dst[i] = (double)src[i];
 }
 
-static int add_view(lstm_tensor_view *views, int n, int max, const char *name, int layer,
-                    const double *data, int ndim, int d0, int d1, int d2)
+/* Views being listed: where they go, and the kind of the next ones. */
+typedef struct view_list {
+    lstm_tensor_view *views;
+    int n, max;
+    tensor_kind kind;
+} view_list;
+
+static void add_view(view_list *l, const char *name, int layer, const double *data, int ndim, int d0, int d1,
+                     int d2)
 {
-    if (n >= max)
-        return n;
-    lstm_tensor_view *v = &views[n];
+    if (l->n >= l->max)
+        return;
+    lstm_tensor_view *v = &l->views[l->n++];
     memset(v, 0, sizeof *v);
     if (layer >= 0)
         snprintf(v->name, sizeof v->name, "%s.%d", name, layer);
     else
         snprintf(v->name, sizeof v->name, "%s", name);
+    v->kind = l->kind;
     v->layer = layer;
     v->data = data;
     v->ndim = ndim;
@@ -238,31 +270,31 @@ static int add_view(lstm_tensor_view *views, int n, int max, const char *name, i
     v->dims[1] = d1;
     v->dims[2] = d2;
     v->count = (size_t)d0 * (size_t)(ndim > 1 ? d1 : 1) * (size_t)(ndim > 2 ? d2 : 1);
-    return n + 1;
 }
 
 int lstm_results_views(const lstm_results *r, unsigned which, lstm_tensor_view *views, int max)
 {
     const lstm_shape *s = &r->shape;
-    int T = s->seq_length, B = s->batch, I = s->input_size, H = s->hidden_size,
-        L = s->num_layers, n = 0;
+    int T = s->seq_length, B = s->batch, I = s->input_size, H = s->hidden_size, L = s->num_layers;
+    view_list l = {views, 0, max, TENSOR_FORWARD};
     if (which & LSTM_VIEWS_OUTPUTS)
-        n = add_view(views, n, max, "y", -1, r->y, 3, T, B, H);
+        add_view(&l, "y", -1, r->y, 3, T, B, H);
     if (which & LSTM_VIEWS_STATE) {
-        n = add_view(views, n, max, "hy", -1, r->hy, 3, L, B, H);
-        n = add_view(views, n, max, "cy", -1, r->cy, 3, L, B, H);
+        add_view(&l, "hy", -1, r->hy, 3, L, B, H);
+        add_view(&l, "cy", -1, r->cy, 3, L, B, H);
     }
     if (which & LSTM_VIEWS_GRADS) {
-        n = add_view(views, n, max, "dx", -1, r->dx, 3, T, B, I);
-        n = add_view(views, n, max, "dh0", -1, r->dh0, 3, L, B, H);
-        n = add_view(views, n, max, "dc0", -1, r->dc0, 3, L, B, H);
-        for (int l = 0; l < L; l++) {
-            n = add_view(views, n, max, "dw_ih", l, r->dw_ih[l], 2, 4 * H,
-                         lstm_layer_input_size(s, l), 0);
-            n = add_view(views, n, max, "dw_hh", l, r->dw_hh[l], 2, 4 * H, H, 0);
-            n = add_view(views, n, max, "db_ih", l, r->db_ih[l], 1, 4 * H, 0, 0);
-            n = add_view(views, n, max, "db_hh", l, r->db_hh[l], 1, 4 * H, 0, 0);
+        l.kind = TENSOR_INPUT_GRAD;
+        add_view(&l, "dx", -1, r->dx, 3, T, B, I);
+        add_view(&l, "dh0", -1, r->dh0, 3, L, B, H);
+        add_view(&l, "dc0", -1, r->dc0, 3, L, B, H);
+        l.kind = TENSOR_PARAM_GRAD;
+        for (int k = 0; k < L; k++) {
+            add_view(&l, "dw_ih", k, r->dw_ih[k], 2, 4 * H, lstm_layer_input_size(s, k), 0);
+            add_view(&l, "dw_hh", k, r->dw_hh[k], 2, 4 * H, H, 0);
+            add_view(&l, "db_ih", k, r->db_ih[k], 1, 4 * H, 0, 0);
+            add_view(&l, "db_hh", k, r->db_hh[k], 1, 4 * H, 0, 0);
         }
     }
-    return n;
+    return l.n;
 }

@@ -30,7 +30,7 @@ static void side_argv(const ab_side *side, const ab_request *rq, const char *dir
     argv[k++] = "baseline";
     argv[k++] = "update";
     argv[k++] = "--device";
-    argv[k++] = (char *)rq->device;
+    argv[k++] = (char *)lc_device_name(rq->device);
     argv[k++] = "--rnns";
     argv[k++] = (char *)rq->runner;
     NUM("--seqLength", rq->shape.seq_length);

@@ -24,7 +24,8 @@ typedef struct ab_side {
 } ab_side;
 
 typedef struct ab_request {
-    const char *device, *runner;
+    lc_device device;
+    const char *runner;
     lstm_shape shape;
     uint64_t seed;
     int warmup, nloops; /* passed on to both sides when >= 0 / > 0 */

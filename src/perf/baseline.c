@@ -1,8 +1,8 @@
-/* Baseline files (see baseline.h), read and written with cJSON. */
+/* Baseline files (see baseline.h): read with cJSON, written with base/json. */
 #include "perf/baseline.h"
-#include "base/files.h"
 
 #include "base/gitrev.h"
+#include "base/json.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -20,12 +20,6 @@ const char *baseline_default_dir(void)
 {
     const char *env = getenv("LSTMCHECK_BASELINE_DIR");
     return env && *env ? env : LSTMCHECK_SOURCE_DIR "/baselines";
-}
-
-void shape_tag(const lstm_shape *s, char *buf, size_t n)
-{
-    snprintf(buf, n, "s%d-l%d-i%d-h%d-b%d", s->seq_length, s->num_layers, s->input_size,
-             s->hidden_size, s->batch);
 }
 
 void baseline_path(const char *dir, const machine_key *k, char *path, size_t n)
@@ -189,33 +183,27 @@ static int read_series(reader *r, const cJSON *obj, const char *where, const cha
     return 0;
 }
 
-static int read_entry(reader *r, const cJSON *o, int index, baseline_entry *e)
+/* entries[i].shape: the original's flag names */
+static int read_shape(reader *r, const cJSON *o, const char *where, lstm_shape *s)
 {
-    char where[64];
-    snprintf(where, sizeof where, "entries[%d]", index);
-    memset(e, 0, sizeof *e);
-    if (!cJSON_IsObject(o)) {
-        lc_error_set(r->err, "%s: %s must be an object", r->path, where);
-        return 1;
-    }
-    if (read_str(r, o, where, "runner", e->runner, sizeof e->runner))
-        return 1;
     const cJSON *sh = need(r, o, where, "shape", cJSON_Object);
     if (!sh)
         return 1;
-    char sw[96];
-    snprintf(sw, sizeof sw, "%s.shape", where);
-    if (read_int(r, sh, sw, "seqLength", 1, &e->shape.seq_length) ||
-        read_int(r, sh, sw, "numLayers", 1, &e->shape.num_layers) ||
-        read_int(r, sh, sw, "inputSize", 1, &e->shape.input_size) ||
-        read_int(r, sh, sw, "hiddenSize", 1, &e->shape.hidden_size) ||
-        read_int(r, sh, sw, "miniBatch", 1, &e->shape.batch))
-        return 1;
-    int seed, rounds;
-    if (read_int(r, o, where, "seed", 0, &seed) || read_int(r, o, where, "rounds", 1, &rounds))
+    char at[96];
+    snprintf(at, sizeof at, "%s.shape", where);
+    return read_int(r, sh, at, "seqLength", 1, &s->seq_length) ||
+           read_int(r, sh, at, "numLayers", 1, &s->num_layers) ||
+           read_int(r, sh, at, "inputSize", 1, &s->input_size) ||
+           read_int(r, sh, at, "hiddenSize", 1, &s->hidden_size) || read_int(r, sh, at, "miniBatch", 1, &s->batch);
+}
+
+/* What was measured and how it can be measured again. */
+static int read_provenance(reader *r, const cJSON *o, const char *where, baseline_entry *e)
+{
+    int seed;
+    if (read_int(r, o, where, "seed", 0, &seed) || read_int(r, o, where, "rounds", 1, &e->rounds))
         return 1;
     e->seed = (unsigned long long)seed;
-    e->rounds = rounds;
     if (read_str(r, o, where, "lstmcheck_version", e->lstmcheck_version, sizeof e->lstmcheck_version) ||
         read_str(r, o, where, "git_commit", e->git_commit, sizeof e->git_commit) ||
         read_str(r, o, where, "date", e->date, sizeof e->date) ||
@@ -229,22 +217,22 @@ static int read_entry(reader *r, const cJSON *o, int index, baseline_entry *e)
     }
     e->reproducible = rep ? cJSON_IsTrue(rep) && git_commit_is_reproducible(e->git_commit)
                           : git_commit_is_reproducible(e->git_commit);
-    if (read_series(r, o, where, "forward", &e->fwd) || read_series(r, o, where, "backward", &e->bwd) ||
-        read_series(r, o, where, "control", &e->ctl) ||
-        read_series(r, o, where, "forward_ratio", &e->fwd_ratio) ||
-        read_series(r, o, where, "backward_ratio", &e->bwd_ratio))
-        return 1;
+    return 0;
+}
+
+static int read_noise(reader *r, const cJSON *o, const char *where, baseline_entry *e)
+{
     const cJSON *noise = need(r, o, where, "noise", cJSON_Object);
     if (!noise)
         return 1;
-    char nw[96];
-    snprintf(nw, sizeof nw, "%s.noise", where);
-    const cJSON *nf = need(r, noise, nw, "forward", cJSON_Number);
-    const cJSON *nb = nf ? need(r, noise, nw, "backward", cJSON_Number) : NULL;
+    char at[96];
+    snprintf(at, sizeof at, "%s.noise", where);
+    const cJSON *nf = need(r, noise, at, "forward", cJSON_Number);
+    const cJSON *nb = nf ? need(r, noise, at, "backward", cJSON_Number) : NULL;
     if (!nf || !nb)
         return 1;
     if (!isfinite(nf->valuedouble) || nf->valuedouble < 0 || !isfinite(nb->valuedouble) || nb->valuedouble < 0) {
-        lc_error_set(r->err, "%s: %s.forward/backward must be finite and >= 0", r->path, nw);
+        lc_error_set(r->err, "%s: %s.forward/backward must be finite and >= 0", r->path, at);
         return 1;
     }
     e->noise_fwd = nf->valuedouble;
@@ -252,35 +240,142 @@ static int read_entry(reader *r, const cJSON *o, int index, baseline_entry *e)
     return 0;
 }
 
-lc_status baseline_load(const char *path, baseline_file *b, lc_error *err)
+static int read_entry(reader *r, const cJSON *o, int index, baseline_entry *e)
 {
-    memset(b, 0, sizeof *b);
+    char where[64];
+    snprintf(where, sizeof where, "entries[%d]", index);
+    memset(e, 0, sizeof *e);
+    if (!cJSON_IsObject(o)) {
+        lc_error_set(r->err, "%s: %s must be an object", r->path, where);
+        return 1;
+    }
+    return read_str(r, o, where, "runner", e->runner, sizeof e->runner) || read_shape(r, o, where, &e->shape) ||
+           read_provenance(r, o, where, e) || read_series(r, o, where, "forward", &e->fwd) ||
+           read_series(r, o, where, "backward", &e->bwd) || read_series(r, o, where, "control", &e->ctl) ||
+           read_series(r, o, where, "forward_ratio", &e->fwd_ratio) ||
+           read_series(r, o, where, "backward_ratio", &e->bwd_ratio) || read_noise(r, o, where, e);
+}
+
+/* The whole file as a NUL-terminated string: LC_OK, LC_MISSING or LC_BAD_INPUT. */
+static lc_status read_text(const char *path, char **text, lc_error *err)
+{
+    *text = NULL;
     FILE *f = fopen(path, "rb");
     if (!f) {
-        if (errno == ENOENT) {
+        const int why = errno;
+        if (why == ENOENT) {
             lc_error_set(err, "%s: no baseline for this machine", path);
             return LC_MISSING;
         }
-        lc_error_set(err, "%s: %s", path, strerror(errno));
+        lc_error_set(err, "%s: %s", path, strerror(why));
         return LC_BAD_INPUT;
     }
     fseek(f, 0, SEEK_END);
     long size = ftell(f);
     fseek(f, 0, SEEK_SET);
-    if (size <= 0) {
-        fclose(f);
-        lc_error_set(err, "%s: the file is empty", path);
-        return LC_BAD_INPUT;
-    }
-    char *text = malloc((size_t)size + 1);
-    if (!text || fread(text, 1, (size_t)size, f) != (size_t)size) {
-        fclose(f);
-        free(text);
-        lc_error_set(err, "%s: cannot read", path);
-        return LC_BAD_INPUT;
-    }
+    char *buf = size > 0 ? malloc((size_t)size + 1) : NULL;
+    const int ok = buf && fread(buf, 1, (size_t)size, f) == (size_t)size;
     fclose(f);
-    text[size] = '\0';
+    if (!ok) {
+        free(buf);
+        lc_error_set(err, size <= 0 ? "%s: the file is empty" : "%s: cannot read", path);
+        return LC_BAD_INPUT;
+    }
+    buf[size] = '\0';
+    *text = buf;
+    return LC_OK;
+}
+
+/* file.format and file.version are the ones this lstmcheck writes. */
+static int read_format(reader *r, const cJSON *root)
+{
+    char format[64];
+    int version;
+    if (!cJSON_IsObject(root)) {
+        lc_error_set(r->err, "%s: the top level must be an object", r->path);
+        return 1;
+    }
+    if (read_str(r, root, "file", "format", format, sizeof format))
+        return 1;
+    if (strcmp(format, BASELINE_FORMAT)) {
+        lc_error_set(r->err, "%s: file.format is '%s', expected '%s'", r->path, format, BASELINE_FORMAT);
+        return 1;
+    }
+    if (read_int(r, root, "file", "version", 0, &version))
+        return 1;
+    if (version != BASELINE_VERSION) {
+        lc_error_set(r->err, "%s: file.version is %d; this lstmcheck reads version %d (re-create it with "
+                     "'lstmcheck baseline update')", r->path, version, BASELINE_VERSION);
+        return 1;
+    }
+    return 0;
+}
+
+static int read_machine(reader *r, const cJSON *root, machine_key *k)
+{
+    const cJSON *m = need(r, root, "file", "machine", cJSON_Object);
+    char device[16];
+    if (!m || read_str(r, m, "machine", "device", device, sizeof device))
+        return 1;
+    if (lc_device_from_name(device, &k->device)) {
+        lc_error_set(r->err, "%s: machine.device is '%s', not one of%s", r->path, device, LC_DEVICE_WORDS);
+        return 1;
+    }
+    const cJSON *fields = need(r, m, "machine", "fields", cJSON_Object);
+    if (!fields)
+        return 1;
+    const cJSON *fld;
+    cJSON_ArrayForEach(fld, fields)
+    {
+        if (!cJSON_IsString(fld) || k->nfields == MACHINE_FIELDS) {
+            lc_error_set(r->err, "%s: machine.fields.%s must be a string (at most %d fields)", r->path,
+                         fld->string ? fld->string : "?", MACHINE_FIELDS);
+            return 1;
+        }
+        snprintf(k->names[k->nfields], sizeof k->names[0], "%s", fld->string);
+        snprintf(k->values[k->nfields], sizeof k->values[0], "%s", fld->valuestring);
+        k->nfields++;
+    }
+    machine_key_make_slug(k);
+    return 0;
+}
+
+/* Every entry, each (runner, shape) once. */
+static int read_entries(reader *r, const cJSON *root, baseline_file *b)
+{
+    const cJSON *entries = need(r, root, "file", "entries", cJSON_Array);
+    if (!entries)
+        return 1;
+    int n = cJSON_GetArraySize(entries);
+    b->entries = calloc((size_t)(n ? n : 1), sizeof *b->entries);
+    if (!b->entries) {
+        lc_error_set(r->err, "out of memory reading %s", r->path);
+        return 1;
+    }
+    for (int i = 0; i < n; i++) {
+        if (read_entry(r, cJSON_GetArrayItem(entries, i), i, &b->entries[i])) {
+            baseline_entry_free(&b->entries[i]);
+            return 1;
+        }
+        b->nentries++;
+        for (int j = 0; j < i; j++)
+            if (!strcmp(b->entries[j].runner, b->entries[i].runner) &&
+                shape_equal(&b->entries[j].shape, &b->entries[i].shape)) {
+                lc_error_set(r->err, "%s: entries[%d] repeats runner %s at the shape of entries[%d]", r->path,
+                             i, b->entries[i].runner, j);
+                return 1;
+            }
+    }
+    return 0;
+}
+
+lc_status baseline_load(const char *path, baseline_file *b, lc_error *err)
+{
+    memset(b, 0, sizeof *b);
+    char *text;
+    lc_status rc = read_text(path, &text, err);
+    if (rc != LC_OK)
+        return rc;
     cJSON *root = cJSON_Parse(text);
     if (!root) {
         const char *at = cJSON_GetErrorPtr();
@@ -291,70 +386,8 @@ lc_status baseline_load(const char *path, baseline_file *b, lc_error *err)
     }
     free(text);
     reader r = {path, err};
-    int rc = LC_BAD_INPUT;
-    char format[64];
-    int version;
-    if (!cJSON_IsObject(root)) {
-        lc_error_set(err, "%s: the top level must be an object", path);
-        goto done;
-    }
-    if (read_str(&r, root, "file", "format", format, sizeof format))
-        goto done;
-    if (strcmp(format, BASELINE_FORMAT)) {
-        lc_error_set(err, "%s: file.format is '%s', expected '%s'", path, format, BASELINE_FORMAT);
-        goto done;
-    }
-    if (read_int(&r, root, "file", "version", 0, &version))
-        goto done;
-    if (version != BASELINE_VERSION) {
-        lc_error_set(err, "%s: file.version is %d; this lstmcheck reads version %d (re-create it with "
-                     "'lstmcheck baseline update')", path, version, BASELINE_VERSION);
-        goto done;
-    }
-    const cJSON *m = need(&r, root, "file", "machine", cJSON_Object);
-    if (!m || read_str(&r, m, "machine", "device", b->machine.device, sizeof b->machine.device))
-        goto done;
-    const cJSON *fields = need(&r, m, "machine", "fields", cJSON_Object);
-    if (!fields)
-        goto done;
-    const cJSON *fld;
-    cJSON_ArrayForEach(fld, fields)
-    {
-        if (!cJSON_IsString(fld) || b->machine.nfields == MACHINE_FIELDS) {
-            lc_error_set(err, "%s: machine.fields.%s must be a string (at most %d fields)", path,
-                         fld->string ? fld->string : "?", MACHINE_FIELDS);
-            goto done;
-        }
-        snprintf(b->machine.names[b->machine.nfields], sizeof b->machine.names[0], "%s", fld->string);
-        snprintf(b->machine.values[b->machine.nfields], sizeof b->machine.values[0], "%s", fld->valuestring);
-        b->machine.nfields++;
-    }
-    machine_key_make_slug(&b->machine);
-    const cJSON *entries = need(&r, root, "file", "entries", cJSON_Array);
-    if (!entries)
-        goto done;
-    int n = cJSON_GetArraySize(entries);
-    b->entries = calloc((size_t)(n ? n : 1), sizeof *b->entries);
-    if (!b->entries) {
-        lc_error_set(err, "out of memory reading %s", path);
-        goto done;
-    }
-    for (int i = 0; i < n; i++) {
-        if (read_entry(&r, cJSON_GetArrayItem(entries, i), i, &b->entries[i])) {
-            baseline_entry_free(&b->entries[i]);
-            goto done;
-        }
-        b->nentries++;
-        for (int j = 0; j < i; j++)
-            if (!strcmp(b->entries[j].runner, b->entries[i].runner) &&
-                shape_equal(&b->entries[j].shape, &b->entries[i].shape)) {
-                lc_error_set(err, "%s: entries[%d] repeats runner %s at the shape of entries[%d]", path, i,
-                             b->entries[i].runner, j);
-                goto done;
-            }
-    }
-    rc = LC_OK;
-done:
+    rc = read_format(&r, root) || read_machine(&r, root, &b->machine) || read_entries(&r, root, b) ? LC_BAD_INPUT
+                                                                                                   : LC_OK;
     cJSON_Delete(root);
     if (rc != LC_OK)
         baseline_free(b);
@@ -363,80 +396,65 @@ done:
 
 /* ---- writing ---- */
 
-static cJSON *series_json(const baseline_series *s)
+/* A series: its summary, then every sample. */
+static void series_json(json_writer *w, const char *key, const baseline_series *s)
 {
     sample_summary sum;
     stats_summarize(s->samples, s->n, &sum);
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "n", s->n);
-    cJSON_AddNumberToObject(o, "median", sum.median);
-    cJSON_AddNumberToObject(o, "mean", sum.mean);
-    cJSON_AddNumberToObject(o, "std", sum.std);
-    cJSON_AddNumberToObject(o, "min", sum.min);
-    cJSON_AddNumberToObject(o, "q1", sum.q1);
-    cJSON_AddNumberToObject(o, "q3", sum.q3);
-    cJSON_AddNumberToObject(o, "mad", sum.mad);
-    cJSON_AddItemToObject(o, "samples", cJSON_CreateDoubleArray(s->samples, s->n));
-    return o;
+    json_key(w, key);
+    stats_json(w, &sum, s->samples);
+}
+
+static void entry_json(json_writer *w, const baseline_entry *e)
+{
+    json_object_begin(w);
+    json_member_string(w, "runner", e->runner);
+    json_key(w, "shape");
+    lstm_shape_json(w, &e->shape);
+    json_member_uint(w, "seed", e->seed);
+    json_member_string(w, "lstmcheck_version", e->lstmcheck_version);
+    json_member_string(w, "git_commit", e->git_commit);
+    json_member_bool(w, "reproducible", e->reproducible);
+    json_member_string(w, "date", e->date);
+    json_member_string(w, "control_workload", e->control);
+    json_member_int(w, "rounds", e->rounds);
+    json_key(w, "noise");
+    json_object_begin(w);
+    json_member_double(w, "forward", e->noise_fwd);
+    json_member_double(w, "backward", e->noise_bwd);
+    json_object_end(w);
+    series_json(w, "forward", &e->fwd);
+    series_json(w, "backward", &e->bwd);
+    series_json(w, "control", &e->ctl);
+    series_json(w, "forward_ratio", &e->fwd_ratio);
+    series_json(w, "backward_ratio", &e->bwd_ratio);
+    json_object_end(w);
 }
 
 int baseline_save(const char *path, const baseline_file *b, lc_error *err)
 {
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "format", BASELINE_FORMAT);
-    cJSON_AddNumberToObject(root, "version", BASELINE_VERSION);
-    cJSON *m = cJSON_AddObjectToObject(root, "machine");
-    cJSON_AddStringToObject(m, "device", b->machine.device);
-    cJSON *fields = cJSON_AddObjectToObject(m, "fields");
+    json_writer w;
+    json_init(&w, JSON_INDENTED | JSON_NONFINITE_AS_NULL);
+    json_object_begin(&w);
+    json_member_string(&w, "format", BASELINE_FORMAT);
+    json_member_int(&w, "version", BASELINE_VERSION);
+    json_key(&w, "machine");
+    json_object_begin(&w);
+    json_member_string(&w, "device", lc_device_name(b->machine.device));
+    json_key(&w, "fields");
+    json_object_begin(&w);
     for (int i = 0; i < b->machine.nfields; i++)
-        cJSON_AddStringToObject(fields, b->machine.names[i], b->machine.values[i]);
-    cJSON *entries = cJSON_AddArrayToObject(root, "entries");
-    for (int i = 0; i < b->nentries; i++) {
-        const baseline_entry *e = &b->entries[i];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "runner", e->runner);
-        cJSON *sh = cJSON_AddObjectToObject(o, "shape");
-        cJSON_AddNumberToObject(sh, "seqLength", e->shape.seq_length);
-        cJSON_AddNumberToObject(sh, "numLayers", e->shape.num_layers);
-        cJSON_AddNumberToObject(sh, "inputSize", e->shape.input_size);
-        cJSON_AddNumberToObject(sh, "hiddenSize", e->shape.hidden_size);
-        cJSON_AddNumberToObject(sh, "miniBatch", e->shape.batch);
-        cJSON_AddNumberToObject(o, "seed", (double)e->seed);
-        cJSON_AddStringToObject(o, "lstmcheck_version", e->lstmcheck_version);
-        cJSON_AddStringToObject(o, "git_commit", e->git_commit);
-        cJSON_AddBoolToObject(o, "reproducible", e->reproducible);
-        cJSON_AddStringToObject(o, "date", e->date);
-        cJSON_AddStringToObject(o, "control_workload", e->control);
-        cJSON_AddNumberToObject(o, "rounds", e->rounds);
-        cJSON *noise = cJSON_AddObjectToObject(o, "noise");
-        cJSON_AddNumberToObject(noise, "forward", e->noise_fwd);
-        cJSON_AddNumberToObject(noise, "backward", e->noise_bwd);
-        cJSON_AddItemToObject(o, "forward", series_json(&e->fwd));
-        cJSON_AddItemToObject(o, "backward", series_json(&e->bwd));
-        cJSON_AddItemToObject(o, "control", series_json(&e->ctl));
-        cJSON_AddItemToObject(o, "forward_ratio", series_json(&e->fwd_ratio));
-        cJSON_AddItemToObject(o, "backward_ratio", series_json(&e->bwd_ratio));
-        cJSON_AddItemToArray(entries, o);
-    }
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text) {
-        lc_error_set(err, "out of memory writing %s", path);
-        return 1;
-    }
-    size_t len = strlen(text);
-    char *withnl = malloc(len + 2);
-    if (!withnl) {
-        free(text);
-        lc_error_set(err, "out of memory writing %s", path);
-        return 1;
-    }
-    memcpy(withnl, text, len);
-    withnl[len] = '\n';
-    withnl[len + 1] = '\0';
-    free(text);
-    int rc = file_write_atomic(path, withnl, len + 1, err);
-    free(withnl);
+        json_member_string(&w, b->machine.names[i], b->machine.values[i]);
+    json_object_end(&w);
+    json_object_end(&w);
+    json_key(&w, "entries");
+    json_array_begin(&w);
+    for (int i = 0; i < b->nentries; i++)
+        entry_json(&w, &b->entries[i]);
+    json_array_end(&w);
+    json_object_end(&w);
+    const int rc = json_write_file(&w, path, err);
+    json_free(&w);
     return rc;
 }
 
@@ -459,12 +477,12 @@ static void consider(commit_pick *best, const baseline_entry *e, const char *fil
     best->for_entry = for_entry;
 }
 
-int baseline_reference_commit(const char *dir, const char *device, const char *runner, const lstm_shape *shape,
-                              char commit[48], char *why, size_t n)
+/* Every reproducible and every unusable entry of the device's files in dir. */
+static void pick_commits(const char *dir, lc_device device, const char *runner, const lstm_shape *shape,
+                         commit_pick *best, commit_pick *unusable)
 {
-    commit_pick best, unusable;
-    memset(&best, 0, sizeof best);
-    memset(&unusable, 0, sizeof unusable);
+    memset(best, 0, sizeof *best);
+    memset(unusable, 0, sizeof *unusable);
     DIR *d = opendir(dir);
     struct dirent *de;
     while (d && (de = readdir(d))) {
@@ -479,26 +497,34 @@ int baseline_reference_commit(const char *dir, const char *device, const char *r
             fprintf(stderr, "lstmcheck: warning: %s (not considered)\n", err.msg);
             continue;
         }
-        for (int i = 0; strcmp(b.machine.device, device) == 0 && i < b.nentries; i++) {
+        for (int i = 0; b.machine.device == device && i < b.nentries; i++) {
             const baseline_entry *e = &b.entries[i];
             int mine = !strcmp(e->runner, runner) && shape_equal(&e->shape, shape);
-            consider(e->reproducible ? &best : &unusable, e, de->d_name, mine);
+            consider(e->reproducible ? best : unusable, e, de->d_name, mine);
         }
         baseline_free(&b);
     }
     if (d)
         closedir(d);
+}
+
+int baseline_reference_commit(const char *dir, lc_device device, const char *runner, const lstm_shape *shape,
+                              char commit[48], char *why, size_t n)
+{
+    commit_pick best, unusable;
+    pick_commits(dir, device, runner, shape, &best, &unusable);
+    const char *name = lc_device_name(device);
     if (best.commit[0]) {
         snprintf(commit, 48, "%s", best.commit);
         snprintf(why, n, "the commit of the newest committed %s baseline%s (%s, %s): the last performance "
-                 "recorded as the reference", device, best.for_entry ? " of this runner and shape" : "",
+                 "recorded as the reference", name, best.for_entry ? " of this runner and shape" : "",
                  best.file, best.date);
         return 0;
     }
     if (unusable.commit[0])
         snprintf(why, n, "the committed %s baselines in %s record only commits that cannot be rebuilt "
-                 "(newest: %s in %s)", device, dir, unusable.commit, unusable.file);
+                 "(newest: %s in %s)", name, dir, unusable.commit, unusable.file);
     else
-        snprintf(why, n, "no committed %s baseline in %s names a commit", device, dir);
+        snprintf(why, n, "no committed %s baseline in %s names a commit", name, dir);
     return 1;
 }

@@ -63,11 +63,8 @@ void baseline_entry_free(baseline_entry *e);
  * entry of (runner, shape), else the device's newest reproducible entry.
  * 0 with the commit and why (which file, which date); 1 when there is none,
  * why says what was seen. Unreadable files are warned about and passed over. */
-int baseline_reference_commit(const char *dir, const char *device, const char *runner, const lstm_shape *shape,
+int baseline_reference_commit(const char *dir, lc_device device, const char *runner, const lstm_shape *shape,
                               char commit[48], char *why, size_t n);
-
-/* "s20-l1-i128-h128-b16", the original profile.py's size tag. */
-void shape_tag(const lstm_shape *s, char *buf, size_t n);
 
 /* The directory used when --baseline-dir is not given: $LSTMCHECK_BASELINE_DIR,
  * else the source tree's baselines/. */

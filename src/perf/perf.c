@@ -19,47 +19,47 @@
 
 const perf_shape_set perf_shape_sets[] = {
 #define PERF_SHAPE_SET(name, device, T, B, I, H, L)                                                 \
-    {#name, #device, {.seq_length = T, .batch = B, .input_size = I, .hidden_size = H, .num_layers = L}},
+    {#name, LC_DEVICE_OF(device), {.seq_length = T, .batch = B, .input_size = I, .hidden_size = H, .num_layers = L}},
 #include "perf/shape_sets.def"
 #undef PERF_SHAPE_SET
-    {NULL, NULL, {0, 0, 0, 0, 0}},
+    {NULL, LC_DEVICE_CPU, {0, 0, 0, 0, 0}},
 };
 
-const perf_shape_set *perf_find_shape_set(const char *device, const char *name)
+const perf_shape_set *perf_find_shape_set(lc_device device, const char *name)
 {
     for (int i = 0; perf_shape_sets[i].name; i++)
-        if (!strcmp(perf_shape_sets[i].device, device) && !strcmp(perf_shape_sets[i].name, name))
+        if (perf_shape_sets[i].device == device && !strcmp(perf_shape_sets[i].name, name))
             return &perf_shape_sets[i];
     return NULL;
 }
 
-int perf_matrix_size(const char *device)
+int perf_matrix_size(lc_device device)
 {
     int runners = 0, sets = 0;
     for (int i = 0; lstm_runners[i]; i++)
-        runners += !strcmp(lstm_runners[i]->device, device) && (runner_roles(lstm_runners[i]) & ROLE_PERF);
+        runners += lstm_runners[i]->device == device && (runner_roles(lstm_runners[i]) & ROLE_PERF);
     for (int i = 0; perf_shape_sets[i].name; i++)
-        sets += !strcmp(perf_shape_sets[i].device, device);
+        sets += perf_shape_sets[i].device == device;
     return runners * sets;
 }
 
 void openblas_set_num_threads(int n);
 
-void perf_prepare_device(const char *device)
+void perf_prepare_device(lc_device device)
 {
     /* A fixed mmap threshold: glibc otherwise raises it after the first
      * large free, so a runner's buffers came from fresh pages or from the
      * reused heap depending on what the process measured before; the
      * reference ran 11% slower measured after another shape than alone. */
     mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-    if (!strcmp(device, "cpu"))
+    if (device == LC_DEVICE_CPU)
         openblas_set_num_threads(PERF_CPU_BLAS_THREADS);
 }
 
-void perf_default_settings(const char *device, perf_settings *s)
+void perf_default_settings(lc_device device, perf_settings *s)
 {
     memset(s, 0, sizeof *s);
-    const int cuda = !strcmp(device, "cuda");
+    const int cuda = device == LC_DEVICE_CUDA;
     s->warmup = cuda ? 10 : 3;
     s->min_samples = cuda ? 30 : 15;
     s->max_samples = cuda ? 500 : 200;
@@ -131,7 +131,7 @@ typedef struct round_header {
 static int measure_round(const runner_ops *r, const lstm_problem *p, const perf_settings *s,
                          harness_result *res, lc_error *err)
 {
-    if (strcmp(r->device, "cpu") != 0)
+    if (r->device != LC_DEVICE_CPU)
         return measure_round_here(r, p, s, res, err);
     int fds[2];
     if (pipe(fds) != 0) {

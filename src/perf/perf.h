@@ -22,25 +22,25 @@ typedef struct perf_settings {
     double compare_budget_s;        /* a comparison measures more rounds while inconclusive, up to this */
 } perf_settings;
 
-void perf_default_settings(const char *device, perf_settings *s);
+void perf_default_settings(lc_device device, perf_settings *s);
 
 /* Perf measurements on a CPU use one BLAS thread: on a shared 2-core
  * machine thread wake-ups made the run-to-run noise of the cpu runner
  * 2-8% with two threads and about 0.5% with one (docs/perf.md). Call
  * before taking the machine key, which records the thread count. */
 #define PERF_CPU_BLAS_THREADS 1
-void perf_prepare_device(const char *device);
+void perf_prepare_device(lc_device device);
 
 /* The perf matrix: named shape sets per device (perf/shape_sets.def). */
 typedef struct perf_shape_set {
     const char *name;
-    const char *device;
+    lc_device device;
     lstm_shape shape;
 } perf_shape_set;
 extern const perf_shape_set perf_shape_sets[]; /* terminated by name == NULL */
-const perf_shape_set *perf_find_shape_set(const char *device, const char *name);
+const perf_shape_set *perf_find_shape_set(lc_device device, const char *name);
 /* (runner, shape set) pairs of the device's perf matrix: the family of one perf run. */
-int perf_matrix_size(const char *device);
+int perf_matrix_size(lc_device device);
 
 /* Measure rounds of r on p and fill a baseline entry (owns its arrays). */
 int perf_measure_entry(const runner_ops *r, const lstm_problem *p, unsigned long long seed,

@@ -73,14 +73,14 @@ static int step(char *const argv[], const char *log)
 }
 
 /* The worktree at dir/src (made once) and its build at dir/build. */
-static int build_steps(const char *source_dir, const char *sha, const char *device, const char *dir,
+static int build_steps(const char *source_dir, const char *sha, lc_device device, const char *dir,
                        const char *log)
 {
     char src[4096], bld[4096], jobs[16], cuda[64], buildtype[128], cc[4200];
     snprintf(src, sizeof src, "%s/src", dir);
     snprintf(bld, sizeof bld, "%s/build", dir);
     snprintf(jobs, sizeof jobs, "-j%ld", sysconf(_SC_NPROCESSORS_ONLN));
-    snprintf(cuda, sizeof cuda, "-DLSTMCHECK_CUDA=%s", strcmp(device, "cuda") ? "OFF" : "ON");
+    snprintf(cuda, sizeof cuda, "-DLSTMCHECK_CUDA=%s", device == LC_DEVICE_CUDA ? "ON" : "OFF");
     snprintf(buildtype, sizeof buildtype, "-DCMAKE_BUILD_TYPE=%s", LSTMCHECK_BUILD_TYPE);
     snprintf(cc, sizeof cc, "-DCMAKE_C_COMPILER=%s", LSTMCHECK_C_COMPILER);
     char gitdir[4200];
@@ -93,7 +93,7 @@ static int build_steps(const char *source_dir, const char *sha, const char *devi
             return 1;
     }
     char archs[128] = "";
-    if (!strcmp(device, "cuda") && LSTMCHECK_CUDA_ARCHITECTURES[0])
+    if (device == LC_DEVICE_CUDA && LSTMCHECK_CUDA_ARCHITECTURES[0])
         snprintf(archs, sizeof archs, "-DCMAKE_CUDA_ARCHITECTURES=%s", LSTMCHECK_CUDA_ARCHITECTURES);
     char *configure[] = {LSTMCHECK_CMAKE_COMMAND, "-S", src, "-B", bld, "-G", LSTMCHECK_CMAKE_GENERATOR,
                          buildtype, cc, cuda, archs[0] ? archs : NULL, NULL};
@@ -101,11 +101,11 @@ static int build_steps(const char *source_dir, const char *sha, const char *devi
     return step(configure, log) || step(build, log);
 }
 
-int revbuild_lstmcheck(const char *source_dir, const char *sha, const char *device, char *exe, size_t n,
+int revbuild_lstmcheck(const char *source_dir, const char *sha, lc_device device, char *exe, size_t n,
                        lc_error *err)
 {
     char dir[4096], lockpath[4200], stamp[4200], log[4200], state[32];
-    snprintf(dir, sizeof dir, "%s/ab/%.12s-%s", LSTMCHECK_BINARY_DIR, sha, device);
+    snprintf(dir, sizeof dir, "%s/ab/%.12s-%s", LSTMCHECK_BINARY_DIR, sha, lc_device_name(device));
     snprintf(lockpath, sizeof lockpath, "%s.lock", dir);
     snprintf(stamp, sizeof stamp, "%s/stamp", dir);
     snprintf(log, sizeof log, "%s/build.log", dir);

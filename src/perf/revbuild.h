@@ -8,6 +8,7 @@
 #ifndef LSTMCHECK_REVBUILD_H
 #define LSTMCHECK_REVBUILD_H
 
+#include "device/device.h"
 #include "model/lstm.h"
 
 #ifdef __cplusplus
@@ -17,7 +18,7 @@ extern "C" {
 /* 0 with the built binary's path in exe; 1 with err (the commit does not
  * build here, or the worktree cannot be made): the comparison cannot be
  * made on this machine. */
-int revbuild_lstmcheck(const char *source_dir, const char *sha, const char *device, char *exe, size_t n,
+int revbuild_lstmcheck(const char *source_dir, const char *sha, lc_device device, char *exe, size_t n,
                        lc_error *err);
 
 #ifdef __cplusplus

@@ -53,6 +53,28 @@ void stats_summarize(const double *v, int n, sample_summary *s)
     free(sorted);
 }
 
+void stats_json(json_writer *w, const sample_summary *s, const double *samples)
+{
+    json_object_begin(w);
+    json_member_int(w, "n", s->n);
+    json_member_double(w, "mean", s->mean);
+    json_member_double(w, "std", s->std);
+    json_member_double(w, "median", s->median);
+    json_member_double(w, "min", s->min);
+    json_member_double(w, "max", s->max);
+    json_member_double(w, "q1", s->q1);
+    json_member_double(w, "q3", s->q3);
+    json_member_double(w, "mad", s->mad);
+    if (samples) {
+        json_key(w, "samples");
+        json_array_begin_inline(w);
+        for (int i = 0; i < s->n; i++)
+            json_double(w, samples[i]);
+        json_array_end(w);
+    }
+    json_object_end(w);
+}
+
 double stats_robust_rel_spread(const sample_summary *s)
 {
     return s->median > 0 ? 1.4826 * s->mad / s->median : 0;

@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "base/json.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -19,6 +21,10 @@ typedef struct sample_summary {
  * linearly between order statistics (NumPy's default). */
 void stats_summarize(const double *v, int n, sample_summary *s);
 double stats_quantile_sorted(const double *sorted, int n, double q);
+/* The summary as a JSON object {"n", "mean", "std", "median", "min", "max",
+ * "q1", "q3", "mad"}, and "samples" (on one line) when samples is not NULL. */
+void stats_json(json_writer *w, const sample_summary *s, const double *samples);
+
 /* Robust relative spread: 1.4826 * MAD / median (a normal sigma estimate). */
 double stats_robust_rel_spread(const sample_summary *s);
 

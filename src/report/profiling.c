@@ -1,6 +1,7 @@
 /* The profiling layer (see profiling.h). */
 #include "report/profiling.h"
 
+#include "base/json.h"
 #include "device/gpu_trace.h"
 
 #include <errno.h>
@@ -121,17 +122,17 @@ static void hook_pop(void *ctx)
     }
 }
 
-int prof_begin(prof_session *p, const char *device, int with_trace, int nvtx, lc_error *err)
+int prof_begin(prof_session *p, lc_device device, int with_trace, int nvtx, lc_error *err)
 {
     memset(p, 0, sizeof *p);
     p->runner_event = -1;
     p->nvtx = nvtx;
-    p->device_mem = !strcmp(device, "cuda");
+    p->device_mem = device == LC_DEVICE_CUDA;
     p->hooks.range_push = hook_push;
     p->hooks.range_pop = hook_pop;
     p->hooks.ctx = p;
     if (with_trace) {
-        int gpu = !strcmp(device, "cuda") && gpu_trace_built();
+        int gpu = device == LC_DEVICE_CUDA && gpu_trace_built();
         p->trace = trace_create(gpu ? "cupti" : "CLOCK_MONOTONIC", err);
         if (!p->trace)
             return 1;
@@ -156,7 +157,7 @@ const harness_hooks *prof_hooks(prof_session *p)
 
 int prof_runner_begin(prof_session *p, const runner_ops *r, lc_error *err)
 {
-    p->runner_on_gpu = !strcmp(r->device, "cuda");
+    p->runner_on_gpu = r->device == LC_DEVICE_CUDA;
     p->depth = 0;
     p->in_timed = 0;
     p->have_window = 0;
@@ -171,6 +172,59 @@ int prof_runner_begin(prof_session *p, const runner_ops *r, lc_error *err)
     snprintf(label, sizeof label, "runner %s", r->name);
     p->runner_event = prof_push(p, label);
     return 0;
+}
+
+/* Memory over the timed iterations: the runner's peak, the process's peak
+ * RSS, and the device figures taken at the end of each iteration. */
+static int summarize_memory(const prof_session *p, const harness_result *res, memstats_summary *out,
+                            lc_error *err)
+{
+    memstats_sample *s = calloc((size_t)res->n, sizeof *s);
+    if (!s) {
+        lc_error_set(err, "out of host memory");
+        return 1;
+    }
+    size_t rss = memstats_peak_rss_bytes();
+    for (int i = 0; i < res->n; i++) {
+        s[i].time_ms = res->fwd_ms[i] + (res->bwd_ms ? res->bwd_ms[i] : 0);
+        s[i].peak_device_bytes = res->peak_device_bytes;
+        s[i].peak_rss_bytes = rss;
+        if (i < p->niter_mem && p->iter_mem[i].have) {
+            s[i].have_device = 1;
+            s[i].dev_free_bytes = p->iter_mem[i].free_bytes;
+            s[i].dev_used_bytes = p->iter_mem[i].total_bytes - p->iter_mem[i].free_bytes;
+        }
+    }
+    memstats_summarize(s, res->n, out);
+    free(s);
+    return 0;
+}
+
+/* The runner's range in the trace carries what was measured of it. */
+static void annotate_runner(prof_session *p, const harness_result *res, const prof_runner_stats *st)
+{
+    json_writer w;
+    json_init(&w, JSON_ONE_LINE);
+    json_object_begin(&w);
+    json_member_int(&w, "timed_iterations", res ? res->n : 0);
+    if (st->have_gpu_stats) {
+        json_member_double(&w, "gpu_utilization", st->gpu.utilization);
+        json_member_double(&w, "gemm_share", st->gpu.gemm_share);
+        json_member_uint(&w, "kernels", st->gpu.kernels);
+        json_key(&w, "window_us");
+        json_fixed(&w, st->gpu.window_ns, 3);
+        json_key(&w, "busy_us");
+        json_fixed(&w, st->gpu.busy_ns, 3);
+        json_key(&w, "gemm_us");
+        json_fixed(&w, st->gpu.gemm_ns, 3);
+    }
+    if (res)
+        json_member_uint(&w, "peak_device_bytes", res->peak_device_bytes);
+    json_object_end(&w);
+    const char *args = json_text(&w, NULL);
+    if (args)
+        trace_set_args(p->trace, p->runner_event, args);
+    json_free(&w);
 }
 
 int prof_runner_end(prof_session *p, const harness_result *res, prof_runner_stats *out,
@@ -193,43 +247,10 @@ int prof_runner_end(prof_session *p, const harness_result *res, prof_runner_stat
     out->before = p->before;
     if (p->niter_mem > 0)
         out->after = p->iter_mem[p->niter_mem - 1];
-    if (res && res->n > 0) {
-        memstats_sample *s = calloc((size_t)res->n, sizeof *s);
-        if (!s) {
-            lc_error_set(err, "out of host memory");
-            return 1;
-        }
-        size_t rss = memstats_peak_rss_bytes();
-        for (int i = 0; i < res->n; i++) {
-            s[i].time_ms = res->fwd_ms[i] + (res->bwd_ms ? res->bwd_ms[i] : 0);
-            s[i].peak_device_bytes = res->peak_device_bytes;
-            s[i].peak_rss_bytes = rss;
-            if (i < p->niter_mem && p->iter_mem[i].have) {
-                s[i].have_device = 1;
-                s[i].dev_free_bytes = p->iter_mem[i].free_bytes;
-                s[i].dev_used_bytes = p->iter_mem[i].total_bytes - p->iter_mem[i].free_bytes;
-            }
-        }
-        memstats_summarize(s, res->n, &out->summary);
-        free(s);
-    }
-    if (p->trace && p->runner_event >= 0) {
-        char args[512];
-        int k = snprintf(args, sizeof args, "{\"timed_iterations\": %d", res ? res->n : 0);
-        if (out->have_gpu_stats)
-            k += snprintf(args + k, sizeof args - (size_t)k,
-                          ", \"gpu_utilization\": %.6f, \"gemm_share\": %.6f, \"kernels\": %zu, "
-                          "\"window_us\": %.3f, \"busy_us\": %.3f, \"gemm_us\": %.3f",
-                          out->gpu.utilization, out->gpu.gemm_share, out->gpu.kernels,
-                          (double)out->gpu.window_ns / 1e3, (double)out->gpu.busy_ns / 1e3,
-                          (double)out->gpu.gemm_ns / 1e3);
-        if (res)
-            snprintf(args + k, sizeof args - (size_t)k, ", \"peak_device_bytes\": %zu}",
-                     res->peak_device_bytes);
-        else
-            snprintf(args + k, sizeof args - (size_t)k, "}");
-        trace_set_args(p->trace, p->runner_event, args);
-    }
+    if (res && res->n > 0 && summarize_memory(p, res, &out->summary, err))
+        return 1;
+    if (p->trace && p->runner_event >= 0)
+        annotate_runner(p, res, out);
     p->runner_event = -1;
     if (!rc && p->failed) {
         *err = p->err;
@@ -282,9 +303,9 @@ int prof_output_name(char *buf, size_t n, const char *dir, const char *const *na
         return 1;
     }
     size_t dl = dir ? strlen(dir) : 0;
-    int w = snprintf(buf, n, "%s%sprof_%s_s%d-l%d-i%d-h%d-b%d_%s.%s", dl ? dir : "",
-                     dl && dir[dl - 1] != '/' ? "/" : "", rnns, s->seq_length, s->num_layers,
-                     s->input_size, s->hidden_size, s->batch, date, ext);
+    char tag[96];
+    int w = snprintf(buf, n, "%s%sprof_%s_%s_%s.%s", dl ? dir : "", dl && dir[dl - 1] != '/' ? "/" : "", rnns,
+                     lstm_shape_format(s, LSTM_SHAPE_TAG, tag, sizeof tag), date, ext);
     if (w < 0 || (size_t)w >= n) {
         lc_error_set(err, "output file name too long");
         return 1;

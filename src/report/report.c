@@ -1,37 +1,11 @@
 /* Bench output (see report.h). */
 #include "report/report.h"
 
+#include "base/json.h"
 #include "device/memstats.h"
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
-
-void report_format_double(double v, char *buf, size_t n)
-{
-    if (isnan(v)) { snprintf(buf, n, "NaN"); return; }
-    if (isinf(v)) { snprintf(buf, n, v > 0 ? "Infinity" : "-Infinity"); return; }
-    if (v == 0) { snprintf(buf, n, signbit(v) ? "-0.0" : "0.0"); return; }
-    /* shortest significand that reads back exactly */
-    char sci[64];
-    int digits = 1;
-    for (; digits <= 17; digits++) {
-        snprintf(sci, sizeof sci, "%.*e", digits - 1, v);
-        if (strtod(sci, NULL) == v)
-            break;
-    }
-    int exp = atoi(strchr(sci, 'e') + 1);
-    if (exp >= -4 && exp < 16) {
-        int decimals = digits - 1 - exp;
-        if (decimals < 1)
-            snprintf(buf, n, "%.0f.0", v);
-        else
-            snprintf(buf, n, "%.*f", decimals, v);
-    } else {
-        /* Python writes 1e-05 and 1.5e+16: C's %e with two exponent digits */
-        snprintf(buf, n, "%s", sci);
-    }
-}
 
 /* the original's fit_str: right-aligned in 16 columns, cut at 16 */
 static void fit(FILE *f, const char *s)
@@ -94,90 +68,90 @@ void report_table_row(FILE *f, const char *sep, const bench_entry *e, int trace_
     fputc('\n', f);
 }
 
-static void json_num(FILE *f, double v)
+static int timed_in(const bench_entry *e, runner_group group)
 {
-    char b[64];
-    report_format_double(v, b, sizeof b);
-    fputs(b, f);
+    return e->timed && e->group == group;
+}
+
+/* The finished document and a newline; 1 when the writer ran out of memory. */
+static int print_document(FILE *f, const json_writer *w)
+{
+    const char *text = json_text(w, NULL);
+    if (text)
+        fprintf(f, "%s\n", text);
+    return text == NULL;
+}
+
+/* "lstm": {"cpu": mean, ...}: one phase of one group */
+static void oss_phase(json_writer *w, const bench_entry *e, int n, runner_group group, int bwd)
+{
+    char key[64];
+    snprintf(key, sizeof key, "%s%s", runner_group_name(group), bwd ? "-backward" : "");
+    json_key(w, key);
+    json_object_begin(w);
+    for (int i = 0; i < n; i++)
+        if (timed_in(&e[i], group))
+            json_member_double(w, e[i].runner->name, bwd ? e[i].res.bwd.mean : e[i].res.fwd.mean);
+    json_object_end(w);
 }
 
 /* groups in the original's order: lstm, lstm-backward, vl_lstm, vl_lstm-backward */
-static const char *const group_names[] = {"lstm", "vl_lstm", NULL};
-
-void report_json_oss(FILE *f, const bench_entry *e, int n)
+static void json_oss(json_writer *w, const bench_entry *e, int n)
 {
-    int first_group = 1;
-    fputc('{', f);
-    for (int g = 0; group_names[g]; g++) {
-        for (int bwd = 0; bwd < 2; bwd++) {
-            int any = 0;
-            for (int i = 0; i < n; i++)
-                any |= e[i].timed && !strcmp(e[i].group, group_names[g]);
-            if (!any)
-                continue;
-            fprintf(f, "%s\"%s%s\": {", first_group ? "" : ", ", group_names[g], bwd ? "-backward" : "");
-            first_group = 0;
-            int first = 1;
-            for (int i = 0; i < n; i++) {
-                if (!e[i].timed || strcmp(e[i].group, group_names[g]))
-                    continue;
-                fprintf(f, "%s\"%s\": ", first ? "" : ", ", e[i].runner->name);
-                json_num(f, bwd ? e[i].res.bwd.mean : e[i].res.fwd.mean);
-                first = 0;
-            }
-            fputc('}', f);
-        }
+    json_object_begin(w);
+    for (runner_group g = 0; g < RUNNER_GROUP_COUNT; g++) {
+        int any = 0;
+        for (int i = 0; i < n; i++)
+            any |= timed_in(&e[i], g);
+        for (int bwd = 0; any && bwd < 2; bwd++)
+            oss_phase(w, e, n, g, bwd);
     }
-    fputs("}\n", f);
+    json_object_end(w);
 }
 
-void report_json_pep(FILE *f, const bench_entry *e, int n)
+/* One Caffe2Observer line: the value is the sample's repr, as a string. */
+static int pep_line(FILE *f, json_writer *w, runner_group group, int bwd, const char *runner, double v)
 {
-    for (int g = 0; group_names[g]; g++) {
-        for (int bwd = 0; bwd < 2; bwd++) {
+    char metric[160], value[64];
+    snprintf(metric, sizeof metric, "%s%s-%s", runner_group_name(group), bwd ? "-backward" : "", runner);
+    json_format_double(v, value, sizeof value);
+    json_reset(w);
+    json_object_begin(w);
+    json_member_string(w, "type", "NET");
+    json_member_string(w, "metric", metric);
+    json_member_string(w, "unit", "ms");
+    json_member_string(w, "value", value);
+    json_object_end(w);
+    fputs("Caffe2Observer ", f);
+    return print_document(f, w);
+}
+
+/* A line per sample, in the original's order of groups and phases. */
+static int print_pep(FILE *f, const bench_entry *e, int n)
+{
+    json_writer w;
+    json_init(&w, JSON_ONE_LINE);
+    int rc = 0;
+    for (runner_group g = 0; g < RUNNER_GROUP_COUNT; g++)
+        for (int bwd = 0; bwd < 2; bwd++)
             for (int i = 0; i < n; i++) {
-                if (!e[i].timed || strcmp(e[i].group, group_names[g]))
-                    continue;
                 const double *v = bwd ? e[i].res.bwd_ms : e[i].res.fwd_ms;
-                for (int k = 0; k < e[i].res.n; k++) {
-                    char b[64];
-                    report_format_double(v[k], b, sizeof b);
-                    fprintf(f,
-                            "Caffe2Observer {\"type\": \"NET\", \"metric\": \"%s%s-%s\", "
-                            "\"unit\": \"ms\", \"value\": \"%s\"}\n",
-                            group_names[g], bwd ? "-backward" : "", e[i].runner->name, b);
-                }
+                for (int k = 0; timed_in(&e[i], g) && k < e[i].res.n && !rc; k++)
+                    rc = pep_line(f, &w, g, bwd, e[i].runner->name, v[k]);
             }
-        }
-    }
+    json_free(&w);
+    return rc;
 }
 
-static void json_summary(FILE *f, const char *key, const sample_summary *s, const double *samples)
+static void json_summary(json_writer *w, const char *key, const sample_summary *s, const double *samples)
 {
-    fprintf(f, "\"%s\": {\"n\": %d, \"mean\": ", key, s->n);
-    json_num(f, s->mean);
-    fputs(", \"std\": ", f); json_num(f, s->std);
-    fputs(", \"median\": ", f); json_num(f, s->median);
-    fputs(", \"min\": ", f); json_num(f, s->min);
-    fputs(", \"max\": ", f); json_num(f, s->max);
-    fputs(", \"q1\": ", f); json_num(f, s->q1);
-    fputs(", \"q3\": ", f); json_num(f, s->q3);
-    fputs(", \"mad\": ", f); json_num(f, s->mad);
-    if (samples) {
-        fputs(", \"samples\": [", f);
-        for (int i = 0; i < s->n; i++) {
-            if (i)
-                fputs(", ", f);
-            json_num(f, samples[i]);
-        }
-        fputc(']', f);
-    }
-    fputc('}', f);
+    json_key(w, key);
+    stats_json(w, s, samples);
 }
 
 /* torch_geometric's get_stats_summary over the timed iterations: time
  * (forward + backward) mean/std and the maxima of memory. */
-static void json_memory_summary(FILE *f, const bench_entry *x)
+static void json_memory_summary(json_writer *w, const bench_entry *x)
 {
     const harness_result *r = &x->res;
     memstats_sample *s = calloc((size_t)(r->n > 0 ? r->n : 1), sizeof *s);
@@ -194,63 +168,90 @@ static void json_memory_summary(FILE *f, const bench_entry *x)
     memstats_summary m;
     memstats_summarize(s, r->n, &m);
     free(s);
-    fprintf(f, ", \"summary\": {\"n\": %d, \"time_mean_ms\": ", m.n);
-    json_num(f, m.time_mean_ms);
-    fputs(", \"time_std_ms\": ", f);
-    json_num(f, m.time_std_ms);
-    fprintf(f, ", \"max_peak_device_bytes\": %zu, \"max_peak_rss_bytes\": %zu",
-            m.max_peak_device_bytes, m.max_peak_rss_bytes);
+    json_key(w, "summary");
+    json_object_begin(w);
+    json_member_int(w, "n", m.n);
+    json_member_double(w, "time_mean_ms", m.time_mean_ms);
+    json_member_double(w, "time_std_ms", m.time_std_ms);
+    json_member_uint(w, "max_peak_device_bytes", m.max_peak_device_bytes);
+    json_member_uint(w, "max_peak_rss_bytes", m.max_peak_rss_bytes);
     if (m.have_device)
-        fprintf(f, ", \"max_dev_used_bytes\": %zu", m.max_dev_used_bytes);
-    fputc('}', f);
+        json_member_uint(w, "max_dev_used_bytes", m.max_dev_used_bytes);
+    json_object_end(w);
 }
 
-void report_json_full(FILE *f, const bench_entry *e, int n, const lstm_shape *s, uint64_t seed,
-                      const char *device)
+/* What was measured of a runner that passed the gate and was timed. */
+static void json_timing(json_writer *w, const bench_entry *x)
 {
-    fprintf(f,
-            "{\"version\": 1, \"device\": \"%s\", \"seed\": %llu, \"shape\": {\"seqLength\": %d, "
-            "\"numLayers\": %d, \"inputSize\": %d, \"hiddenSize\": %d, \"miniBatch\": %d}, "
-            "\"unit\": \"ms\", \"runners\": [",
-            device, (unsigned long long)seed, s->seq_length, s->num_layers, s->input_size,
-            s->hidden_size, s->batch);
-    for (int i = 0; i < n; i++) {
-        const bench_entry *x = &e[i];
-        const char *gate = x->gate.status == LC_OK ? "pass"
-                           : x->gate.status == LC_FAILED ? "fail"
-                           : x->gate.status == LC_UNSUPPORTED ? "skip" : "error";
-        fprintf(f, "%s{\"name\": \"%s\", \"group\": \"%s\", \"gate\": \"%s\"", i ? ", " : "",
-                x->runner->name, x->group, gate);
-        if (x->gate.status == LC_OK || x->gate.status == LC_FAILED) {
-            fputs(", \"gate_worst_ratio\": ", f);
-            json_num(f, x->gate.worst.ratio);
-        }
-        if (x->timed) {
-            fputs(", ", f);
-            json_summary(f, "forward", &x->res.fwd, x->res.fwd_ms);
-            fputs(", ", f);
-            json_summary(f, "backward", &x->res.bwd, x->res.bwd_ms);
-            if (x->res.ctl_ms) {
-                fputs(", ", f);
-                json_summary(f, "control", &x->res.ctl, x->res.ctl_ms);
-                fprintf(f, ", \"control_workload\": \"%s\"", x->res.control_name);
-            }
-            fprintf(f, ", \"warmup\": %d, \"budget_hit\": %s, \"peak_device_bytes\": %zu",
-                    x->res.warmup_done, x->res.budget_hit ? "true" : "false",
-                    x->res.peak_device_bytes);
-            fprintf(f, ", \"peak_rss_bytes\": %zu", x->peak_rss_bytes);
-            if (x->dev_used_before || x->dev_used_after)
-                fprintf(f, ", \"dev_used_before_bytes\": %zu, \"dev_used_after_bytes\": %zu",
-                        x->dev_used_before, x->dev_used_after);
-            json_memory_summary(f, x);
-            if (x->have_trace_stats) {
-                fputs(", \"gpu_utilization\": ", f);
-                json_num(f, x->gpu_utilization);
-                fputs(", \"gemm_share\": ", f);
-                json_num(f, x->gemm_share);
-            }
-        }
-        fputc('}', f);
+    json_summary(w, "forward", &x->res.fwd, x->res.fwd_ms);
+    json_summary(w, "backward", &x->res.bwd, x->res.bwd_ms);
+    if (x->res.ctl_ms) {
+        json_summary(w, "control", &x->res.ctl, x->res.ctl_ms);
+        json_member_string(w, "control_workload", x->res.control_name);
     }
-    fputs("]}\n", f);
+    json_member_int(w, "warmup", x->res.warmup_done);
+    json_member_bool(w, "budget_hit", x->res.budget_hit);
+    json_member_uint(w, "peak_device_bytes", x->res.peak_device_bytes);
+    json_member_uint(w, "peak_rss_bytes", x->peak_rss_bytes);
+    if (x->dev_used_before || x->dev_used_after) {
+        json_member_uint(w, "dev_used_before_bytes", x->dev_used_before);
+        json_member_uint(w, "dev_used_after_bytes", x->dev_used_after);
+    }
+    json_memory_summary(w, x);
+    if (x->have_trace_stats) {
+        json_member_double(w, "gpu_utilization", x->gpu_utilization);
+        json_member_double(w, "gemm_share", x->gemm_share);
+    }
+}
+
+static const char *gate_word(lc_status status)
+{
+    return status == LC_OK ? "pass" : status == LC_FAILED ? "fail" : status == LC_UNSUPPORTED ? "skip" : "error";
+}
+
+static void json_runner(json_writer *w, const bench_entry *x)
+{
+    json_object_begin(w);
+    json_member_string(w, "name", x->runner->name);
+    json_member_string(w, "group", runner_group_name(x->group));
+    json_member_string(w, "gate", gate_word(x->gate.status));
+    if (x->gate.status == LC_OK || x->gate.status == LC_FAILED)
+        json_member_double(w, "gate_worst_ratio", x->gate.worst.ratio);
+    if (x->timed)
+        json_timing(w, x);
+    json_object_end(w);
+}
+
+static void json_full(json_writer *w, const bench_entry *e, int n, const report_run *run)
+{
+    json_object_begin(w);
+    json_member_int(w, "version", 1);
+    json_member_string(w, "device", lc_device_name(run->device));
+    json_member_uint(w, "seed", run->seed);
+    json_key(w, "shape");
+    lstm_shape_json(w, &run->shape);
+    json_member_string(w, "unit", "ms");
+    json_key(w, "runners");
+    json_array_begin(w);
+    for (int i = 0; i < n; i++)
+        json_runner(w, &e[i]);
+    json_array_end(w);
+    json_object_end(w);
+}
+
+int report_json(FILE *f, report_json_format format, const bench_entry *e, int n, const report_run *run)
+{
+    if (format == REPORT_JSON_PEP)
+        return print_pep(f, e, n);
+    if (format != REPORT_JSON_OSS && format != REPORT_JSON_FULL)
+        return 0;
+    json_writer w;
+    json_init(&w, JSON_ONE_LINE);
+    if (format == REPORT_JSON_OSS)
+        json_oss(&w, e, n);
+    else
+        json_full(&w, e, n, run);
+    const int rc = print_document(f, &w);
+    json_free(&w);
+    return rc;
 }

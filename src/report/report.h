@@ -6,7 +6,9 @@
 #include <stdio.h>
 
 #include "check/gate.h"
+#include "device/device.h"
 #include "perf/harness.h"
+#include "runners/group.h"
 #include "runners/runner.h"
 
 #ifdef __cplusplus
@@ -15,7 +17,7 @@ extern "C" {
 
 typedef struct bench_entry {
     const runner_ops *runner;
-    const char *group;       /* "lstm" or "vl_lstm", as the original names them */
+    runner_group group;
     gate_report gate;
     int timed;               /* harness ran and res is valid */
     harness_result res;
@@ -27,18 +29,40 @@ typedef struct bench_entry {
     size_t dev_used_before, dev_used_after;
 } bench_entry;
 
-/* Python's repr() of a float: the shortest text that reads back exactly. */
-void report_format_double(double v, char *buf, size_t n);
-
 /* The original's columns plus median, min, n and peak device memory;
  * trace_cols adds gpu_util and gemm_share at the end (bench --trace). */
 void report_table_header(FILE *f, const char *sep, int trace_cols);
 void report_table_row(FILE *f, const char *sep, const bench_entry *e, int trace_cols);
 
-void report_json_oss(FILE *f, const bench_entry *e, int n);
-void report_json_pep(FILE *f, const bench_entry *e, int n);
-void report_json_full(FILE *f, const bench_entry *e, int n, const lstm_shape *s, uint64_t seed,
-                      const char *device);
+/* bench --print-json: one list, X(ID, token): the original's formats oss
+ * (one object of means) and pep (a Caffe2Observer line per sample), and
+ * full (every sample, spread, memory, the gate: ours). */
+#define REPORT_JSON_LIST(X) \
+    X(OSS, oss)             \
+    X(PEP, pep)             \
+    X(FULL, full)
+
+typedef enum report_json_format {
+    REPORT_JSON_NONE = -1, /* no JSON asked for */
+#define REPORT_JSON_ENUM(id, token) REPORT_JSON_##id,
+    REPORT_JSON_LIST(REPORT_JSON_ENUM)
+#undef REPORT_JSON_ENUM
+} report_json_format;
+
+/* The names in the list's order, a space before each: " oss pep full". */
+#define REPORT_JSON_WORD(id, token) " " #token
+#define REPORT_JSON_WORDS REPORT_JSON_LIST(REPORT_JSON_WORD)
+
+/* What the full format says of the run besides its runners. */
+typedef struct report_run {
+    lstm_shape shape;
+    uint64_t seed;
+    lc_device device;
+} report_run;
+
+/* The entries in format (numbers as Python's repr, base/json.h), then a
+ * newline. 0, or 1 when out of host memory (nothing printed). */
+int report_json(FILE *f, report_json_format format, const bench_entry *e, int n, const report_run *run);
 
 #ifdef __cplusplus
 }

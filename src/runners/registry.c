@@ -56,7 +56,7 @@ int registry_validate(const runner_ops *const *table, lc_error *err)
         const runner_ops *r = table[n];
         const char *missing = NULL;
         if (!r->name || !r->name[0]) missing = "name";
-        else if (!r->device || (strcmp(r->device, "cpu") && strcmp(r->device, "cuda"))) missing = "device (cpu or cuda)";
+        else if ((unsigned)r->device >= LC_DEVICE_COUNT) missing = "device (cpu or cuda)";
         else if (!r->description || !r->description[0]) missing = "description";
         else if (!r->available) missing = "available()";
         else if (!r->create) missing = "create()";

@@ -4,6 +4,7 @@
 #ifndef LSTMCHECK_RUNNER_H
 #define LSTMCHECK_RUNNER_H
 
+#include "device/device.h"
 #include "model/lstm.h"
 
 #ifdef __cplusplus
@@ -36,7 +37,7 @@ typedef enum runner_precision {
 typedef struct runner_ops runner_ops;
 struct runner_ops {
     const char *name;
-    const char *device;      /* "cpu" or "cuda" */
+    lc_device device;
     const char *description; /* one line */
     unsigned caps;           /* RUNNER_* flags */
     runner_precision precision;

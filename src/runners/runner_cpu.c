@@ -425,7 +425,7 @@ static size_t cpu_peak_device_bytes(void *vs)
 
 const runner_ops runner_cpu_ops = {
     .name = "cpu",
-    .device = "cpu",
+    .device = LC_DEVICE_CPU,
     .description = "FP32 on OpenBLAS: one input GEMM for all steps, a GEMM + fused cell per step",
     .caps = RUNNER_MULTILAYER | RUNNER_VARLEN | RUNNER_BACKWARD | RUNNER_STATE_GRADS,
     .precision = PRECISION_FP32,

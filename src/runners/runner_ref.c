@@ -110,7 +110,7 @@ static size_t ref_peak_device_bytes(void *vs)
 
 const runner_ops runner_ref_ops = {
     .name = "ref",
-    .device = "cpu",
+    .device = LC_DEVICE_CPU,
     .description = "the reference LSTM itself (double, plain loops), timed: the original's py",
     .caps = RUNNER_MULTILAYER | RUNNER_VARLEN | RUNNER_BACKWARD | RUNNER_STATE_GRADS,
     .precision = PRECISION_FP32,

@@ -33,7 +33,7 @@ static void example_destroy(void *s) { CPU->destroy(s); }
 
 const runner_ops runner_example_ops = {
     .name = "example",
-    .device = "cpu",
+    .device = LC_DEVICE_CPU,
     .description = "the cpu runner under another name (docs/adding-a-runner.md)",
     .caps = RUNNER_MULTILAYER | RUNNER_VARLEN | RUNNER_BACKWARD,
     .precision = PRECISION_FP32,

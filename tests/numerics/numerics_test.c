@@ -161,7 +161,7 @@ static int group_verdict(const runner_ops *r, const numerics_group *g, const gro
            g->name, t->passed, t->failed, t->skipped, t->outside_caps, t->worst);
     if (t->failed)
         return 1;
-    if (!t->passed && !strcmp(r->device, "cuda") && !strcmp(g->name, "basic")) {
+    if (!t->passed && r->device == LC_DEVICE_CUDA && !strcmp(g->name, "basic")) {
         printf("FAIL %s/basic: a CUDA device is usable here, but no shape of the basic group ran\n", r->name);
         return 1;
     }
@@ -184,7 +184,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "numerics_test: unknown group '%s'\n", argv[2]);
         return 2;
     }
-    const int strict = !strcmp(r->device, "cuda") && gpu_required();
+    const int strict = r->device == LC_DEVICE_CUDA && gpu_required();
     const int unavailable = check_available(r, strict);
     if (unavailable)
         return unavailable;

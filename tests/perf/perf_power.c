@@ -44,7 +44,7 @@ static int run_trial(const power_setup *ps, double level, perf_comparison *c, lc
     /* both sides are this tree's test build: it may have uncommitted changes */
     const ab_side sides[2] = {{.exe = ps->ab_exe, .allow_dirty = 1},
                               {.exe = ps->ab_exe, .env = env, .allow_dirty = 1}};
-    const ab_request rq = {.device = "cpu", .runner = ps->runner->name, .shape = ps->problem->shape,
+    const ab_request rq = {.device = LC_DEVICE_CPU, .runner = ps->runner->name, .shape = ps->problem->shape,
                            .seed = 17, .warmup = -1, .nloops = 0};
     ab_outcome out;
     if (ab_compare(sides, &rq, &ps->settings, POWER_COMPARISONS, &out, err) != LC_OK)
@@ -202,7 +202,7 @@ static int measure_power(power_setup *ps, const power_args *a, numerics_context 
     const lstm_results *ref;
     if (numerics_context_get(ctx, ps->runner, &p, &ref, err))
         return -1;
-    perf_default_settings("cpu", &ps->settings);
+    perf_default_settings(LC_DEVICE_CPU, &ps->settings);
     ps->problem = p;
     const double t0 = wall_seconds();
     if (prepare_reference(ps, a->set_name, base, err))
@@ -219,8 +219,8 @@ int main(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc;
-    perf_prepare_device("cpu");
-    const perf_shape_set *set = perf_find_shape_set("cpu", a.set_name);
+    perf_prepare_device(LC_DEVICE_CPU);
+    const perf_shape_set *set = perf_find_shape_set(LC_DEVICE_CPU, a.set_name);
     const runner_ops *cpu = registry_find("cpu");
     if (!set || !cpu) {
         fprintf(stderr, "perf_power: no cpu shape set '%s'\n", a.set_name);

@@ -19,7 +19,7 @@ int main(int argc, char **argv)
     o.command = "baseline";
     o.subcommand = "compare";
     o.baseline_dir = argv[1];
-    snprintf(o.device, sizeof o.device, "cpu");
+    o.device = LC_DEVICE_CPU;
     o.rnns[0] = "cpu";
     o.nrnns = 1;
     o.shape_set = "small";

@@ -95,13 +95,13 @@ int test_revbuild_failure_remembered(void)
           !sh(GIT_COMMIT_ALL, dir, "broken"), "commit");
     CHECK(git_head(dir, sha) == LC_OK, "head");
     lc_error err;
-    CHECK(revbuild_lstmcheck(dir, sha, "cpu", exe, sizeof exe, &err) == 1, "a broken commit built");
+    CHECK(revbuild_lstmcheck(dir, sha, LC_DEVICE_CPU, exe, sizeof exe, &err) == 1, "a broken commit built");
     CHECK(strstr(err.msg, "does not build here") && strstr(err.msg, "build.log"), "%s", err.msg);
     char log[4096], cmd[4300];
     snprintf(log, sizeof log, "%s/ab/%.12s-cpu/build.log", LSTMCHECK_BINARY_DIR, sha);
     snprintf(cmd, sizeof cmd, "grep -q 'broken on purpose' %s", log);
     CHECK(system(cmd) == 0, "the log %s does not say why", log);
-    CHECK(revbuild_lstmcheck(dir, sha, "cpu", exe, sizeof exe, &err) == 1 && strstr(err.msg, "did not build"),
+    CHECK(revbuild_lstmcheck(dir, sha, LC_DEVICE_CPU, exe, sizeof exe, &err) == 1 && strstr(err.msg, "did not build"),
           "not remembered: %s", err.msg);
     snprintf(cmd, sizeof cmd, "rm -rf %s/ab/%.12s-cpu %s/ab/%.12s-cpu.lock %s", LSTMCHECK_BINARY_DIR, sha,
              LSTMCHECK_BINARY_DIR, sha, dir);
@@ -135,11 +135,11 @@ int test_baseline_reference_commit(void)
     CHECK(mkdtemp(dir), "mkdtemp");
     const lstm_shape s2 = {.seq_length = 2, .batch = 2, .input_size = 3, .hidden_size = 4, .num_layers = 1};
     const lstm_shape s9 = {.seq_length = 9, .batch = 2, .input_size = 3, .hidden_size = 4, .num_layers = 1};
-    CHECK(baseline_reference_commit(dir, "cpu", "cpu", &s2, commit, why, sizeof why) == 1 &&
+    CHECK(baseline_reference_commit(dir, LC_DEVICE_CPU, "cpu", &s2, commit, why, sizeof why) == 1 &&
           strstr(why, "no committed cpu baseline"), "empty folder: %s", why);
     CHECK(!write_baseline(dir, "a.json", "cpu", ENTRY("cpu", 2, "11d6bf8-dirty", "2026-01-03T00:00:00Z", "")),
           "write");
-    CHECK(baseline_reference_commit(dir, "cpu", "cpu", &s2, commit, why, sizeof why) == 1 &&
+    CHECK(baseline_reference_commit(dir, LC_DEVICE_CPU, "cpu", &s2, commit, why, sizeof why) == 1 &&
           strstr(why, "cannot be rebuilt") && strstr(why, "11d6bf8-dirty"), "only dirty: %s", why);
     CHECK(!write_baseline(dir, "b.json", "cpu",
                           ENTRY("cpu", 2, "aaaaaaa", "2026-01-01T00:00:00Z", "") ", "
@@ -148,12 +148,12 @@ int test_baseline_reference_commit(void)
           "write");
     CHECK(!write_baseline(dir, "c.json", "cuda", ENTRY("cpu", 2, "ccccccc", "2026-01-05T00:00:00Z", "")), "write");
     /* the asked (runner, shape) first, even when older */
-    CHECK(!baseline_reference_commit(dir, "cpu", "cpu", &s2, commit, why, sizeof why) && !strcmp(commit, "aaaaaaa") &&
+    CHECK(!baseline_reference_commit(dir, LC_DEVICE_CPU, "cpu", &s2, commit, why, sizeof why) && !strcmp(commit, "aaaaaaa") &&
           strstr(why, "b.json") && strstr(why, "this runner and shape"), "%s: %s", commit, why);
     /* else the newest reproducible entry of the device */
-    CHECK(!baseline_reference_commit(dir, "cpu", "cpu", &s9, commit, why, sizeof why) && !strcmp(commit, "bbbbbbb"),
+    CHECK(!baseline_reference_commit(dir, LC_DEVICE_CPU, "cpu", &s9, commit, why, sizeof why) && !strcmp(commit, "bbbbbbb"),
           "%s: %s", commit, why);
-    CHECK(!baseline_reference_commit(dir, "cuda", "cpu", &s2, commit, why, sizeof why) && !strcmp(commit, "ccccccc"),
+    CHECK(!baseline_reference_commit(dir, LC_DEVICE_CUDA, "cpu", &s2, commit, why, sizeof why) && !strcmp(commit, "ccccccc"),
           "%s: %s", commit, why);
     /* the reproducible mark is written and read back */
     char path[512];

@@ -22,12 +22,12 @@ int test_cli_flags(void)
     CHECK(o.shape.seq_length == 7 && o.shape.num_layers == 2 && o.shape.input_size == 9 &&
               o.shape.hidden_size == 11 && o.shape.batch == 3, "shape");
     CHECK(o.nrnns == 2 && !strcmp(o.rnns[0], "cpu") && !strcmp(o.rnns[1], "ref"), "rnns");
-    CHECK(!strcmp(o.print_json, "oss"), "bare --print-json is oss, got '%s'", o.print_json);
-    CHECK(o.nloops == 5 && !strcmp(o.sep, ",") && !strcmp(o.device, "cpu"), "others");
+    CHECK(o.print_json == REPORT_JSON_OSS, "bare --print-json is oss, got %d", o.print_json);
+    CHECK(o.nloops == 5 && !strcmp(o.sep, ",") && o.device == LC_DEVICE_CPU, "others");
     cli_free(&o);
     const char *b[] = {"lstmcheck", "bench", "--print-json", "pep", "--lengths", "3,4", "5"};
     CHECK(parse(&o, &err, 7, b) == 0, "%s", err.msg);
-    CHECK(!strcmp(o.print_json, "pep") && o.nlengths == 3 && o.lengths[2] == 5 && o.shape.batch == 3,
+    CHECK(o.print_json == REPORT_JSON_PEP && o.nlengths == 3 && o.lengths[2] == 5 && o.shape.batch == 3,
           "pep / lengths");
     cli_free(&o);
     char norm[64];

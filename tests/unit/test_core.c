@@ -27,8 +27,15 @@ int test_tolerance_rule(void)
               tolerance_scale(&a, TENSOR_INPUT_GRAD, PRECISION_FP32) > base,
           "gradient tolerances must include the forward depth");
     CHECK_NEAR(tolerance_scale(&a, TENSOR_FORWARD, PRECISION_TF32) / base, 8192.0, 1e-9);
-    CHECK(tolerance_kind_of("dw_hh") == TENSOR_PARAM_GRAD && tolerance_kind_of("dh0") == TENSOR_INPUT_GRAD &&
-              tolerance_kind_of("cy") == TENSOR_FORWARD, "tensor kinds");
+    /* every view carries its kind: y hy cy | dx dh0 dc0 | dw_ih.0 dw_hh.0 db_ih.0 db_hh.0 */
+    lstm_results res;
+    lc_error err;
+    CHECK(!lstm_results_alloc(&res, &a, &err), "%s", err.msg);
+    lstm_tensor_view v[16];
+    const int n = lstm_results_views(&res, LSTM_VIEWS_OUTPUTS | LSTM_VIEWS_STATE | LSTM_VIEWS_GRADS, v, 16);
+    lstm_results_free(&res);
+    CHECK(n == 10 && v[2].kind == TENSOR_FORWARD && v[4].kind == TENSOR_INPUT_GRAD &&
+              v[7].kind == TENSOR_PARAM_GRAD && !strcmp(v[7].name, "dw_hh.0"), "tensor kinds");
     CHECK_NEAR(tolerance_allowed(0.5, -2.0, 1.0), 1.5, 0);
     return 0;
 }
@@ -50,7 +57,7 @@ int test_registry_valid(void)
     lc_error err;
     CHECK(!registry_validate(lstm_runners, &err), "%s", err.msg);
     CHECK(registry_find("cpu") && registry_find("ref") && !registry_find("nope"), "lookup");
-    runner_ops good = {.name = "x", .device = "cpu", .description = "d",
+    runner_ops good = {.name = "x", .device = LC_DEVICE_CPU, .description = "d",
                        .caps = RUNNER_BACKWARD, .available = ok_available, .create = ok_create,
                        .forward = ok_step, .backward = ok_step, .zero_grads = ok_step,
                        .read_results = ok_read, .peak_device_bytes = ok_peak, .destroy = ok_destroy};
@@ -61,7 +68,7 @@ int test_registry_valid(void)
     table[0] = &no_bwd;
     CHECK(registry_validate(table, &err) && strstr(err.msg, "backward"), "a missing backward passed: %s", err.msg);
     runner_ops bad_dev = good;
-    bad_dev.device = "tpu";
+    bad_dev.device = LC_DEVICE_COUNT;
     table[0] = &bad_dev;
     CHECK(registry_validate(table, &err), "device tpu accepted");
     table[0] = &good;

@@ -64,9 +64,9 @@ int test_isolate_crash_fails_one_runner(void)
     CHECK(cpu, "the cpu runner");
     runner_ops gpu_like = *cpu, crashing = *cpu;
     gpu_like.name = "gpu_like";
-    gpu_like.device = "cuda";
+    gpu_like.device = LC_DEVICE_CUDA;
     crashing.name = "crashing";
-    crashing.device = "cuda";
+    crashing.device = LC_DEVICE_CUDA;
     crashing.forward = crash_forward;
     CHECK(isolate_runner(&gpu_like) && !isolate_runner(cpu), "only GPU runners are isolated");
     const lstm_shape shape = {.seq_length = 4, .batch = 2, .input_size = 5, .hidden_size = 6,

@@ -194,17 +194,17 @@ int test_baseline_commands_protect_files(void)
 {
     char dir[] = "/tmp/lstmcheck_blc_XXXXXX";
     CHECK(mkdtemp(dir) != NULL, "mkdtemp");
-    perf_prepare_device("cpu");
+    perf_prepare_device(LC_DEVICE_CPU);
     machine_key key;
     lc_error err;
-    CHECK(!machine_key_current("cpu", &key, &err), "%s", err.msg);
+    CHECK(!machine_key_current(LC_DEVICE_CPU, &key, &err), "%s", err.msg);
     char path[512];
     baseline_path(dir, &key, path, sizeof path);
     cli_options o;
     cli_defaults(&o);
     o.command = "baseline";
     o.baseline_dir = dir;
-    snprintf(o.device, sizeof o.device, "cpu");
+    o.device = LC_DEVICE_CPU;
     o.rnns[0] = "cpu";
     o.nrnns = 1;
     o.shape_set = "small";
@@ -231,7 +231,7 @@ int test_machine_key(void)
 {
     machine_key a, b;
     lc_error err;
-    CHECK(!machine_key_current("cpu", &a, &err) && !machine_key_current("cpu", &b, &err), "%s", err.msg);
+    CHECK(!machine_key_current(LC_DEVICE_CPU, &a, &err) && !machine_key_current(LC_DEVICE_CPU, &b, &err), "%s", err.msg);
     CHECK(machine_key_equal(&a, &b), "the key is not stable");
     CHECK(a.slug[0] && !strchr(a.slug, ' ') && !strchr(a.slug, '/'), "slug '%s'", a.slug);
     int has_model = 0, has_blas = 0;

@@ -492,7 +492,7 @@ int test_trace_gpu_two_runners(void)
     numerics_context ctx;
     CHECK(numerics_context_init(&ctx, &shape, 17, NULL, &err) == 0, "%s", err.msg);
     prof_session prof;
-    CHECK(prof_begin(&prof, "cuda", 1, 1, &err) == 0, "%s", err.msg);
+    CHECK(prof_begin(&prof, LC_DEVICE_CUDA, 1, 1, &err) == 0, "%s", err.msg);
     CHECK(prof.gpu_trace, "CUPTI collects");
     int ran = 0;
     for (int i = 0; i < 2; i++) {
