@@ -91,6 +91,7 @@ typedef enum flag_kind {
     FLAG_SWITCH,  /* an int field set to lo; takes no value */
     FLAG_RUNNERS, /* --rnns A B ...: one or more runner names */
     FLAG_LENGTHS, /* --lengths 3,4 5: one or more positive lengths */
+    FLAG_PLUGIN,  /* --plugin P: one path, the flag repeatable */
 } flag_kind;
 
 /* What a flag marks besides its field. */
@@ -159,6 +160,8 @@ static const cli_flag flags[] = {
      "compare: A/B against commit REV, built beside this build and measured now"},
     {"ab", "--ab", FLAG_SWITCH, F(ab), 1, 0, NULL, 0, "baseline",
      "compare: A/B against the commit of the newest committed baseline, even with a baseline here"},
+    {"plugin", "--plugin LIB.so", FLAG_PLUGIN, F(plugins), 0, 0, NULL, 0, "bench check list baseline",
+     "load runners from a shared library built against lstmcheck/runner.h (repeatable)"},
     {"allow-dirty", "--allow-dirty", FLAG_SWITCH, F(allow_dirty), 1, 0, NULL, 0, "baseline",
      "update: record uncommitted changes to src/, kernels/, CMakeLists.txt (marked not reproducible)"},
     {"tool", "--tool T", FLAG_CHOICE, F(tool), 0, 0, "nsys ncu none", 0, "profile",
@@ -247,6 +250,16 @@ static lc_status add_runner_name(cli_options *o, const char *name, lc_error *err
     return LC_OK;
 }
 
+static lc_status add_plugin(cli_options *o, const char *path, lc_error *err)
+{
+    if (o->nplugins == CLI_MAX_PLUGINS) {
+        lc_error_set(err, "too many plugins (at most %d)", CLI_MAX_PLUGINS);
+        return LC_BAD_INPUT;
+    }
+    o->plugins[o->nplugins++] = path;
+    return LC_OK;
+}
+
 /* "30,45,99" and separate arguments alike */
 static lc_status add_lengths(cli_options *o, const char *v, lc_error *err)
 {
@@ -310,6 +323,8 @@ static lc_status read_value(const cli_flag *f, cli_args *a, cli_options *o, lc_e
     }
     const char *v;
     char first[8];
+    if (f->kind == FLAG_PLUGIN)
+        return (v = required_value(f, a, err)) ? add_plugin(o, v, err) : LC_BAD_INPUT;
     if (f->kind == FLAG_OPTIONAL_CHOICE) {
         v = a->inline_value ? a->inline_value : next_word(a);
         if (!v) { /* left out: the first choice */

@@ -12,6 +12,7 @@ extern "C" {
 #endif
 
 #define CLI_MAX_RNNS 64
+#define CLI_MAX_PLUGINS 16
 
 typedef struct cli_options {
     const char *command;     /* bench, check, list, baseline, profile */
@@ -42,6 +43,9 @@ typedef struct cli_options {
     const char *against;     /* compare: A/B against this revision */
     int ab;                  /* compare: A/B even where this machine has a baseline */
     int allow_dirty;         /* update: record a modified tree (marked not reproducible) */
+    /* plugins: shared libraries of runners (runners/plugin.h), loaded before any work */
+    const char *plugins[CLI_MAX_PLUGINS];
+    int nplugins;
     /* profile / trace */
     char tool[8];            /* nsys, ncu, none */
     const char *out_dir;

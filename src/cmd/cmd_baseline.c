@@ -48,9 +48,10 @@ static lc_status plan_runners(const cli_options *o, const char *device, const ru
         }
         runners[(*nr)++] = r;
     }
-    for (int i = 0; !o->nrnns && lstm_runners[i] && *nr < CLI_MAX_RNNS; i++)
-        if (!strcmp(lstm_runners[i]->device, device) && (runner_roles(lstm_runners[i]) & ROLE_PERF))
-            runners[(*nr)++] = lstm_runners[i];
+    const runner_ops *d;
+    for (int i = 0; !o->nrnns && (d = registry_default_runner(i)) && *nr < CLI_MAX_RNNS; i++)
+        if (!strcmp(d->device, device) && (runner_roles(d) & ROLE_PERF))
+            runners[(*nr)++] = d;
     return LC_OK;
 }
 
@@ -538,6 +539,13 @@ static void compare_ab(compare_run *cr, const work_item *it, const char *tag)
     const char *name = it->runner->name;
     char commit[48], sha[GIT_SHA_LEN + 1], why[600], exe[4096];
     lc_error err = {{0}};
+    if (registry_origin(it->runner)) {
+        snprintf(why, sizeof why, "no baseline entry for this plugin runner here (an A/B comparison rebuilds "
+                                  "lstmcheck, not plugins): record one with 'lstmcheck baseline update --plugin %s "
+                                  "--rnns %s'", registry_origin(it->runner), name);
+        note_skip(cr, name, tag, why);
+        return;
+    }
     if (cr->against[0]) {
         snprintf(sha, sizeof sha, "%s", cr->against);
         snprintf(why, sizeof why, "as asked (--against %s)", cr->o->against);

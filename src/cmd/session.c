@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 /* Add the device's runners that have role (runners/runners.def). */
-static int add_group(session *s, unsigned role, const char *group, lc_error *err);
+static int add_group(const session_request *rq, session *s, unsigned role, const char *group, lc_error *err);
 
 int session_check_memory(const lstm_shape *s, lc_error *err)
 {
@@ -53,11 +53,20 @@ static int add_runner(session *s, const runner_ops *r, const char *group, lc_err
     return 0;
 }
 
-static int add_group(session *s, unsigned role, const char *group, lc_error *err)
+/* A runner of the default selection goes with this session's device; a
+ * plugin's runner goes with any device unless --device named one: where
+ * its device is missing it is then reported as skipped, not left out
+ * unseen. */
+static int on_device(const session_request *rq, const session *s, const runner_ops *r)
 {
-    for (int i = 0; lstm_runners[i]; i++)
-        if (!strcmp(lstm_runners[i]->device, s->device) && (runner_roles(lstm_runners[i]) & role) &&
-            add_runner(s, lstm_runners[i], group, err))
+    return !strcmp(r->device, s->device) || (registry_origin(r) && !strcmp(rq->device, "auto"));
+}
+
+static int add_group(const session_request *rq, session *s, unsigned role, const char *group, lc_error *err)
+{
+    const runner_ops *r;
+    for (int i = 0; (r = registry_default_runner(i)); i++)
+        if (on_device(rq, s, r) && (runner_roles(r) & role) && add_runner(s, r, group, err))
             return 1;
     return 0;
 }
@@ -75,7 +84,7 @@ static lc_status add_named_or_default(const session_request *rq, session *s, lc_
     /* explicit lengths make every chosen runner a variable-length one */
     const char *group = rq->nlengths ? "vl_lstm" : "lstm";
     if (!rq->nrnns)
-        return add_group(s, ROLE_LSTM_GROUP, group, err) ? LC_BAD_INPUT : LC_OK;
+        return add_group(rq, s, ROLE_LSTM_GROUP, group, err) ? LC_BAD_INPUT : LC_OK;
     for (int i = 0; i < rq->nrnns; i++) {
         const runner_ops *r = registry_find(rq->rnns[i]);
         if (!r) {
@@ -109,7 +118,7 @@ static lc_status add_variable_group(const session_request *rq, session *s, lc_er
     lc_rng_init(&rng, rq->seed, INPUT_LENGTHS, -1);
     for (int b = 0; b < rq->shape.batch; b++)
         s->vl_lengths[b] = lc_rng_int(&rng, VL_MIN_LENGTH, VL_MAX_LENGTH);
-    return add_group(s, ROLE_VL_GROUP, "vl_lstm", err) ? LC_BAD_INPUT : LC_OK;
+    return add_group(rq, s, ROLE_VL_GROUP, "vl_lstm", err) ? LC_BAD_INPUT : LC_OK;
 }
 
 lc_status session_setup(const session_request *rq, session *s, lc_error *err)
