@@ -160,6 +160,10 @@ static const cli_flag flags[] = {
      "compare: A/B against commit REV, built beside this build and measured now"},
     {"ab", "--ab", FLAG_SWITCH, F(ab), 1, 0, NULL, 0, "baseline",
      "compare: A/B against the commit of the newest committed baseline, even with a baseline here"},
+    {"markdown", "--markdown FILE", FLAG_TEXT, F(markdown_path), 0, 0, NULL, 0, "baseline",
+     "compare: also write the results as a markdown table to FILE ('-': stdout), for a pull request"},
+    {"plot", "--plot FILE.svg", FLAG_TEXT, F(plot_path), 0, 0, NULL, 0, "baseline",
+     "compare: also draw baseline and current distributions with the minimum effect, as SVG"},
     {"plugin", "--plugin LIB.so", FLAG_PLUGIN, F(plugins), 0, 0, NULL, 0, "bench check list baseline",
      "load runners from a shared library built against lstmcheck/runner.h (repeatable)"},
     {"allow-dirty", "--allow-dirty", FLAG_SWITCH, F(allow_dirty), 1, 0, NULL, 0, "baseline",
@@ -430,6 +434,10 @@ static lc_status check_together(cli_options *o, lc_error *err)
 {
     if (o->nlengths && o->variable_lstms) {
         lc_error_set(err, "--lengths and --variable-lstms exclude each other");
+        return LC_BAD_INPUT;
+    }
+    if (o->json && o->markdown_path && !strcmp(o->markdown_path, "-")) {
+        lc_error_set(err, "--json and --markdown - both want stdout: give --markdown a file");
         return LC_BAD_INPUT;
     }
     if (o->nlengths && o->nlengths != o->shape.batch) {

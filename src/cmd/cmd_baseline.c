@@ -11,6 +11,7 @@
 #include "base/gitrev.h"
 #include "check/isolate.h"
 #include "cmd/session.h"
+#include "report/compare_report.h"
 
 #include <cjson/cJSON.h>
 
@@ -440,10 +441,12 @@ typedef struct compare_run {
     char self_desc[256];   /* this build, for A/B reports */
     int slower, unclear, faster, failed;
     cJSON *json, *results, *skipped;
+    compare_report report; /* for --markdown and --plot */
 } compare_run;
 
 static void note_skip(compare_run *cr, const char *runner, const char *tag, const char *reason)
 {
+    compare_report_skip(&cr->report, runner, tag, reason);
     if (cr->o->json) {
         cJSON *s = cJSON_CreateObject();
         cJSON_AddStringToObject(s, "runner", runner);
@@ -511,6 +514,7 @@ static void report_comparison(compare_run *cr, const char *runner, const char *t
         print_row(runner, tag, "bwd", &c->base_bwd, &c->cur_bwd, c->raw_change_bwd, &c->bwd);
     }
     fflush(stdout);
+    compare_report_add(&cr->report, runner, tag, c, ab, commit);
     verdict_kind k = perf_overall(c);
     cr->slower += k == VERDICT_SLOWER;
     cr->unclear += k == VERDICT_INCONCLUSIVE;
@@ -696,9 +700,15 @@ static lc_status cmd_compare(const cli_options *o, const char *device, const cha
     cr.comparisons = 2 * (n > family ? n : family);
     warn_stale(path, &b);
     compare_header(&cr, desc);
+    compare_report_init(&cr.report, desc, b.nentries ? path : NULL, cr.comparisons);
     for (int i = 0; i < n; i++)
         compare_item(&cr, &items[i]);
     compare_footer(&cr);
+    if (compare_report_write(&cr.report, o->markdown_path, o->plot_path, &err)) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        cr.failed++;
+    }
+    compare_report_free(&cr.report);
     baseline_free(&b);
     if (cr.failed || cr.slower)
         return LC_FAILED;
@@ -722,12 +732,20 @@ lc_status cmd_baseline(const cli_options *o)
         fprintf(stderr, "lstmcheck: --allow-dirty applies to baseline update only\n");
         return LC_BAD_INPUT;
     }
+    if ((o->markdown_path || o->plot_path) && strcmp(o->subcommand, "compare")) {
+        fprintf(stderr, "lstmcheck: --%s applies to baseline compare only\n", o->markdown_path ? "markdown" : "plot");
+        return LC_BAD_INPUT;
+    }
+    lc_error err = {{0}};
+    if (compare_report_check_paths(o->markdown_path, o->plot_path, &err)) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        return LC_BAD_INPUT;
+    }
     const char *dir = o->baseline_dir ? o->baseline_dir : baseline_default_dir();
     if (!strcmp(o->subcommand, "show"))
         return cmd_show(o, device, dir);
     work_item *items = NULL;
     int n = 0;
-    lc_error err = {{0}};
     lc_status rc = plan(o, device, &items, &n, &err);
     if (rc) {
         fprintf(stderr, "lstmcheck: %s\n", err.msg);
