@@ -244,23 +244,14 @@ static const char *next_word(cli_args *a)
     return a->i + 1 < a->argc && strncmp(a->argv[a->i + 1], "--", 2) != 0 ? a->argv[++a->i] : NULL;
 }
 
-static lc_status add_runner_name(cli_options *o, const char *name, lc_error *err)
+/* Append word to a list of at most max words (--rnns, --plugin). */
+static lc_status add_word(const char **list, int *n, int max, const char *what, const char *word, lc_error *err)
 {
-    if (o->nrnns == CLI_MAX_RNNS) {
-        lc_error_set(err, "too many runners (at most %d)", CLI_MAX_RNNS);
+    if (*n == max) {
+        lc_error_set(err, "too many %s (at most %d)", what, max);
         return LC_BAD_INPUT;
     }
-    o->rnns[o->nrnns++] = name;
-    return LC_OK;
-}
-
-static lc_status add_plugin(cli_options *o, const char *path, lc_error *err)
-{
-    if (o->nplugins == CLI_MAX_PLUGINS) {
-        lc_error_set(err, "too many plugins (at most %d)", CLI_MAX_PLUGINS);
-        return LC_BAD_INPUT;
-    }
-    o->plugins[o->nplugins++] = path;
+    list[(*n)++] = word;
     return LC_OK;
 }
 
@@ -293,7 +284,8 @@ static lc_status read_list(const cli_flag *f, cli_args *a, cli_options *o, lc_er
     lc_status rc = LC_OK;
     const char *v = a->inline_value && *a->inline_value ? a->inline_value : next_word(a);
     for (; v && !rc; v = next_word(a), got++)
-        rc = f->kind == FLAG_RUNNERS ? add_runner_name(o, v, err) : add_lengths(o, v, err);
+        rc = f->kind == FLAG_RUNNERS ? add_word(o->rnns, &o->nrnns, CLI_MAX_RNNS, "runners", v, err)
+                                     : add_lengths(o, v, err);
     if (!rc && !got) {
         lc_error_set(err, "--%s needs at least one value", f->name);
         rc = LC_BAD_INPUT;
@@ -328,7 +320,8 @@ static lc_status read_value(const cli_flag *f, cli_args *a, cli_options *o, lc_e
     const char *v;
     char first[8];
     if (f->kind == FLAG_PLUGIN)
-        return (v = required_value(f, a, err)) ? add_plugin(o, v, err) : LC_BAD_INPUT;
+        return (v = required_value(f, a, err)) ? add_word(o->plugins, &o->nplugins, CLI_MAX_PLUGINS, "plugins", v, err)
+                                               : LC_BAD_INPUT;
     if (f->kind == FLAG_OPTIONAL_CHOICE) {
         v = a->inline_value ? a->inline_value : next_word(a);
         if (!v) { /* left out: the first choice */

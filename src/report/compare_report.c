@@ -24,16 +24,23 @@ void compare_report_free(compare_report *r)
     memset(r, 0, sizeof *r);
 }
 
+/* An array of n elements (rows, skips) with room for one more; NULL when
+ * out of memory (the array is kept), which marks the report incomplete. */
+static void *grow(compare_report *r, void *array, int n, size_t size)
+{
+    void *grown = realloc(array, (size_t)(n + 1) * size);
+    r->incomplete |= !grown;
+    return grown;
+}
+
 void compare_report_add(compare_report *r, const char *runner, const char *shape, const perf_comparison *c,
                         const ab_outcome *ab, const char *against)
 {
-    compare_row *grown = realloc(r->rows, (size_t)(r->nrows + 1) * sizeof *grown);
-    if (!grown) {
-        r->incomplete = 1;
+    compare_row *rows = grow(r, r->rows, r->nrows, sizeof *rows);
+    if (!rows)
         return;
-    }
-    r->rows = grown;
-    compare_row *row = &r->rows[r->nrows++];
+    r->rows = rows;
+    compare_row *row = &rows[r->nrows++];
     memset(row, 0, sizeof *row);
     snprintf(row->runner, sizeof row->runner, "%s", runner);
     snprintf(row->shape, sizeof row->shape, "%s", shape);
@@ -45,13 +52,11 @@ void compare_report_add(compare_report *r, const char *runner, const char *shape
 
 void compare_report_skip(compare_report *r, const char *runner, const char *shape, const char *reason)
 {
-    compare_skip *grown = realloc(r->skips, (size_t)(r->nskips + 1) * sizeof *grown);
-    if (!grown) {
-        r->incomplete = 1;
+    compare_skip *skips = grow(r, r->skips, r->nskips, sizeof *skips);
+    if (!skips)
         return;
-    }
-    r->skips = grown;
-    compare_skip *s = &r->skips[r->nskips++];
+    r->skips = skips;
+    compare_skip *s = &skips[r->nskips++];
     snprintf(s->runner, sizeof s->runner, "%s", runner);
     snprintf(s->shape, sizeof s->shape, "%s", shape);
     snprintf(s->reason, sizeof s->reason, "%s", reason);
@@ -65,11 +70,18 @@ compare_phase compare_row_phase(const compare_row *row, int backward)
     return (compare_phase){"forward", &c->fwd, &c->base_fwd, &c->cur_fwd, &c->on_fwd, row->noise_fwd};
 }
 
-lc_status compare_report_emit(const compare_report *r, const char *path, char *text, size_t len,
+lc_status compare_report_emit(const compare_report *r, const char *path, compare_report_writer write,
                               lc_error *err)
 {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f) {
+        write(f, r);
+        fclose(f);
+    }
     lc_status rc = LC_OK;
-    if (!text || r->incomplete) {
+    if (!f || !text || r->incomplete) {
         lc_error_set(err, "%s: not written: out of host memory for the report", path);
         rc = LC_ERROR;
     } else if (!strcmp(path, "-")) {

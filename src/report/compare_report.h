@@ -7,6 +7,8 @@
 #ifndef LSTMCHECK_COMPARE_REPORT_H
 #define LSTMCHECK_COMPARE_REPORT_H
 
+#include <stdio.h>
+
 #include "perf/ab.h"
 #include "perf/perf.h"
 
@@ -67,9 +69,10 @@ lc_status compare_report_check_paths(const char *markdown, const char *plot, lc_
 /* Both writers where a path is given. LC_OK, or LC_ERROR with err. */
 lc_status compare_report_write(const compare_report *r, const char *markdown, const char *plot, lc_error *err);
 
-/* For the writers: text made with a memory stream (freed here), then
- * written to path atomically (or to stdout for "-"). */
-lc_status compare_report_emit(const compare_report *r, const char *path, char *text, size_t len,
+/* For the writers: write() puts the text into a memory stream, which is
+ * then written to path atomically (or to stdout for "-"). */
+typedef void (*compare_report_writer)(FILE *f, const compare_report *r);
+lc_status compare_report_emit(const compare_report *r, const char *path, compare_report_writer write,
                               lc_error *err);
 /* "forward" / "backward" of a row: its verdict, its ms medians, what it
  * was decided on and its noise. */

@@ -88,15 +88,8 @@ static void put_footer(FILE *f, const compare_report *r)
     }
 }
 
-lc_status compare_report_markdown(const compare_report *r, const char *path, lc_error *err)
+static void put_markdown(FILE *f, const compare_report *r)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f) {
-        lc_error_set(err, "out of host memory for the markdown report");
-        return LC_ERROR;
-    }
     put_header(f, r);
     for (int i = 0; i < r->nrows; i++)
         for (int b = 0; b < 2; b++) {
@@ -104,6 +97,9 @@ lc_status compare_report_markdown(const compare_report *r, const char *path, lc_
             put_row(f, &r->rows[i], &ph);
         }
     put_footer(f, r);
-    fclose(f);
-    return compare_report_emit(r, path, text, len, err);
+}
+
+lc_status compare_report_markdown(const compare_report *r, const char *path, lc_error *err)
+{
+    return compare_report_emit(r, path, put_markdown, err);
 }

@@ -207,15 +207,8 @@ static void draw_legend(FILE *f, const compare_report *r, int height)
     put_text(f, 96, 88, "font-size=\"10\"", "current");
 }
 
-lc_status compare_report_svg(const compare_report *r, const char *path, lc_error *err)
+static void put_svg(FILE *f, const compare_report *r)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f) {
-        lc_error_set(err, "out of host memory for the plot");
-        return LC_ERROR;
-    }
     const int panels = 2 * r->nrows;
     draw_legend(f, r, SVG_HEADER + (panels ? panels : 1) * SVG_PANEL);
     for (int i = 0; i < r->nrows; i++)
@@ -226,6 +219,9 @@ lc_status compare_report_svg(const compare_report *r, const char *path, lc_error
     if (!panels)
         put_text(f, 10, SVG_HEADER + 40, "fill=\"#444\"", "nothing was compared (see the skipped entries)");
     fputs("</svg>\n", f);
-    fclose(f);
-    return compare_report_emit(r, path, text, len, err);
+}
+
+lc_status compare_report_svg(const compare_report *r, const char *path, lc_error *err)
+{
+    return compare_report_emit(r, path, put_svg, err);
 }

@@ -68,24 +68,40 @@ static int count(const char *text, const char *what)
     return n;
 }
 
-/* Where the files go: LSTMCHECK_REPORT_OUT, or a fresh temporary folder. */
-static const char *out_dir(char *tmp)
+/* Where a test's file goes: into LSTMCHECK_REPORT_OUT (kept), or into a
+ * fresh temporary folder (removed by remove_out). 0 on success. */
+typedef struct out_file {
+    char tmp[64], path[4096];
+    const char *dir;
+} out_file;
+
+static int open_out(out_file *o, const char *name)
 {
-    const char *dir = getenv("LSTMCHECK_REPORT_OUT");
-    return dir ? dir : mkdtemp(tmp);
+    snprintf(o->tmp, sizeof o->tmp, "/tmp/lstmcheck-report-XXXXXX");
+    o->dir = getenv("LSTMCHECK_REPORT_OUT");
+    if (!o->dir)
+        o->dir = mkdtemp(o->tmp);
+    snprintf(o->path, sizeof o->path, "%s/%s", o->dir ? o->dir : ".", name);
+    return o->dir == NULL;
+}
+
+static void remove_out(const out_file *o)
+{
+    if (!getenv("LSTMCHECK_REPORT_OUT")) {
+        unlink(o->path);
+        rmdir(o->dir);
+    }
 }
 
 int test_report_markdown_rows(void)
 {
     compare_report r;
     fixed_report(&r);
-    char tmp[] = "/tmp/lstmcheck-report-XXXXXX", path[4096];
-    const char *dir = out_dir(tmp);
-    CHECK(dir, "a folder for the files");
-    snprintf(path, sizeof path, "%s/report_markdown_rows.md", dir);
+    out_file out;
+    CHECK(!open_out(&out, "report_markdown_rows.md"), "a folder for the file");
     lc_error err = {{0}};
-    CHECK(compare_report_markdown(&r, path, &err) == LC_OK, "%s", err.msg);
-    const char *md = read_text(path);
+    CHECK(compare_report_markdown(&r, out.path, &err) == LC_OK, "%s", err.msg);
+    const char *md = read_text(out.path);
     CHECK(md, "the file was written");
     static const char *const rows[] = {
         "| `cpu` | s20-l1-i128-h128-b16 | forward | 12.35 | 12.98 | +5.1% [+4.2%, +6.0%] | **SLOWER** | 0.40% | 3.0% |\n",
@@ -102,8 +118,7 @@ int test_report_markdown_rows(void)
     CHECK(count(md, "\n- `") == 4, "a reason for each verdict but SAME, and the skip:\n%s", md);
     CHECK(strstr(md, "straddles \\| the minimum"), "a '|' in a reason is escaped:\n%s", md);
     compare_report_free(&r);
-    if (!getenv("LSTMCHECK_REPORT_OUT"))
-        unlink(path), rmdir(dir);
+    remove_out(&out);
     return 0;
 }
 
@@ -111,13 +126,11 @@ int test_report_writers(void)
 {
     compare_report r;
     fixed_report(&r);
-    char tmp[] = "/tmp/lstmcheck-report-XXXXXX", path[4096];
-    const char *dir = out_dir(tmp);
-    CHECK(dir, "a folder for the files");
-    snprintf(path, sizeof path, "%s/report_writers.svg", dir);
+    out_file out;
+    CHECK(!open_out(&out, "report_writers.svg"), "a folder for the file");
     lc_error err = {{0}};
-    CHECK(compare_report_write(&r, NULL, path, &err) == LC_OK, "%s", err.msg);
-    const char *svg = read_text(path);
+    CHECK(compare_report_write(&r, NULL, out.path, &err) == LC_OK, "%s", err.msg);
+    const char *svg = read_text(out.path);
     CHECK(svg && !strncmp(svg, "<?xml", 5) && strstr(svg, "</svg>\n"), "an SVG document");
     CHECK(count(svg, ">change</text>") == 4, "one panel per entry and phase");
     CHECK(count(svg, "fill=\"#e6e6e6\"") == 4, "a minimum-effect band in each panel");
@@ -125,8 +138,7 @@ int test_report_writers(void)
     CHECK(strstr(svg, "fill=\"#c0392b\">SLOWER +5.1% [+4.2%, +6.0%]"), "the SLOWER caption, in red");
     CHECK(strstr(svg, ">max +200%</text>"), "the whisker cut at the edge says where it ends");
     compare_report_free(&r);
-    if (!getenv("LSTMCHECK_REPORT_OUT"))
-        unlink(path), rmdir(dir);
+    remove_out(&out);
     return 0;
 }
 
