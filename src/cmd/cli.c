@@ -91,7 +91,7 @@ typedef enum flag_kind {
     FLAG_SWITCH,  /* an int field set to lo; takes no value */
     FLAG_RUNNERS, /* --rnns A B ...: one or more runner names */
     FLAG_LENGTHS, /* --lengths 3,4 5: one or more positive lengths */
-    FLAG_PLUGIN,  /* --plugin P: one path, the flag repeatable */
+    FLAG_PLUGINS, /* --plugin A.so B.so ...: one or more paths; repeatable */
 } flag_kind;
 
 /* What a flag marks besides its field. */
@@ -164,8 +164,8 @@ static const cli_flag flags[] = {
      "compare: also write the results as a markdown table to FILE ('-': stdout), for a pull request"},
     {"plot", "--plot FILE.svg", FLAG_TEXT, F(plot_path), 0, 0, NULL, 0, "baseline",
      "compare: also draw baseline and current distributions with the minimum effect, as SVG"},
-    {"plugin", "--plugin LIB.so", FLAG_PLUGIN, F(plugins), 0, 0, NULL, 0, "bench check list baseline",
-     "load runners from a shared library built against lstmcheck/runner.h (repeatable)"},
+    {"plugin", "--plugin LIB.so ...", FLAG_PLUGINS, F(plugins), 0, 0, NULL, 0, "bench check list baseline",
+     "load runners from shared libraries built against lstmcheck/runner.h (repeatable)"},
     {"allow-dirty", "--allow-dirty", FLAG_SWITCH, F(allow_dirty), 1, 0, NULL, 0, "baseline",
      "update: record uncommitted changes to src/, kernels/, CMakeLists.txt (marked not reproducible)"},
     {"tool", "--tool T", FLAG_CHOICE, F(tool), 0, 0, "nsys ncu none", 0, "profile",
@@ -277,15 +277,16 @@ static lc_status add_lengths(cli_options *o, const char *v, lc_error *err)
     return LC_OK;
 }
 
-/* --rnns and --lengths: one or more values, inline or as separate words */
+/* --rnns, --lengths, --plugin: one or more values, inline or as separate words */
 static lc_status read_list(const cli_flag *f, cli_args *a, cli_options *o, lc_error *err)
 {
     int got = 0;
     lc_status rc = LC_OK;
     const char *v = a->inline_value && *a->inline_value ? a->inline_value : next_word(a);
     for (; v && !rc; v = next_word(a), got++)
-        rc = f->kind == FLAG_RUNNERS ? add_word(o->rnns, &o->nrnns, CLI_MAX_RNNS, "runners", v, err)
-                                     : add_lengths(o, v, err);
+        rc = f->kind == FLAG_RUNNERS   ? add_word(o->rnns, &o->nrnns, CLI_MAX_RNNS, "runners", v, err)
+             : f->kind == FLAG_PLUGINS ? add_word(o->plugins, &o->nplugins, CLI_MAX_PLUGINS, "plugins", v, err)
+                                       : add_lengths(o, v, err);
     if (!rc && !got) {
         lc_error_set(err, "--%s needs at least one value", f->name);
         rc = LC_BAD_INPUT;
@@ -307,7 +308,7 @@ static const char *required_value(const cli_flag *f, cli_args *a, lc_error *err)
 static lc_status read_value(const cli_flag *f, cli_args *a, cli_options *o, lc_error *err)
 {
     char *field = (char *)o + f->field;
-    if (f->kind == FLAG_RUNNERS || f->kind == FLAG_LENGTHS)
+    if (f->kind == FLAG_RUNNERS || f->kind == FLAG_LENGTHS || f->kind == FLAG_PLUGINS)
         return read_list(f, a, o, err);
     if (f->kind == FLAG_SWITCH) {
         if (a->inline_value) {
@@ -319,9 +320,6 @@ static lc_status read_value(const cli_flag *f, cli_args *a, cli_options *o, lc_e
     }
     const char *v;
     char first[8];
-    if (f->kind == FLAG_PLUGIN)
-        return (v = required_value(f, a, err)) ? add_word(o->plugins, &o->nplugins, CLI_MAX_PLUGINS, "plugins", v, err)
-                                               : LC_BAD_INPUT;
     if (f->kind == FLAG_OPTIONAL_CHOICE) {
         v = a->inline_value ? a->inline_value : next_word(a);
         if (!v) { /* left out: the first choice */
