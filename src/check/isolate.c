@@ -186,6 +186,15 @@ static int plugin_child(void *arg, int fd)
 {
     plugin_probe *pp = arg;
     pp->status = plugin_load(pp->path, &pp->err);
+    /* available() is the one function of a runner that later runs in the
+     * parent itself (list, the checks before a child is forked): once here
+     * first, so that a crash in it refuses the plugin instead */
+    const runner_ops *r;
+    for (int i = 0; pp->status == LC_OK && (r = registry_runner(i)); i++) {
+        lc_error why = {{0}};
+        if (registry_origin(r) && !strcmp(registry_origin(r), pp->path))
+            r->available(&why);
+    }
     return isolate_write(fd, &pp->status, sizeof pp->status) || isolate_write(fd, &pp->err, sizeof pp->err);
 }
 
@@ -207,7 +216,8 @@ lc_status isolate_plugin_load(const char *path, lc_error *err)
     plugin_probe pp = {.path = path};
     lc_error why = {{0}};
     if (isolate_run(plugin_child, plugin_parent, &pp, &why)) {
-        lc_error_set(err, "plugin %s: crashed while loading: %s", path, why.msg);
+        lc_error_set(err, "plugin %s: crashed while loading (its initialization, or a runner's available()): %s",
+                     path, why.msg);
         return LC_BAD_INPUT;
     }
     if (pp.status != LC_OK) {

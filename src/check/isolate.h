@@ -52,8 +52,9 @@ int isolate_precheck(const runner_ops *r, const numerics_context *c, gate_report
 lc_status isolate_gate_run(const runner_ops *r, numerics_context *c, const char *dump_dir,
                              gate_report *rep);
 
-/* plugin_load (runners/plugin.h) in a child first, then here: a plugin
- * whose loading crashes (its initialization code) is refused with
+/* plugin_load (runners/plugin.h) in a child first, with one call of each
+ * of its runners' available(), then here: a plugin whose loading crashes
+ * (its initialization code, or an available()) is refused with
  * LC_BAD_INPUT and err naming it, and this process never runs it. Any
  * other refusal comes back as plugin_load says it. */
 lc_status isolate_plugin_load(const char *path, lc_error *err);

@@ -253,6 +253,10 @@ static double rel_sd(const double *v, int n)
     return m > 0 ? sqrt(ss / (n - 1)) / m : 0;
 }
 
+/* a plugin runner's qualified name fits a baseline entry's (runners/plugin.h) */
+_Static_assert(sizeof(((baseline_entry *)0)->runner) > LSTMCHECK_QUALIFIED_NAME_MAX,
+               "baseline_entry.runner must hold <plugin>:<runner>");
+
 int perf_measure_entry(const runner_ops *r, const lstm_problem *p, unsigned long long seed,
                        const perf_settings *s, baseline_entry *e, lc_error *err)
 {

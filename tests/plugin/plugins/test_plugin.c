@@ -7,14 +7,15 @@
  *   PLANT_NULL_OP    forward is NULL
  *   PLANT_ABI        exports the symbols by hand, with the next ABI version
  *   PLANT_NO_INFO    exports the ABI version but not the description
- *   PLANT_LOAD_CRASH its initialization code crashes while lstmcheck loads it */
+ *   PLANT_LOAD_CRASH its initialization code crashes while lstmcheck loads it
+ *   PLANT_AVAILABLE_CRASH its available() crashes */
 #include "cpu_lstm.h"
 
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
 
-#if defined(PLANT_CRASH) || defined(PLANT_LOAD_CRASH)
+#if defined(PLANT_CRASH) || defined(PLANT_LOAD_CRASH) || defined(PLANT_AVAILABLE_CRASH)
 /* A crash on purpose: no core file. */
 static void crash(void)
 {
@@ -61,12 +62,25 @@ __attribute__((constructor)) static void crash_while_loading(void)
 #define NULL_OP 0
 #endif
 
+#ifdef PLANT_AVAILABLE_CRASH
+static int crashing_available(lstmcheck_error *why)
+{
+    (void)why;
+    crash();
+    return LSTMCHECK_OK;
+}
+#define AVAILABLE crashing_available
+#else
+#define AVAILABLE NULL /* lstmcheck's own answer: a CPU runner runs anywhere */
+#endif
+
 static const lstmcheck_runner lstm = {
     .name = "lstm",
     .device = "cpu",
     .description = "the example's LSTM (lstmcheck's test plugin " PLUGIN_NAME ")",
     .caps = LSTMCHECK_MULTILAYER | LSTMCHECK_BACKWARD | LSTMCHECK_STATE_GRADS,
     .precision = LSTMCHECK_FP32,
+    .available = AVAILABLE,
     .create = lstm_create,
     .forward = NULL_OP ? NULL : lstm_forward,
     .backward = lstm_backward,
