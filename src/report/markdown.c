@@ -34,9 +34,12 @@ static void put_header(FILE *f, const compare_report *r)
 {
     fprintf(f, "### lstmcheck baseline compare\n\n");
     fprintf(f, "Machine: `%s`  \n", r->machine);
+    int ab = 0;
+    for (int i = 0; i < r->nrows; i++)
+        ab += r->rows[i].against[0] != '\0';
     if (r->baseline[0])
-        fprintf(f, "Against: `%s` (entries without one here: A/B against a commit, named in the table)  \n",
-                r->baseline);
+        fprintf(f, "Against: `%s`%s  \n", r->baseline,
+                ab ? " (rows marked A/B: the commit named, built and measured beside this build)" : "");
     else
         fprintf(f, "Against: A/B, the commit named in the table built and measured beside this build  \n");
     fprintf(f, "Every runner passed the numerics gate before it was timed. *change* is the change of the "
