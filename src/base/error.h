@@ -4,14 +4,15 @@
 #define LSTMCHECK_ERROR_H
 
 #include "base/status.h"
+#include "lstmcheck/runner.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef struct lc_error {
-    char msg[512];
-} lc_error;
+/* The runner ABI's error (include/lstmcheck/runner.h) under its short
+ * name: runners, built in or loaded, report through the same channel. */
+typedef lstmcheck_error lc_error;
 
 /* Set err (when not NULL) to the formatted one-line message. */
 void lc_error_set(lc_error *err, const char *fmt, ...)

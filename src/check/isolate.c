@@ -1,7 +1,8 @@
-/* One GPU runner per process (see isolate.h). */
+/* One GPU runner, or plugin runner, per process (see isolate.h). */
 #include "check/isolate.h"
 
 #include "device/device.h"
+#include "runners/plugin.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -98,13 +99,14 @@ int isolate_run(isolate_child_fn child, isolate_parent_fn parent, void *arg, lc_
 
 int isolate_runner(const runner_ops *r)
 {
-    if (r->device != LC_DEVICE_CUDA)
+    const int gpu = r->device == LC_DEVICE_CUDA;
+    if (!gpu && !registry_origin(r))
         return 0;
     const char *v = getenv("LSTMCHECK_ISOLATE");
     if (v && !strcmp(v, "0"))
         return 0;
     /* a process that has used CUDA cannot give the GPU to its children */
-    return !device_cuda_used_here();
+    return gpu ? !device_cuda_used_here() : 1;
 }
 
 typedef struct gate_job {
@@ -164,9 +166,63 @@ lc_status isolate_gate_run(const runner_ops *r, numerics_context *c, const char 
     }
     gate_job job = {r, c, dump_dir, rep};
     if (isolate_run(gate_child, gate_parent, &job, &err)) {
+        const char *plugin = registry_origin(r);
         memset(rep, 0, sizeof *rep);
         rep->status = LC_ERROR;
-        snprintf(rep->reason, sizeof rep->reason, "%s: %s", r->name, err.msg);
+        snprintf(rep->reason, sizeof rep->reason, "%s%s: %s", plugin ? "plugin " : "", plugin ? plugin : r->name,
+                 err.msg);
     }
     return rep->status;
+}
+
+/* What the loading child sends back: how plugin_load ended there. */
+typedef struct plugin_probe {
+    const char *path;
+    lc_status status;
+    lc_error err;
+} plugin_probe;
+
+static int plugin_child(void *arg, int fd)
+{
+    plugin_probe *pp = arg;
+    pp->status = plugin_load(pp->path, &pp->err);
+    /* available() is the one function of a runner that later runs in the
+     * parent itself (list, the checks before a child is forked): once here
+     * first, so that a crash in it refuses the plugin instead */
+    const runner_ops *r;
+    for (int i = 0; pp->status == LC_OK && (r = registry_runner(i)); i++) {
+        lc_error why = {{0}};
+        if (registry_origin(r) && !strcmp(registry_origin(r), pp->path))
+            r->available(&why);
+    }
+    return isolate_write(fd, &pp->status, sizeof pp->status) || isolate_write(fd, &pp->err, sizeof pp->err);
+}
+
+static int plugin_parent(void *arg, int fd, lc_error *err)
+{
+    plugin_probe *pp = arg;
+    if (isolate_read(fd, &pp->status, sizeof pp->status) || isolate_read(fd, &pp->err, sizeof pp->err)) {
+        lc_error_set(err, "its process sent no result");
+        return 1;
+    }
+    return 0;
+}
+
+lc_status isolate_plugin_load(const char *path, lc_error *err)
+{
+    const char *v = getenv("LSTMCHECK_ISOLATE");
+    if (v && !strcmp(v, "0"))
+        return plugin_load(path, err);
+    plugin_probe pp = {.path = path};
+    lc_error why = {{0}};
+    if (isolate_run(plugin_child, plugin_parent, &pp, &why)) {
+        lc_error_set(err, "plugin %s: crashed while loading (its initialization, or a runner's available()): %s",
+                     path, why.msg);
+        return LC_BAD_INPUT;
+    }
+    if (pp.status != LC_OK) {
+        *err = pp.err;
+        return pp.status;
+    }
+    return plugin_load(path, err);
 }

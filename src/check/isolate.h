@@ -4,7 +4,9 @@
  * that has made no CUDA call itself (the probe runs in a child too, see
  * device.h); a fault fails only the runner that caused it. The child gets
  * the parent's memory (inputs, reference) for free and sends its result
- * back through a pipe. */
+ * back through a pipe. Runners from plugins (runners/plugin.h) run in
+ * children too, on every device: their code is not ours, and a crash of
+ * it must be that runner's error, not the end of lstmcheck. */
 #ifndef LSTMCHECK_ISOLATE_H
 #define LSTMCHECK_ISOLATE_H
 
@@ -30,8 +32,9 @@ int isolate_run(isolate_child_fn child, isolate_parent_fn parent, void *arg, lc_
 int isolate_write(int fd, const void *buf, size_t n);
 int isolate_read(int fd, void *buf, size_t n);
 
-/* 1 when r should run in a child of this process: a GPU runner, CUDA not
- * yet used by this process itself, and LSTMCHECK_ISOLATE is not 0.
+/* 1 when r should run in a child of this process: a GPU runner while CUDA
+ * is not yet used by this process itself, or a plugin's CPU runner; and
+ * LSTMCHECK_ISOLATE is not 0.
  * LSTMCHECK_ISOLATE=0 keeps everything CUDA in this process, the device
  * probe too: for tools that do not follow a fork without exec (nsys
  * without --trace-fork-before-exec=true, a debugger). */
@@ -48,6 +51,13 @@ int isolate_precheck(const runner_ops *r, const numerics_context *c, gate_report
  * or ERROR for a broken CUDA setup (available() == LC_ERROR). */
 lc_status isolate_gate_run(const runner_ops *r, numerics_context *c, const char *dump_dir,
                              gate_report *rep);
+
+/* plugin_load (runners/plugin.h) in a child first, with one call of each
+ * of its runners' available(), then here: a plugin whose loading crashes
+ * (its initialization code, or an available()) is refused with
+ * LC_BAD_INPUT and err naming it, and this process never runs it. Any
+ * other refusal comes back as plugin_load says it. */
+lc_status isolate_plugin_load(const char *path, lc_error *err);
 
 #ifdef __cplusplus
 }

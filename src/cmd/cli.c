@@ -98,6 +98,7 @@ typedef enum flag_kind {
     FLAG_SWITCH,  /* an int field set to lo; takes no value */
     FLAG_RUNNERS, /* --rnns A B ...: one or more runner names */
     FLAG_LENGTHS, /* --lengths 3,4 5: one or more positive lengths */
+    FLAG_PLUGINS, /* --plugin A.so B.so ...: one or more paths; repeatable */
 } flag_kind;
 
 /* What a flag marks besides its field. */
@@ -172,6 +173,12 @@ static const cli_flag flags[] = {
      "compare: A/B against commit REV, built beside this build and measured now"},
     {"ab", "--ab", FLAG_SWITCH, F(ab), 1, 0, NULL, 0, "baseline",
      "compare: A/B against the commit of the newest committed baseline, even with a baseline here"},
+    {"markdown", "--markdown FILE", FLAG_TEXT, F(markdown_path), 0, 0, NULL, 0, "baseline",
+     "compare: also write the results as a markdown table to FILE ('-': stdout), for a pull request"},
+    {"plot", "--plot FILE.svg", FLAG_TEXT, F(plot_path), 0, 0, NULL, 0, "baseline",
+     "compare: also draw baseline and current distributions with the minimum effect, as SVG"},
+    {"plugin", "--plugin LIB.so ...", FLAG_PLUGINS, F(plugins), 0, 0, NULL, 0, "bench check list baseline",
+     "load runners from shared libraries built against lstmcheck/runner.h (repeatable)"},
     {"allow-dirty", "--allow-dirty", FLAG_SWITCH, F(allow_dirty), 1, 0, NULL, 0, "baseline",
      "update: record uncommitted changes to src/, kernels/, CMakeLists.txt (marked not reproducible)"},
     {"tool", "--tool T", FLAG_CHOICE, F(tool), 0, 0, "nsys ncu none", 0, "profile",
@@ -260,13 +267,14 @@ static const char *next_word(cli_args *a)
     return a->i + 1 < a->argc && strncmp(a->argv[a->i + 1], "--", 2) != 0 ? a->argv[++a->i] : NULL;
 }
 
-static lc_status add_runner_name(cli_options *o, const char *name, lc_error *err)
+/* Append word to a list of at most max words (--rnns, --plugin). */
+static lc_status add_word(const char **list, int *n, int max, const char *what, const char *word, lc_error *err)
 {
-    if (o->nrnns == CLI_MAX_RNNS) {
-        lc_error_set(err, "too many runners (at most %d)", CLI_MAX_RNNS);
+    if (*n == max) {
+        lc_error_set(err, "too many %s (at most %d)", what, max);
         return LC_BAD_INPUT;
     }
-    o->rnns[o->nrnns++] = name;
+    list[(*n)++] = word;
     return LC_OK;
 }
 
@@ -292,14 +300,16 @@ static lc_status add_lengths(cli_options *o, const char *v, lc_error *err)
     return LC_OK;
 }
 
-/* --rnns and --lengths: one or more values, inline or as separate words */
+/* --rnns, --lengths, --plugin: one or more values, inline or as separate words */
 static lc_status read_list(const cli_flag *f, cli_args *a, cli_options *o, lc_error *err)
 {
     int got = 0;
     lc_status rc = LC_OK;
     const char *v = a->inline_value && *a->inline_value ? a->inline_value : next_word(a);
     for (; v && !rc; v = next_word(a), got++)
-        rc = f->kind == FLAG_RUNNERS ? add_runner_name(o, v, err) : add_lengths(o, v, err);
+        rc = f->kind == FLAG_RUNNERS   ? add_word(o->rnns, &o->nrnns, CLI_MAX_RNNS, "runners", v, err)
+             : f->kind == FLAG_PLUGINS ? add_word(o->plugins, &o->nplugins, CLI_MAX_PLUGINS, "plugins", v, err)
+                                       : add_lengths(o, v, err);
     if (!rc && !got) {
         lc_error_set(err, "--%s needs at least one value", f->name);
         rc = LC_BAD_INPUT;
@@ -335,7 +345,7 @@ static lc_status read_choice(const cli_flag *f, const char *v, char *field, lc_e
 static lc_status read_value(const cli_flag *f, cli_args *a, cli_options *o, lc_error *err)
 {
     char *field = (char *)o + f->field;
-    if (f->kind == FLAG_RUNNERS || f->kind == FLAG_LENGTHS)
+    if (f->kind == FLAG_RUNNERS || f->kind == FLAG_LENGTHS || f->kind == FLAG_PLUGINS)
         return read_list(f, a, o, err);
     if (f->kind == FLAG_SWITCH) {
         if (a->inline_value) {
@@ -447,6 +457,10 @@ static lc_status check_together(cli_options *o, lc_error *err)
 {
     if (o->nlengths && o->variable_lstms) {
         lc_error_set(err, "--lengths and --variable-lstms exclude each other");
+        return LC_BAD_INPUT;
+    }
+    if (o->json && o->markdown_path && !strcmp(o->markdown_path, "-")) {
+        lc_error_set(err, "--json and --markdown - both want stdout: give --markdown a file");
         return LC_BAD_INPUT;
     }
     if (o->nlengths && o->nlengths != o->shape.batch) {

@@ -14,6 +14,7 @@ extern "C" {
 #endif
 
 #define CLI_MAX_RNNS 64
+#define CLI_MAX_PLUGINS 16
 
 /* --device auto (the default): cuda when a CUDA device exists, else cpu. */
 #define CLI_DEVICE_AUTO (-1)
@@ -47,6 +48,11 @@ typedef struct cli_options {
     const char *against;     /* compare: A/B against this revision */
     int ab;                  /* compare: A/B even where this machine has a baseline */
     int allow_dirty;         /* update: record a modified tree (marked not reproducible) */
+    const char *markdown_path; /* compare: a markdown report here ("-": stdout) */
+    const char *plot_path;   /* compare: an SVG plot of the distributions here */
+    /* plugins: shared libraries of runners (runners/plugin.h), loaded before any work */
+    const char *plugins[CLI_MAX_PLUGINS];
+    int nplugins;
     /* profile / trace */
     char tool[8];            /* nsys, ncu, none */
     const char *out_dir;

@@ -12,6 +12,7 @@
 #include "base/json.h"
 #include "check/isolate.h"
 #include "cmd/session.h"
+#include "report/compare_report.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -41,16 +42,17 @@ static lc_status plan_runners(const cli_options *o, lc_device device, const runn
             lc_error_set(err, "unknown runner '%s' (see lstmcheck list)", o->rnns[i]);
             return LC_BAD_INPUT;
         }
-        if (r->device != device) {
+        if (r->device != (int)device) {
             lc_error_set(err, "runner '%s' runs on %s, but the device is %s", r->name, lc_device_name(r->device),
                          lc_device_name(device));
             return LC_BAD_INPUT;
         }
         runners[(*nr)++] = r;
     }
-    for (int i = 0; !o->nrnns && lstm_runners[i] && *nr < CLI_MAX_RNNS; i++)
-        if (lstm_runners[i]->device == device && (runner_roles(lstm_runners[i]) & ROLE_PERF))
-            runners[(*nr)++] = lstm_runners[i];
+    const runner_ops *d;
+    for (int i = 0; !o->nrnns && (d = registry_default_runner(i)) && *nr < CLI_MAX_RNNS; i++)
+        if (d->device == (int)device && (runner_roles(d) & ROLE_PERF))
+            runners[(*nr)++] = d;
     return LC_OK;
 }
 
@@ -474,10 +476,12 @@ typedef struct compare_run {
     char self_desc[256];   /* this build, for A/B reports */
     int slower, unclear, faster, failed;
     json_writer results, skipped; /* --json: the two lists, filled as the items are decided */
+    compare_report report;        /* for --markdown and --plot */
 } compare_run;
 
 static void note_skip(compare_run *cr, const char *runner, const char *tag, const char *reason)
 {
+    compare_report_skip(&cr->report, runner, tag, reason);
     if (cr->o->json) {
         json_object_begin(&cr->skipped);
         json_member_string(&cr->skipped, "runner", runner);
@@ -557,6 +561,7 @@ static void report_comparison(compare_run *cr, const char *runner, const char *t
         print_row(runner, tag, "bwd", &c->base_bwd, &c->cur_bwd, c->raw_change_bwd, &c->bwd);
     }
     fflush(stdout);
+    compare_report_add(&cr->report, runner, tag, c, ab, commit);
     verdict_kind k = perf_overall(c);
     cr->slower += k == VERDICT_SLOWER;
     cr->unclear += k == VERDICT_INCONCLUSIVE;
@@ -578,6 +583,21 @@ static void describe_self(compare_run *cr)
              dirty ? " + uncommitted changes: " : "", dirty ? what : "");
 }
 
+/* A plugin's runner with no baseline entry here is not compared A/B: that
+ * rebuilds an older lstmcheck, not the plugin. 1 after noting the skip. */
+static int skip_plugin_ab(compare_run *cr, const work_item *it, const char *tag)
+{
+    const char *plugin = registry_origin(it->runner);
+    char why[800];
+    if (!plugin)
+        return 0;
+    snprintf(why, sizeof why, "no baseline entry for this plugin runner here (an A/B comparison rebuilds lstmcheck, "
+                              "not plugins): record one with 'lstmcheck baseline update --plugin %s --rnns %s'",
+             plugin, it->runner->name);
+    note_skip(cr, it->runner->name, tag, why);
+    return 1;
+}
+
 /* A/B of one gated (runner, shape) against the --against commit or the
  * commit of the device's newest committed baseline. */
 static void compare_ab(compare_run *cr, const work_item *it, const char *tag)
@@ -585,6 +605,8 @@ static void compare_ab(compare_run *cr, const work_item *it, const char *tag)
     const char *name = it->runner->name;
     char commit[48], sha[GIT_SHA_LEN + 1], why[600], exe[4096];
     lc_error err = {{0}};
+    if (skip_plugin_ab(cr, it, tag))
+        return;
     if (cr->against[0]) {
         snprintf(sha, sizeof sha, "%s", cr->against);
         snprintf(why, sizeof why, "as asked (--against %s)", cr->o->against);
@@ -751,9 +773,15 @@ static lc_status cmd_compare(const cli_options *o, lc_device device, const char 
     cr.comparisons = 2 * (n > family ? n : family);
     warn_stale(path, &b);
     compare_header(&cr);
+    compare_report_init(&cr.report, desc, b.nentries ? path : NULL, cr.comparisons);
     for (int i = 0; i < n; i++)
         compare_item(&cr, &items[i]);
     compare_footer(&cr);
+    if (compare_report_write(&cr.report, o->markdown_path, o->plot_path, &err)) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        cr.failed++;
+    }
+    compare_report_free(&cr.report);
     baseline_free(&b);
     if (cr.failed || cr.slower)
         return LC_FAILED;
@@ -776,12 +804,20 @@ lc_status cmd_baseline(const cli_options *o)
         fprintf(stderr, "lstmcheck: --allow-dirty applies to baseline update only\n");
         return LC_BAD_INPUT;
     }
+    if ((o->markdown_path || o->plot_path) && strcmp(o->subcommand, "compare")) {
+        fprintf(stderr, "lstmcheck: --%s applies to baseline compare only\n", o->markdown_path ? "markdown" : "plot");
+        return LC_BAD_INPUT;
+    }
+    lc_error err = {{0}};
+    if (compare_report_check_paths(o->markdown_path, o->plot_path, &err)) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        return LC_BAD_INPUT;
+    }
     const char *dir = o->baseline_dir ? o->baseline_dir : baseline_default_dir();
     if (!strcmp(o->subcommand, "show"))
         return cmd_show(o, device, dir);
     work_item *items = NULL;
     int n = 0;
-    lc_error err = {{0}};
     lc_status rc = plan(o, device, &items, &n, &err);
     if (rc) {
         fprintf(stderr, "lstmcheck: %s\n", err.msg);

@@ -15,9 +15,9 @@ lc_status cmd_list(const cli_options *o)
     if (!o->names_only)
         printf("%-16s %-5s %-7s %-7s %-8s %-7s %-9s %s\n", "name", "dev", "layers", "varlen",
                "backward", "outputs", "precision", "runs here");
-    for (int i = 0; lstm_runners[i]; i++) {
-        const runner_ops *r = lstm_runners[i];
-        if (o->device != CLI_DEVICE_AUTO && (lc_device)o->device != r->device)
+    const runner_ops *r;
+    for (int i = 0; (r = registry_runner(i)); i++) {
+        if (o->device != CLI_DEVICE_AUTO && o->device != r->device)
             continue;
         if (o->names_only) {
             printf("%s\n", r->name);
@@ -37,7 +37,10 @@ lc_status cmd_list(const cli_options *o)
                (r->caps & RUNNER_STATE_ONLY) ? "hy,cy" : "y,hy,cy",
                r->precision == PRECISION_TF32 ? "tf32" : "fp32", ok ? "yes" : "no: ",
                ok ? "" : why.msg);
-        printf("%-16s   %s\n", "", r->description);
+        if (registry_origin(r))
+            printf("%-16s   %s (plugin %s)\n", "", r->description, registry_origin(r));
+        else
+            printf("%-16s   %s\n", "", r->description);
     }
     char dev[256];
     device_cuda_describe(dev, sizeof dev);

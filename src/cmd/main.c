@@ -2,9 +2,24 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check/isolate.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "runners/faults.h"
+
+/* --plugin: every plugin loaded, or the command refused before any work. */
+static lc_status load_plugins(const cli_options *o)
+{
+    lc_error err = {{0}};
+    for (int i = 0; i < o->nplugins; i++) {
+        lc_status rc = isolate_plugin_load(o->plugins[i], &err);
+        if (rc) {
+            fprintf(stderr, "lstmcheck: %s\n", err.msg);
+            return rc;
+        }
+    }
+    return LC_OK;
+}
 
 int main(int argc, char **argv)
 {
@@ -28,6 +43,10 @@ int main(int argc, char **argv)
         fputs(cli_usage(o.command), stdout);
         cli_free(&o);
         return 0;
+    }
+    if ((rc = load_plugins(&o))) {
+        cli_free(&o);
+        return lc_exit_code(rc);
     }
     if (!strcmp(o.command, "list")) rc = cmd_list(&o);
     else if (!strcmp(o.command, "check")) rc = cmd_check(&o);

@@ -48,13 +48,22 @@ static int add_runner(session *s, const runner_ops *r, runner_group group, lc_er
     return 0;
 }
 
-/* The device's runners of group `of` (their roles in runners/runners.def),
- * run in group `as`. */
-static int add_group(session *s, runner_group of, runner_group as, lc_error *err)
+/* A runner of the default selection goes with this session's device; a
+ * plugin's runner goes with any device unless --device named one: where
+ * its device is missing it is then reported as skipped, not left out
+ * unseen. */
+static int on_device(const session_request *rq, const session *s, const runner_ops *r)
 {
-    for (int i = 0; lstm_runners[i]; i++)
-        if (lstm_runners[i]->device == s->device && (runner_roles(lstm_runners[i]) & runner_group_role(of)) &&
-            add_runner(s, lstm_runners[i], as, err))
+    return r->device == (int)s->device || (registry_origin(r) && rq->device == CLI_DEVICE_AUTO);
+}
+
+/* The runners of group `of` (their roles in runners/runners.def) that go
+ * with this session, run in group `as`. */
+static int add_group(const session_request *rq, session *s, runner_group of, runner_group as, lc_error *err)
+{
+    const runner_ops *r;
+    for (int i = 0; (r = registry_default_runner(i)); i++)
+        if (on_device(rq, s, r) && (runner_roles(r) & runner_group_role(of)) && add_runner(s, r, as, err))
             return 1;
     return 0;
 }
@@ -72,14 +81,14 @@ static lc_status add_named_or_default(const session_request *rq, session *s, lc_
     /* explicit lengths make every chosen runner a variable-length one */
     const runner_group group = rq->nlengths ? RUNNER_GROUP_VL_LSTM : RUNNER_GROUP_LSTM;
     if (!rq->nrnns)
-        return add_group(s, RUNNER_GROUP_LSTM, group, err) ? LC_BAD_INPUT : LC_OK;
+        return add_group(rq, s, RUNNER_GROUP_LSTM, group, err) ? LC_BAD_INPUT : LC_OK;
     for (int i = 0; i < rq->nrnns; i++) {
         const runner_ops *r = registry_find(rq->rnns[i]);
         if (!r) {
             lc_error_set(err, "unknown runner '%s' (see lstmcheck list)", rq->rnns[i]);
             return LC_BAD_INPUT;
         }
-        if (rq->device != CLI_DEVICE_AUTO && r->device != s->device) {
+        if (rq->device != CLI_DEVICE_AUTO && r->device != (int)s->device) {
             lc_error_set(err, "runner '%s' runs on %s, but --device is %s", r->name, lc_device_name(r->device),
                          lc_device_name(s->device));
             return LC_BAD_INPUT;
@@ -107,7 +116,7 @@ static lc_status add_variable_group(const session_request *rq, session *s, lc_er
     lc_rng_init(&rng, rq->seed, INPUT_LENGTHS, -1);
     for (int b = 0; b < rq->shape.batch; b++)
         s->vl_lengths[b] = lc_rng_int(&rng, VL_MIN_LENGTH, VL_MAX_LENGTH);
-    return add_group(s, RUNNER_GROUP_VL_LSTM, RUNNER_GROUP_VL_LSTM, err) ? LC_BAD_INPUT : LC_OK;
+    return add_group(rq, s, RUNNER_GROUP_VL_LSTM, RUNNER_GROUP_VL_LSTM, err) ? LC_BAD_INPUT : LC_OK;
 }
 
 lc_status session_setup(const session_request *rq, session *s, lc_error *err)

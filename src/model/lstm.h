@@ -1,7 +1,8 @@
 /* Shapes, inputs and results of the LSTM that every runner computes.
  * Semantics (PyTorch's nn.LSTM): gate order i, f, g, o; per layer l
  * W_ih (4H x I_l), W_hh (4H x H), b_ih (4H), b_hh (4H); I_0 = I, I_l = H.
- * All tensors are row-major: x (T,B,I), y (T,B,H), h0/c0/hy/cy (L,B,H). */
+ * All tensors are row-major: x (T,B,I), y (T,B,H), h0/c0/hy/cy (L,B,H).
+ * The bundles themselves are part of the runner ABI. */
 #ifndef LSTMCHECK_LSTM_H
 #define LSTMCHECK_LSTM_H
 
@@ -10,42 +11,17 @@
 
 #include "base/error.h"
 #include "base/json.h"
+#include "lstmcheck/runner.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef struct lstm_shape {
-    int seq_length;  /* T: the longest sequence when lengths are given */
-    int batch;       /* B */
-    int input_size;  /* I */
-    int hidden_size; /* H */
-    int num_layers;  /* L */
-} lstm_shape;
-
-/* Inputs of one problem. Floats, as every runner consumes them. */
-typedef struct lstm_problem {
-    lstm_shape shape;
-    int *lengths; /* B entries in 1..T, or NULL: every sequence is T long */
-    float **w_ih, **w_hh, **b_ih, **b_hh; /* L pointers each */
-    float *x;               /* T*B*I */
-    float *h0, *c0;         /* L*B*H */
-    /* Seeds of the backward pass; NULL means zero. The loss is
-     * sum(y*dy) + sum(hy*dhy) + sum(cy*dcy). */
-    float *dy;              /* T*B*H */
-    float *dhy, *dcy;       /* L*B*H */
-} lstm_problem;
-
-/* Outputs and gradients, in double so the reference keeps its precision;
- * runners convert their float results on read-back. */
-typedef struct lstm_results {
-    lstm_shape shape;
-    double *y;              /* T*B*H */
-    double *hy, *cy;        /* L*B*H */
-    double *dx;             /* T*B*I */
-    double *dh0, *dc0;      /* L*B*H */
-    double **dw_ih, **dw_hh, **db_ih, **db_hh; /* L pointers each */
-} lstm_results;
+/* The runner ABI's types (include/lstmcheck/runner.h, where they are
+ * defined and documented) under the short names of this code base. */
+typedef lstmcheck_shape lstm_shape;     /* T, B, I, H, L */
+typedef lstmcheck_problem lstm_problem; /* inputs in float; lengths; backward seeds */
+typedef lstmcheck_results lstm_results; /* outputs and gradients in double */
 
 static inline int lstm_layer_input_size(const lstm_shape *s, int layer)
 {

@@ -37,7 +37,7 @@ int perf_matrix_size(lc_device device)
 {
     int runners = 0, sets = 0;
     for (int i = 0; lstm_runners[i]; i++)
-        runners += lstm_runners[i]->device == device && (runner_roles(lstm_runners[i]) & ROLE_PERF);
+        runners += lstm_runners[i]->device == (int)device && (runner_roles(lstm_runners[i]) & ROLE_PERF);
     for (int i = 0; perf_shape_sets[i].name; i++)
         sets += perf_shape_sets[i].device == device;
     return runners * sets;
@@ -253,6 +253,10 @@ static double rel_sd(const double *v, int n)
     return m > 0 ? sqrt(ss / (n - 1)) / m : 0;
 }
 
+/* a plugin runner's qualified name fits a baseline entry's (runners/plugin.h) */
+_Static_assert(sizeof(((baseline_entry *)0)->runner) > LSTMCHECK_QUALIFIED_NAME_MAX,
+               "baseline_entry.runner must hold <plugin>:<runner>");
+
 int perf_measure_entry(const runner_ops *r, const lstm_problem *p, unsigned long long seed,
                        const perf_settings *s, baseline_entry *e, lc_error *err)
 {
@@ -349,6 +353,34 @@ static void free_measured(const perf_source *src, baseline_entry *base, baseline
     baseline_entry_free(cur);
 }
 
+static void decided_on(const baseline_series *base, const baseline_series *cur, double noise,
+                       perf_decided_on *on)
+{
+    stats_summarize(base->samples, base->n, &on->base);
+    stats_summarize(cur->samples, cur->n, &on->cur);
+    on->noise = noise;
+}
+
+/* An independent measurement decided on its own, for each phase called
+ * SLOWER: the confirmation's verdict and distributions replace the first. */
+static int confirm_slower(const perf_source *src, const perf_settings *s, int comparisons, perf_comparison *out,
+                          lc_error *err)
+{
+    baseline_entry cb, cc;
+    verdict_result vf, vb;
+    int rc = decide_fresh(src, s, comparisons, &cb, &cc, &vf, &vb, &out->rounds, err);
+    if (!rc && out->fwd.kind == VERDICT_SLOWER)
+        decided_on(&cb.fwd_ratio, &cc.fwd_ratio, cb.noise_fwd, &out->on_fwd);
+    if (!rc && out->bwd.kind == VERDICT_SLOWER)
+        decided_on(&cb.bwd_ratio, &cc.bwd_ratio, cb.noise_bwd, &out->on_bwd);
+    free_measured(src, &cb, &cc);
+    if (rc)
+        return 1;
+    verdict_confirm(&out->fwd, &vf);
+    verdict_confirm(&out->bwd, &vb);
+    return 0;
+}
+
 int perf_compare_source(const perf_source *src, const perf_settings *s, int comparisons, perf_comparison *out,
                         lc_error *err)
 {
@@ -359,19 +391,14 @@ int perf_compare_source(const perf_source *src, const perf_settings *s, int comp
         free_measured(src, &base, &cur);
         return 1;
     }
-    if (out->fwd.kind == VERDICT_SLOWER || out->bwd.kind == VERDICT_SLOWER) {
-        /* confirm with independent measurements, decided on their own
-         * (with a budget of their own) */
-        baseline_entry cb, cc;
-        verdict_result vf, vb;
-        int rc = decide_fresh(src, s, comparisons, &cb, &cc, &vf, &vb, &out->rounds, err);
-        free_measured(src, &cb, &cc);
-        if (rc) {
-            free_measured(src, &base, &cur);
-            return 1;
-        }
-        verdict_confirm(&out->fwd, &vf);
-        verdict_confirm(&out->bwd, &vb);
+    decided_on(&base.fwd_ratio, &cur.fwd_ratio, base.noise_fwd, &out->on_fwd);
+    decided_on(&base.bwd_ratio, &cur.bwd_ratio, base.noise_bwd, &out->on_bwd);
+    /* a SLOWER is confirmed with independent measurements, decided on
+     * their own (with a budget of their own) */
+    if ((out->fwd.kind == VERDICT_SLOWER || out->bwd.kind == VERDICT_SLOWER) &&
+        confirm_slower(src, s, comparisons, out, err)) {
+        free_measured(src, &base, &cur);
+        return 1;
     }
     out->samples = cur.fwd.n;
     stats_summarize(base.fwd.samples, base.fwd.n, &out->base_fwd);

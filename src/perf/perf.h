@@ -46,10 +46,20 @@ int perf_matrix_size(lc_device device);
 int perf_measure_entry(const runner_ops *r, const lstm_problem *p, unsigned long long seed,
                        const perf_settings *s, baseline_entry *e, lc_error *err);
 
+/* What one phase's verdict was decided on: the runner/control ratios of
+ * both sides (of the confirmation, where one replaced the first decision)
+ * and the run-to-run noise that set its minimum effect. For reports that
+ * show why a verdict fell as it did (report/compare_report.h). */
+typedef struct perf_decided_on {
+    sample_summary base, cur;
+    double noise;
+} perf_decided_on;
+
 typedef struct perf_comparison {
     verdict_result fwd, bwd;
     sample_summary base_fwd, base_bwd, cur_fwd, cur_bwd;  /* ms, of the first decision */
     double raw_change_fwd, raw_change_bwd;                  /* of median ms, not drift-cancelled */
+    perf_decided_on on_fwd, on_bwd;
     int rounds, samples;  /* measure() steps (confirmation included); current samples */
     double elapsed_s;
 } perf_comparison;

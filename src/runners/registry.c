@@ -1,9 +1,13 @@
-/* The runner table, made from the roster (runners/runners.def), and its
- * checks. */
+/* The runner table, made from the roster (runners/runners.def), the
+ * runners loaded from plugins (runners/plugin.h), and their checks. */
 #include "runners/runner.h"
 
 #include <stdio.h>
 #include <string.h>
+
+/* the runner ABI's device values are lc_device's */
+_Static_assert(LSTMCHECK_CPU == (int)LC_DEVICE_CPU && LSTMCHECK_CUDA == (int)LC_DEVICE_CUDA && LC_DEVICE_COUNT == 2,
+               "include/lstmcheck/runner.h's devices must be src/device/device.h's");
 
 /* every ops table of the roster, cuda ones included (declared, used only
  * where CUDA is built) */
@@ -33,11 +37,63 @@ static const unsigned runner_role_table[] = {
     0,
 };
 
+/* Runners loaded from plugins, in load order: tables that live as long as
+ * the process (a plugin is never unloaded). */
+#define REGISTRY_MAX_ADDED 64
+static struct {
+    const runner_ops *runner;
+    const char *origin;
+} added[REGISTRY_MAX_ADDED];
+static int nadded;
+
+lc_status registry_add(const runner_ops *r, const char *origin, lc_error *err)
+{
+    if (registry_find(r->name)) {
+        lc_error_set(err, "a runner named '%s' is already loaded", r->name);
+        return LC_BAD_INPUT;
+    }
+    if (nadded == REGISTRY_MAX_ADDED) {
+        lc_error_set(err, "more than %d runners from plugins", REGISTRY_MAX_ADDED);
+        return LC_BAD_INPUT;
+    }
+    added[nadded].runner = r;
+    added[nadded].origin = origin;
+    nadded++;
+    return LC_OK;
+}
+
+const char *registry_origin(const runner_ops *r)
+{
+    for (int i = 0; i < nadded; i++)
+        if (added[i].runner == r)
+            return added[i].origin;
+    return NULL;
+}
+
+const runner_ops *registry_runner(int i)
+{
+    int nbuilt = 0;
+    while (lstm_runners[nbuilt])
+        nbuilt++;
+    return i < nbuilt ? lstm_runners[i] : i - nbuilt < nadded ? added[i - nbuilt].runner : NULL;
+}
+
+const runner_ops *registry_default_runner(int i)
+{
+    if (nadded)
+        return i < nadded ? added[i].runner : NULL;
+    return lstm_runners[i];
+}
+
 unsigned runner_roles(const runner_ops *r)
 {
     for (int i = 0; lstm_runners[i]; i++)
         if (lstm_runners[i] == r)
             return runner_role_table[i];
+    /* a plugin's runners are what its user came to check and time: in
+     * every group they can take, and in the perf matrix */
+    if (registry_origin(r))
+        return ROLE_LSTM_GROUP | ROLE_PERF | ((r->caps & RUNNER_VARLEN) ? ROLE_VL_GROUP : 0);
     return 0;
 }
 
@@ -46,6 +102,9 @@ const runner_ops *registry_find(const char *name)
     for (int i = 0; lstm_runners[i]; i++)
         if (strcmp(lstm_runners[i]->name, name) == 0)
             return lstm_runners[i];
+    for (int i = 0; i < nadded; i++)
+        if (strcmp(added[i].runner->name, name) == 0)
+            return added[i].runner;
     return NULL;
 }
 

@@ -1,78 +1,49 @@
 /* The runner interface: one LSTM implementation under test.
- * A runner is a table of functions; the registry (registry.c) lists them
- * all, NULL-terminated, and registry_validate() checks every entry. */
+ * A runner is a table of functions; the registry (registry.c) lists the
+ * built-in ones, NULL-terminated, and those loaded from plugins, and
+ * registry_validate() checks every entry. */
 #ifndef LSTMCHECK_RUNNER_H
 #define LSTMCHECK_RUNNER_H
 
 #include "device/device.h"
+#include "lstmcheck/runner.h"
 #include "model/lstm.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* What a runner supports. */
+/* A runner is a table of the runner ABI (include/lstmcheck/runner.h: its
+ * fields, what each function must do, and what they return): built-in
+ * runners and those loaded from plugins (runners/plugin.h) are the same
+ * type. This code base calls it and its constants by short names. */
+typedef lstmcheck_runner runner_ops;
+
+/* What a runner supports (caps). */
 enum {
-    RUNNER_MULTILAYER = 1u << 0, /* num_layers > 1 */
-    RUNNER_VARLEN = 1u << 1,     /* per-sequence lengths */
-    RUNNER_BACKWARD = 1u << 2,   /* gradients of inputs and parameters */
-    /* Returns only (hy, cy), like the original's jit_simple: y is not
-     * produced, and the backward pass is seeded by dhy and dcy (no dy). */
-    RUNNER_STATE_ONLY = 1u << 3,
-    /* Consumes dhy and dcy in backward besides dy. Informative: the gate
-     * seeds dhy and dcy for every runner (gate_seeds in gate.h). */
-    RUNNER_STATE_GRADS = 1u << 4,
+    RUNNER_MULTILAYER = LSTMCHECK_MULTILAYER,
+    RUNNER_VARLEN = LSTMCHECK_VARLEN,
+    RUNNER_BACKWARD = LSTMCHECK_BACKWARD,
+    RUNNER_STATE_ONLY = LSTMCHECK_STATE_ONLY,
+    RUNNER_STATE_GRADS = LSTMCHECK_STATE_GRADS,
 };
 
-/* Which arithmetic the runner promises; picks the tolerance. */
-typedef enum runner_precision {
-    PRECISION_FP32 = 0,
-    PRECISION_TF32 = 1,
-} runner_precision;
+/* Which arithmetic the runner promises; picks the tolerance. Macros, not
+ * enumerators of another enum: C++ (kernels/) assigns them to the field. */
+typedef lstmcheck_precision runner_precision;
+#define PRECISION_FP32 LSTMCHECK_FP32
+#define PRECISION_TF32 LSTMCHECK_TF32
 
 /* Runner functions return an lc_status (base/status.h) as int: LC_OK,
  * LC_ERROR (err says why), or LC_UNSUPPORTED (this shape or machine is
- * not supported; err says why). */
-
-typedef struct runner_ops runner_ops;
-struct runner_ops {
-    const char *name;
-    lc_device device;
-    const char *description; /* one line */
-    unsigned caps;           /* RUNNER_* flags */
-    runner_precision precision;
-    int max_layers;          /* 0: no limit */
-
-    /* LC_OK when the runner can run on this machine at all. */
-    int (*available)(lc_error *why);
-    /* Allocate, upload the problem (parameters, x, h0, c0 and the backward
-     * seeds) and return an instance; LC_UNSUPPORTED for shapes it
-     * cannot take. The problem outlives the instance. */
-    int (*create)(const runner_ops *self, const lstm_problem *p, void **state, lc_error *err);
-    /* The timed parts. Work may still be in flight on the device when they
-     * return: the harness synchronizes through the timer. */
-    int (*forward)(void *state, lc_error *err);
-    int (*backward)(void *state, lc_error *err); /* after forward */
-    /* Gradients accumulate like PyTorch's .grad; this resets them. */
-    int (*zero_grads)(void *state, lc_error *err);
-    /* Copy outputs (and gradients after backward) into r; waits for the
-     * device. Tensors a runner does not produce are left untouched. */
-    int (*read_results)(void *state, lstm_results *r, lc_error *err);
-    /* Device bytes the instance holds at its peak (0 for CPU runners). */
-    size_t (*peak_device_bytes)(void *state);
-    void (*destroy)(void *state);
-
-    /* What create() needs to know which runner it is, where several runners
-     * share one implementation (a row of kernels/runner_cublas.cu, say);
-     * NULL otherwise. */
-    const void *impl;
-};
+ * not supported; err says why); the ABI's LSTMCHECK_* values are these. */
 
 /* NULL-terminated table of every runner built in, in roster order
  * (runners/runners.def). */
 extern const runner_ops *const lstm_runners[];
 
-/* What the roster says a runner is for (runners/runners.def). */
+/* What the roster says a runner is for (runners/runners.def); a plugin's
+ * runner is in every group it can take and in the perf matrix. */
 enum {
     ROLE_LSTM_GROUP = 1u << 0, /* in its device's default group */
     ROLE_VL_GROUP = 1u << 1,   /* in its device's variable-length group */
@@ -80,7 +51,19 @@ enum {
 };
 unsigned runner_roles(const runner_ops *r);
 
+/* A built-in runner or one loaded from a plugin, by name; NULL if none. */
 const runner_ops *registry_find(const char *name);
+/* Register r, loaded from the plugin file origin (both must live as long
+ * as the process); LC_BAD_INPUT when the name is taken. */
+lc_status registry_add(const runner_ops *r, const char *origin, lc_error *err);
+/* The plugin file r was loaded from; NULL for a built-in runner. */
+const char *registry_origin(const runner_ops *r);
+/* The i-th runner: the built-in ones, then those loaded; NULL past the last. */
+const runner_ops *registry_runner(int i);
+/* The i-th runner a command takes when none are named (its device and roles
+ * still to be matched): with plugins loaded, theirs (the user came to check
+ * those); else the built-in ones. NULL past the last. */
+const runner_ops *registry_default_runner(int i);
 /* 0 when every entry is complete and names are unique; else err says which. */
 int registry_validate(const runner_ops *const *table, lc_error *err);
 /* LC_OK when r can take this problem's shape (caps, layers); else why. */

@@ -8,7 +8,7 @@ work=$2
 rm -rf "$work"
 mkdir -p "$work"
 # what the build reads, as it is now (uncommitted changes included)
-cp -r "$src/CMakeLists.txt" "$src/src" "$src/kernels" "$src/tests" "$work/"
+cp -r "$src/CMakeLists.txt" "$src/cmake" "$src/include" "$src/src" "$src/kernels" "$src/tests" "$work/"
 
 # Step 1: the table, in a file of its own (here: the cpu runner's functions)
 cat > "$work/src/runners/runner_example.c" <<'C'

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The floors of docs/architecture.md: a file in src/<folder>/ includes only
-# headers of its own floor or below; kernels/ (floor 3) likewise.
+# headers of its own floor or below; kernels/ (floor 3) likewise. The public
+# runner ABI (include/lstmcheck/) is below them all: anyone may include it.
 #   check_layers.sh SOURCE_DIR
 set -euo pipefail
 cd "$1"
 floor() {
   case $1 in
-    base) echo 0 ;; model) echo 1 ;; device) echo 2 ;; runners|kernels) echo 3 ;;
+    lstmcheck) echo -1 ;; base) echo 0 ;; model) echo 1 ;; device) echo 2 ;; runners|kernels) echo 3 ;;
     check) echo 4 ;; perf) echo 5 ;; report) echo 6 ;; cmd) echo 7 ;; *) echo 99 ;;
   esac
 }

@@ -1,0 +1,108 @@
+/* `baseline compare --markdown`: the comparison as a table for a pull
+ * request comment (see compare_report.h). Numbers are those of --json:
+ * medians in ms, the change of the runner/control ratio with its interval,
+ * the minimum effect; rounded for reading, never recomputed. */
+#include "report/compare_report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Text on one line of the table or a list: a '|' would end a cell, a
+ * newline the line. */
+static void put_inline(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|')
+            fputs("\\|", f);
+        else
+            fputc(*s == '\n' ? ' ' : *s, f);
+    }
+}
+
+static const char *verdict_cell(verdict_kind k)
+{
+    switch (k) {
+    case VERDICT_SLOWER: return "**SLOWER**";
+    case VERDICT_FASTER: return "FASTER";
+    case VERDICT_SAME: return "SAME";
+    default: return "INCONCLUSIVE";
+    }
+}
+
+static void put_header(FILE *f, const compare_report *r)
+{
+    fprintf(f, "### lstmcheck baseline compare\n\n");
+    fprintf(f, "Machine: `%s`  \n", r->machine);
+    int ab = 0;
+    for (int i = 0; i < r->nrows; i++)
+        ab += r->rows[i].against[0] != '\0';
+    if (r->baseline[0])
+        fprintf(f, "Against: `%s`%s  \n", r->baseline,
+                ab ? " (rows marked A/B: the commit named, built and measured beside this build)" : "");
+    else
+        fprintf(f, "Against: A/B, the commit named in the table built and measured beside this build  \n");
+    fprintf(f, "Every runner passed the numerics gate before it was timed. *change* is the change of the "
+               "median runner/control time ratio (the control workload cancels the machine's drift), "
+               "with its interval at the family-wise level (m = %d comparisons); a verdict needs the "
+               "whole interval beyond the minimum effect.\n\n",
+            r->comparisons);
+    fprintf(f, "| runner | shape | phase | old ms | new ms | change [interval] | verdict | noise | min effect |\n");
+    fprintf(f, "| --- | --- | --- | ---: | ---: | --- | --- | ---: | ---: |\n");
+}
+
+static void put_row(FILE *f, const compare_row *row, const compare_phase *ph)
+{
+    const verdict_result *v = ph->v;
+    const int ab = row->against[0] != '\0';
+    fprintf(f, "| `%s` | %s%s%.12s%s | %s | %.4g | %.4g | %+.1f%% [%+.1f%%, %+.1f%%] | %s | %.2f%% | %.1f%% |\n",
+            row->runner, row->shape, ab ? " (A/B vs " : "", row->against, ab ? ")" : "", ph->name,
+            ph->base_ms->median, ph->cur_ms->median, 100 * v->change, 100 * v->ci_low, 100 * v->ci_high,
+            verdict_cell(v->kind), 100 * ph->noise, 100 * v->delta);
+}
+
+/* The counts, the reason of every verdict that is not SAME, the skips. */
+static void put_footer(FILE *f, const compare_report *r)
+{
+    int count[4] = {0};
+    for (int i = 0; i < r->nrows; i++)
+        for (int b = 0; b < 2; b++)
+            count[compare_row_phase(&r->rows[i], b).v->kind]++;
+    fprintf(f, "\n%d slower, %d faster, %d same, %d inconclusive; %d not compared here.\n",
+            count[VERDICT_SLOWER], count[VERDICT_FASTER], count[VERDICT_SAME], count[VERDICT_INCONCLUSIVE],
+            r->nskips);
+    int first = 1;
+    for (int i = 0; i < r->nrows; i++) {
+        for (int b = 0; b < 2; b++) {
+            const compare_phase ph = compare_row_phase(&r->rows[i], b);
+            if (ph.v->kind == VERDICT_SAME)
+                continue;
+            fprintf(f, "%s- `%s` %s %s, %s: ", first ? "\nWhy:\n\n" : "", r->rows[i].runner, r->rows[i].shape,
+                    ph.name, verdict_name(ph.v->kind));
+            put_inline(f, ph.v->reason);
+            fputc('\n', f);
+            first = 0;
+        }
+    }
+    for (int i = 0; i < r->nskips; i++) {
+        fprintf(f, "%s- `%s` %s: ", i ? "" : "\nNot compared here:\n\n", r->skips[i].runner, r->skips[i].shape);
+        put_inline(f, r->skips[i].reason);
+        fputc('\n', f);
+    }
+}
+
+static void put_markdown(FILE *f, const compare_report *r)
+{
+    put_header(f, r);
+    for (int i = 0; i < r->nrows; i++)
+        for (int b = 0; b < 2; b++) {
+            const compare_phase ph = compare_row_phase(&r->rows[i], b);
+            put_row(f, &r->rows[i], &ph);
+        }
+    put_footer(f, r);
+}
+
+lc_status compare_report_markdown(const compare_report *r, const char *path, lc_error *err)
+{
+    return compare_report_emit(r, path, put_markdown, err);
+}

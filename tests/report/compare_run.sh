@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The report tests' setup: one `baseline compare` of the cpu runner at a
+# tiny shape against a baseline recorded just before (a few seconds of
+# timing), writing --json, --markdown and --plot of the same run.
+#   compare_run.sh LSTMCHECK WORK_DIR
+set -euo pipefail
+lstmcheck=$1 dir=$2
+shape=(--device cpu --rnns cpu --seqLength 4 --hiddenSize 8 --inputSize 5 --miniBatch 2)
+rm -rf "$dir"
+mkdir -p "$dir"
+"$lstmcheck" baseline update --baseline-dir "$dir" --allow-dirty --nloops 20 --no-progress "${shape[@]}" > /dev/null
+rc=0
+"$lstmcheck" baseline compare --baseline-dir "$dir" --max-seconds 5 --json --markdown "$dir/compare.md" \
+  --plot "$dir/compare.svg" "${shape[@]}" > "$dir/compare.json" || rc=$?
+# any verdict will do (a busy machine decides what it decides); an error will not
+case $rc in 0 | 1 | 3) ;; *) echo "FAIL: compare exited $rc"; exit 1 ;; esac
+for f in compare.json compare.md compare.svg; do
+  [ -s "$dir/$f" ] || { echo "FAIL: no $dir/$f"; exit 1; }
+done
+echo "PASS: one compare wrote $dir/compare.{json,md,svg}"
