@@ -15,6 +15,7 @@
 #include "report/compare_report.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -598,30 +599,45 @@ static int skip_plugin_ab(compare_run *cr, const work_item *it, const char *tag)
     return 1;
 }
 
-/* A/B of one gated (runner, shape) against the --against commit or the
- * commit of the device's newest committed baseline. */
-static void compare_ab(compare_run *cr, const work_item *it, const char *tag)
+/* Which commit an A/B compares against, and why: --against, else the
+ * commit of this machine's entry when it drifted (drifted != NULL), else
+ * that of the device's newest committed baseline. 1 after noting a skip. */
+static int choose_commit(compare_run *cr, const work_item *it, const char *tag, const baseline_entry *drifted,
+                         char sha[GIT_SHA_LEN + 1], char *why, size_t nwhy)
 {
     const char *name = it->runner->name;
-    char commit[48], sha[GIT_SHA_LEN + 1], why[600], exe[4096];
+    char commit[48];
     lc_error err = {{0}};
-    if (skip_plugin_ab(cr, it, tag))
-        return;
     if (cr->against[0]) {
-        snprintf(sha, sizeof sha, "%s", cr->against);
-        snprintf(why, sizeof why, "as asked (--against %s)", cr->o->against);
-    } else {
-        if (baseline_reference_commit(cr->dir, cr->device, name, &it->shape, commit, why, sizeof why)) {
-            char reason[800];
-            snprintf(reason, sizeof reason, "no baseline here and no A/B possible: %s", why);
-            note_skip(cr, name, tag, reason);
-            return;
-        }
-        if (git_resolve_buildable(LSTMCHECK_SOURCE_DIR, commit, sha, &err)) {
-            note_skip(cr, name, tag, err.msg);
-            return;
-        }
+        snprintf(sha, GIT_SHA_LEN + 1, "%s", cr->against);
+        snprintf(why, nwhy, "as asked (--against %s)", cr->o->against);
+        return 0;
     }
+    if (drifted) {
+        snprintf(commit, sizeof commit, "%s", drifted->git_commit);
+        snprintf(why, nwhy, "the commit of this machine's entry, which the machine's present state cannot be "
+                            "compared with (control drift)");
+    } else if (baseline_reference_commit(cr->dir, cr->device, name, &it->shape, commit, why, nwhy)) {
+        char reason[800];
+        snprintf(reason, sizeof reason, "no baseline here and no A/B possible: %s", why);
+        note_skip(cr, name, tag, reason);
+        return 1;
+    }
+    if (git_resolve_buildable(LSTMCHECK_SOURCE_DIR, commit, sha, &err)) {
+        note_skip(cr, name, tag, err.msg);
+        return 1;
+    }
+    return 0;
+}
+
+/* A/B of one gated (runner, shape) against the commit choose_commit names. */
+static void compare_ab(compare_run *cr, const work_item *it, const char *tag, const baseline_entry *drifted)
+{
+    const char *name = it->runner->name;
+    char sha[GIT_SHA_LEN + 1], why[600], exe[4096];
+    lc_error err = {{0}};
+    if (skip_plugin_ab(cr, it, tag) || choose_commit(cr, it, tag, drifted, sha, why, sizeof why))
+        return;
     if (revbuild_lstmcheck(LSTMCHECK_SOURCE_DIR, sha, cr->device, exe, sizeof exe, &err)) {
         char reason[700];
         snprintf(reason, sizeof reason, "cannot compare here: %s", err.msg);
@@ -644,6 +660,24 @@ static void compare_ab(compare_run *cr, const work_item *it, const char *tag)
     } else {
         report_comparison(cr, name, tag, &ab.cmp, &ab, sha, why);
     }
+}
+
+/* 1 when the comparison with the entry could not decide because this
+ * machine is in another state than when the entry was recorded (control
+ * drift) and the entry's commit can be rebuilt: then an A/B against that
+ * commit, measured now on both sides, answers the same question. Says so. */
+static int drifted_off_baseline(compare_run *cr, const work_item *it, const baseline_entry *e,
+                                const perf_comparison *c)
+{
+    const double drift = c->fwd.control_drift;
+    if (perf_overall(c) != VERDICT_INCONCLUSIVE || fabs(drift) <= VERDICT_MAX_CONTROL_DRIFT ||
+        !e->reproducible || registry_origin(it->runner))
+        return 0;
+    if (!cr->o->json)
+        printf("note: %s: the control workload runs %+.0f%% against the baseline's (the machine is in another "
+               "state): comparing A/B against the baseline's commit %.12s instead\n",
+               it->runner->name, 100 * drift, e->git_commit);
+    return 1;
 }
 
 /* Gate first, on every machine; then the baseline entry or an A/B. */
@@ -669,7 +703,7 @@ static void compare_item(compare_run *cr, const work_item *it)
     }
     if (!e) {
         numerics_context_free(&ctx);
-        compare_ab(cr, it, tag);
+        compare_ab(cr, it, tag, NULL);
         return;
     }
     const lstm_problem *p;
@@ -681,6 +715,10 @@ static void compare_item(compare_run *cr, const work_item *it)
     if (rc) {
         fprintf(stderr, "lstmcheck: %s %s: %s\n", it->runner->name, tag, err.msg);
         cr->failed++;
+        return;
+    }
+    if (drifted_off_baseline(cr, it, e, &c)) {
+        compare_ab(cr, it, tag, e);
         return;
     }
     report_comparison(cr, it->runner->name, tag, &c, NULL, NULL, NULL);

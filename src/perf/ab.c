@@ -2,12 +2,23 @@
 #include "perf/ab.h"
 
 #include "base/proc.h"
+#include "perf/stats.h"
+#include "perf/verdict.h"
 
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define BLOCK 4 /* processes per block: A B B A or B A A B */
+/* Samples per round of a measuring process unless asked (--nloops): the
+ * unit is the process, so many short processes resolve more than a few long
+ * ones (a process of the cpu small shape: 1.5 s instead of 5.5 s). */
+#define AB_SAMPLES_PER_ROUND 50
+/* How far beyond the critical value the most extreme ranking must reach
+ * before the budget may end a decision (one or two inversions allowed). */
+#define AB_SIGNIFICANCE_MARGIN 0.5
 
 /* Process orders of successive blocks: each cancels a linear drift of the
  * machine between the sides. */
@@ -41,8 +52,7 @@ static void side_argv(const ab_side *side, const ab_request *rq, const char *dir
     NUM("--seed", rq->seed);
     if (rq->warmup >= 0)
         NUM("--warmup", rq->warmup);
-    if (rq->nloops > 0)
-        NUM("--nloops", rq->nloops);
+    NUM("--nloops", rq->nloops > 0 ? rq->nloops : AB_SAMPLES_PER_ROUND);
 #undef NUM
     argv[k++] = "--baseline-dir";
     argv[k++] = (char *)dir;
@@ -162,7 +172,6 @@ static double pooled_rel_sd(const baseline_series *a, const baseline_series *b)
     return df > 0 && total > 0 ? sqrt(ss / df) / (total / n) : 0;
 }
 
-#define BLOCK 4 /* processes per block: A B B A or B A A B */
 
 /* perf_source.measure: one block of processes in alternating order.
  *
@@ -203,12 +212,30 @@ static int measure_block(void *ctx, baseline_entry *base, baseline_entry *cur, l
     return 0;
 }
 
+/* The fewest blocks with which the Mann-Whitney test over process medians
+ * (n = 2 per side per block) can be significant at the verdict's level at
+ * all, with AB_SIGNIFICANCE_MARGIN to spare: its z for a complete separation
+ * is (n^2/2 - 1/2) / sqrt(n^2 (2n + 1) / 12). With alpha/m = 0.01/4 that is
+ * 5 blocks; fewer, and a budget would turn every real change INCONCLUSIVE. */
+static int ab_min_blocks(int comparisons)
+{
+    const double z_crit = stats_normal_upper_quantile(VERDICT_ALPHA / (comparisons > 1 ? comparisons : 1) / 2);
+    int k = 1;
+    for (; k < 64; k++) {
+        const double n = 2.0 * k;
+        if ((n * n / 2 - 0.5) / sqrt(n * n * (2 * n + 1) / 12) >= z_crit + AB_SIGNIFICANCE_MARGIN)
+            break;
+    }
+    return k;
+}
+
 lc_status ab_compare(const ab_side sides[2], const ab_request *rq, const perf_settings *s, int comparisons,
                      ab_outcome *out, lc_error *err)
 {
     memset(out, 0, sizeof *out);
     ab_run run = {.sides = sides, .rq = rq, .out = out, .failure = LC_OK};
-    perf_source src = {.measure = measure_block, .ctx = &run, .fixed_base = NULL};
+    perf_source src = {.measure = measure_block, .ctx = &run, .fixed_base = NULL,
+                       .min_rounds = ab_min_blocks(comparisons)};
     if (perf_compare_source(&src, s, comparisons, &out->cmp, err))
         return run.failure != LC_OK ? run.failure : LC_ERROR;
     return LC_OK;

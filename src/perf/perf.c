@@ -311,12 +311,14 @@ verdict_kind perf_overall(const perf_comparison *c)
 }
 
 /* Measure more into (base, cur) and decide, again while inconclusive and
- * within the budget (counted from start). */
+ * within the budget (counted from start), and at least src->min_rounds
+ * times: a budget that ended a decision before significance was possible
+ * would make every real change INCONCLUSIVE. */
 static int decide_rounds(const perf_source *src, const perf_settings *s, int comparisons, double start,
                          baseline_entry *base, baseline_entry *cur, verdict_result *fwd, verdict_result *bwd,
                          int *rounds, lc_error *err)
 {
-    for (;;) {
+    for (int here = 1;; here++) {
         if (src->measure(src->ctx, base, cur, err))
             return 1;
         (*rounds)++;
@@ -329,7 +331,7 @@ static int decide_rounds(const perf_source *src, const perf_settings *s, int com
         verdict_decide(base->bwd_ratio.samples, base->bwd_ratio.n, cur->bwd_ratio.samples, cur->bwd_ratio.n,
                        base->noise_bwd, comparisons, drift, bwd);
         if ((fwd->kind != VERDICT_INCONCLUSIVE && bwd->kind != VERDICT_INCONCLUSIVE) ||
-            wall_seconds() - start > s->compare_budget_s)
+            (wall_seconds() - start > s->compare_budget_s && here >= src->min_rounds))
             return 0;
     }
 }

@@ -72,6 +72,7 @@ typedef struct perf_source {
     int (*measure)(void *ctx, baseline_entry *base, baseline_entry *cur, lc_error *err);
     void *ctx;
     const baseline_entry *fixed_base;
+    int min_rounds; /* the budget stops no decision before this many rounds */
 } perf_source;
 
 /* Measure and decide with the verdict rule: more measurements while

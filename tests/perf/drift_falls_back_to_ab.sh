@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# A baseline entry the machine's present state cannot be compared with
+# (control drift beyond the verdict's guard) is not left INCONCLUSIVE when its
+# commit can be rebuilt: compare falls back to an A/B against that commit.
+# The drift is made, not waited for: this machine's entry is recorded into a
+# scratch folder and its control times scaled by 1.6 (drift -37.5%); its
+# commit is set to the newest reproducible commit of the committed baselines.
+#   drift_falls_back_to_ab.sh LSTMCHECK BASELINES_DIR
+# Exit 77 (skip) when no committed baseline names a reproducible commit.
+set -euo pipefail
+lstmcheck=$1 committed=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+shape=(--rnns cpu --seqLength 20 --numLayers 1 --inputSize 128 --hiddenSize 128 --miniBatch 16)
+"$lstmcheck" baseline update "${shape[@]}" --baseline-dir "$dir" --allow-dirty --no-progress >/dev/null
+commit=$(python3 - "$committed" "$dir" <<'PY'
+import glob, json, os, sys
+committed, scratch = sys.argv[1], sys.argv[2]
+best = None
+for f in glob.glob(os.path.join(committed, "cpu-*.json")):
+    for e in json.load(open(f))["entries"]:
+        if e.get("reproducible") and (best is None or e["date"] > best["date"]):
+            best = e
+if best is None:
+    sys.exit(0)
+(path,) = glob.glob(os.path.join(scratch, "*.json"))
+doc = json.load(open(path))
+for e in doc["entries"]:
+    e["git_commit"], e["reproducible"] = best["git_commit"], True
+    ctl = e["control"]
+    for k, v in ctl.items():
+        if k == "samples":
+            ctl[k] = [x * 1.6 for x in v]
+        elif k != "n":
+            ctl[k] = v * 1.6
+json.dump(doc, open(path, "w"), indent=1)
+print(best["git_commit"])
+PY
+)
+[ -n "$commit" ] || { echo "no reproducible commit in $committed: nothing to fall back to"; exit 77; }
+set +e
+out=$("$lstmcheck" baseline compare "${shape[@]}" --baseline-dir "$dir" --max-seconds 10 2>&1)
+rc=$?
+set -e
+echo "$out"
+echo "exit $rc"
+grep -q "comparing A/B against the baseline's commit ${commit:0:12}" <<<"$out" || { echo "FAIL: no fallback note"; exit 1; }
+# the A/B ran (a line naming the commit), or could not here (a skip naming why)
+grep -Eq "^A/B cpu .* against ${commit:0:12} \(A\), the commit of this machine's entry|^SKIP cpu .*(cannot compare|shallow|not in)" <<<"$out" \
+  || { echo "FAIL: neither an A/B against ${commit:0:12} nor a skip with its reason"; exit 1; }
+case $rc in 0|3) ;; *) echo "FAIL: exit $rc (0: decided SAME/FASTER, 3: not decided here)"; exit 1 ;; esac
