@@ -59,14 +59,22 @@ void cli_normalize_flag(const char *flag, char *out, size_t n)
     out[k] = '\0';
 }
 
+/* What strtol and strtod would skip or take that a number here may not
+ * have: leading white space and a '+' (' 7' and '+7' are refused, not read
+ * as 7). */
+static int number_start_ok(const char *s)
+{
+    return s && *s && !isspace((unsigned char)*s) && *s != '+';
+}
+
 int cli_parse_int(const char *s, long lo, long hi, long *out)
 {
-    if (!s || !*s)
+    if (!number_start_ok(s))
         return 1;
     errno = 0;
     char *end;
     long v = strtol(s, &end, 10);
-    if (errno || *end || v < lo || v > hi)
+    if (errno || end == s || *end || v < lo || v > hi)
         return 1;
     *out = v;
     return 0;
@@ -74,12 +82,13 @@ int cli_parse_int(const char *s, long lo, long hi, long *out)
 
 int cli_parse_double(const char *s, double lo, double hi, double *out)
 {
-    if (!s || !*s)
+    /* decimal only: strtod would also read hex, "inf" and "nan" */
+    if (!number_start_ok(s) || s[strspn(s, "0123456789.eE-")] != '\0')
         return 1;
     errno = 0;
     char *end;
     double v = strtod(s, &end);
-    if (errno || *end || !isfinite(v) || v < lo || v > hi)
+    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
         return 1;
     *out = v;
     return 0;

@@ -71,7 +71,10 @@ void cli_free(cli_options *o);
  * program; argv[1] the command. */
 lc_status cli_parse(int argc, char **argv, cli_options *o, lc_error *err);
 
-/* Strict number parsing: the whole string, in range. 0 on success. */
+/* Strict number parsing, 0 on success: the whole string, in [lo, hi].
+ * An integer is an optional '-' and decimal digits; a double is decimal
+ * (digits, '.', an exponent). Nothing else: no leading or trailing white
+ * space, no '+', no hex, inf or nan, nothing after the number. */
 int cli_parse_int(const char *s, long lo, long hi, long *out);
 int cli_parse_double(const char *s, double lo, double hi, double *out);
 

@@ -58,6 +58,16 @@ int test_cli_errors(void)
         {{"lstmcheck", "bench", "--time-budget", "nan"}, 4, "seconds"},
         {{"lstmcheck", "baseline", "erase"}, 3, "subcommand"},
         {{"lstmcheck", "bench", "stray"}, 3, "unexpected argument"},
+        /* strict numbers: the whole argument, nothing strtol would skip */
+        {{"lstmcheck", "bench", "--hiddenSize", " 7"}, 4, "hidden-size"},
+        {{"lstmcheck", "bench", "--hiddenSize", "+7"}, 4, "hidden-size"},
+        {{"lstmcheck", "bench", "--hiddenSize", "7 "}, 4, "hidden-size"},
+        {{"lstmcheck", "bench", "--hiddenSize", "\t7"}, 4, "hidden-size"},
+        {{"lstmcheck", "bench", "--hiddenSize", ""}, 4, "hidden-size"},
+        {{"lstmcheck", "bench", "--hiddenSize", "0x10"}, 4, "hidden-size"},
+        {{"lstmcheck", "bench", "--time-budget", " 1"}, 4, "seconds"},
+        {{"lstmcheck", "bench", "--time-budget", "0x10"}, 4, "seconds"},
+        {{"lstmcheck", "bench", "--time-budget", "inf"}, 4, "seconds"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cli_options o;
