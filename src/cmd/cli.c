@@ -268,6 +268,7 @@ typedef struct cli_args {
     int argc, i;
     char **argv;
     const char *inline_value; /* after '=' in --flag=value, or NULL */
+    unsigned char given[NFLAGS]; /* flags seen so far: a second one is refused */
 } cli_args;
 
 /* The next argument when it is not a flag, else NULL. */
@@ -277,14 +278,32 @@ static const char *next_word(cli_args *a)
 }
 
 /* Append word to a list of at most max words (--rnns, --plugin). */
-static lc_status add_word(const char **list, int *n, int max, const char *what, const char *word, lc_error *err)
+static lc_status add_word(const char **list, int *n, int max, const cli_flag *f, const char *word, lc_error *err)
 {
     if (*n == max) {
-        lc_error_set(err, "too many %s (at most %d)", what, max);
+        lc_error_set(err, "too many values for --%s (at most %d)", f->name, max);
         return LC_BAD_INPUT;
     }
     list[(*n)++] = word;
     return LC_OK;
+}
+
+/* --rnns: a runner named twice would run twice. Names are [a-z0-9_]
+ * (plugins: plugin:name), so a comma is a list written the way --lengths
+ * takes it, not a name. (A plugin loaded twice is refused by the registry.) */
+static lc_status add_runner_name(cli_options *o, const cli_flag *f, const char *word, lc_error *err)
+{
+    if (strchr(word, ',')) {
+        lc_error_set(err, "--%s takes runner names separated by spaces, not commas: '%s'", f->name, word);
+        return LC_BAD_INPUT;
+    }
+    for (int i = 0; i < o->nrnns; i++) {
+        if (!strcmp(o->rnns[i], word)) {
+            lc_error_set(err, "'%s' is given twice to --%s", word, f->name);
+            return LC_BAD_INPUT;
+        }
+    }
+    return add_word(o->rnns, &o->nrnns, CLI_MAX_RNNS, f, word, err);
 }
 
 /* "30,45,99" and separate arguments alike */
@@ -316,8 +335,8 @@ static lc_status read_list(const cli_flag *f, cli_args *a, cli_options *o, lc_er
     lc_status rc = LC_OK;
     const char *v = a->inline_value && *a->inline_value ? a->inline_value : next_word(a);
     for (; v && !rc; v = next_word(a), got++)
-        rc = f->kind == FLAG_RUNNERS   ? add_word(o->rnns, &o->nrnns, CLI_MAX_RNNS, "runners", v, err)
-             : f->kind == FLAG_PLUGINS ? add_word(o->plugins, &o->nplugins, CLI_MAX_PLUGINS, "plugins", v, err)
+        rc = f->kind == FLAG_RUNNERS   ? add_runner_name(o, f, v, err)
+             : f->kind == FLAG_PLUGINS ? add_word(o->plugins, &o->nplugins, CLI_MAX_PLUGINS, f, v, err)
                                        : add_lengths(o, v, err);
     if (!rc && !got) {
         lc_error_set(err, "--%s needs at least one value", f->name);
@@ -432,6 +451,24 @@ static lc_status parse_command(int argc, char **argv, cli_options *o, int *next,
     return LC_OK;
 }
 
+/* A flag may be given once (--plugin: repeatable), and two flags that set
+ * one field (--progress, --no-progress) exclude each other: a second value
+ * is a mistake, not a reason to pick one. */
+static lc_status once(cli_args *a, const cli_flag *f, const char *arg, lc_error *err)
+{
+    for (size_t k = 0; k < NFLAGS; k++) {
+        if (!a->given[k] || flags[k].field != f->field || f->kind == FLAG_PLUGINS)
+            continue;
+        if (&flags[k] == f)
+            lc_error_set(err, "flag '--%s' is given twice (again as '%s')", f->name, arg);
+        else
+            lc_error_set(err, "flags '--%s' and '--%s' exclude each other", flags[k].name, f->name);
+        return LC_BAD_INPUT;
+    }
+    a->given[f - flags] = 1;
+    return LC_OK;
+}
+
 static lc_status parse_flag(cli_args *a, cli_options *o, lc_error *err)
 {
     const char *arg = a->argv[a->i];
@@ -445,7 +482,8 @@ static lc_status parse_flag(cli_args *a, cli_options *o, lc_error *err)
     }
     char name[64];
     cli_normalize_flag(arg, name, sizeof name);
-    const cli_flag *f = find_flag(name);
+    /* exactly two dashes: normalizing would read ----rnns as --rnns */
+    const cli_flag *f = arg[2] == '-' ? NULL : find_flag(name);
     if (!f) {
         lc_error_set(err, "unknown flag '%s' (see lstmcheck %s --help)", arg, o->command);
         return LC_BAD_INPUT;
@@ -454,6 +492,9 @@ static lc_status parse_flag(cli_args *a, cli_options *o, lc_error *err)
         lc_error_set(err, "flag '%s' does not apply to '%s'", arg, o->command);
         return LC_BAD_INPUT;
     }
+    lc_status rc = once(a, f, arg, err);
+    if (rc)
+        return rc;
     const char *eq = strchr(arg, '=');
     a->inline_value = eq ? eq + 1 : NULL;
     o->shape_given |= (f->marks & MARK_SHAPE) != 0;

@@ -68,6 +68,14 @@ int test_cli_errors(void)
         {{"lstmcheck", "bench", "--time-budget", " 1"}, 4, "seconds"},
         {{"lstmcheck", "bench", "--time-budget", "0x10"}, 4, "seconds"},
         {{"lstmcheck", "bench", "--time-budget", "inf"}, 4, "seconds"},
+        /* a flag spelled with more dashes, given twice, or two that set one field */
+        {{"lstmcheck", "bench", "----rnns", "cpu"}, 4, "unknown flag '----rnns'"},
+        {{"lstmcheck", "bench", "---seqLength", "3"}, 4, "unknown flag"},
+        {{"lstmcheck", "bench", "--rnns", "cpu", "--rnns", "cpu"}, 6, "'--rnns' is given twice"},
+        {{"lstmcheck", "bench", "--seqLength", "3", "--seq-length=4"}, 5, "'--seq-length' is given twice"},
+        {{"lstmcheck", "bench", "--progress", "--no-progress"}, 4, "exclude each other"},
+        {{"lstmcheck", "bench", "--rnns", "cpu", "ref", "cpu"}, 6, "'cpu' is given twice to --rnns"},
+        {{"lstmcheck", "bench", "--rnns", "cpu,cpu"}, 4, "separated by spaces, not commas"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cli_options o;
