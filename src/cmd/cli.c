@@ -306,26 +306,54 @@ static lc_status add_runner_name(cli_options *o, const cli_flag *f, const char *
     return add_word(o->rnns, &o->nrnns, CLI_MAX_RNNS, f, word, err);
 }
 
-/* "30,45,99" and separate arguments alike */
-static lc_status add_lengths(cli_options *o, const char *v, lc_error *err)
+/* One more length, the array grown by doubling (no fixed buffer: 1,401
+ * lengths are 1,401 lengths). */
+static lc_status push_length(cli_options *o, int x, lc_error *err)
 {
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", v);
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        long x;
-        if (cli_parse_int(tok, 1, LSTM_MAX_DIM, &x)) {
-            lc_error_set(err, "--lengths expects positive integers, got '%s'", tok);
-            return LC_BAD_INPUT;
-        }
-        int *grown = realloc(o->lengths, (size_t)(o->nlengths + 1) * sizeof *grown);
+    const int n = o->nlengths;
+    if (n == LSTM_MAX_DIM) {
+        lc_error_set(err, "--lengths gives more than %d lengths (the --miniBatch limit)", LSTM_MAX_DIM);
+        return LC_BAD_INPUT;
+    }
+    if (n == 0 || (n >= 8 && (n & (n - 1)) == 0)) { /* full: 0, 8, 16, ... */
+        int *grown = realloc(o->lengths, (size_t)(n ? 2 * n : 8) * sizeof *grown);
         if (!grown) {
             lc_error_set(err, "out of memory parsing --lengths");
             return LC_ERROR;
         }
         o->lengths = grown;
-        o->lengths[o->nlengths++] = (int)x;
     }
+    o->lengths[o->nlengths++] = x;
     return LC_OK;
+}
+
+/* "30,45,99" and separate arguments alike; an empty item (",", "3,,2",
+ * "3,") is a mistake, not nothing. */
+static lc_status add_lengths(cli_options *o, const char *v, lc_error *err)
+{
+    for (const char *p = v;; p++) {
+        const size_t len = strcspn(p, ",");
+        char num[24]; /* longer than any int: refused whole, never cut mid-digit */
+        long x;
+        if (len == 0) {
+            lc_error_set(err, "--lengths has an empty item in '%s'", v);
+            return LC_BAD_INPUT;
+        }
+        if (len < sizeof num) {
+            memcpy(num, p, len);
+            num[len] = '\0';
+        }
+        if (len >= sizeof num || cli_parse_int(num, 1, LSTM_MAX_DIM, &x)) {
+            lc_error_set(err, "--lengths expects positive integers, got '%.*s'", (int)len, p);
+            return LC_BAD_INPUT;
+        }
+        lc_status rc = push_length(o, (int)x, err);
+        if (rc)
+            return rc;
+        p += len;
+        if (!*p)
+            return LC_OK;
+    }
 }
 
 /* --rnns, --lengths, --plugin: one or more values, inline or as separate words */
@@ -333,11 +361,16 @@ static lc_status read_list(const cli_flag *f, cli_args *a, cli_options *o, lc_er
 {
     int got = 0;
     lc_status rc = LC_OK;
-    const char *v = a->inline_value && *a->inline_value ? a->inline_value : next_word(a);
-    for (; v && !rc; v = next_word(a), got++)
+    const char *v = a->inline_value ? a->inline_value : next_word(a);
+    for (; v && !rc; v = next_word(a), got++) {
+        if (!*v) {
+            lc_error_set(err, "--%s has an empty value", f->name);
+            return LC_BAD_INPUT;
+        }
         rc = f->kind == FLAG_RUNNERS   ? add_runner_name(o, f, v, err)
              : f->kind == FLAG_PLUGINS ? add_word(o->plugins, &o->nplugins, CLI_MAX_PLUGINS, f, v, err)
                                        : add_lengths(o, v, err);
+    }
     if (!rc && !got) {
         lc_error_set(err, "--%s needs at least one value", f->name);
         rc = LC_BAD_INPUT;
@@ -512,6 +545,13 @@ static lc_status check_together(cli_options *o, lc_error *err)
     if (o->json && o->markdown_path && !strcmp(o->markdown_path, "-")) {
         lc_error_set(err, "--json and --markdown - both want stdout: give --markdown a file");
         return LC_BAD_INPUT;
+    }
+    for (int b = 0; b < o->nlengths; b++) {
+        if (o->lengths[b] > o->shape.seq_length) {
+            lc_error_set(err, "length %d of sequence %d exceeds --seqLength %d", o->lengths[b], b,
+                         o->shape.seq_length);
+            return LC_BAD_INPUT;
+        }
     }
     if (o->nlengths && o->nlengths != o->shape.batch) {
         if (o->batch_given) {

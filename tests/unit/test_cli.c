@@ -30,6 +30,16 @@ int test_cli_flags(void)
     CHECK(o.print_json == REPORT_JSON_PEP && o.nlengths == 3 && o.lengths[2] == 5 && o.shape.batch == 3,
           "pep / lengths");
     cli_free(&o);
+    /* 1,401 lengths (past the 4096 bytes a fixed buffer held): every one kept */
+    static char many[1401 * 3 + 1];
+    size_t k = 0;
+    for (int i = 0; i < 1401; i++)
+        k += (size_t)snprintf(many + k, sizeof many - k, "%s%d", i ? "," : "", 10 + i % 90);
+    const char *c[] = {"lstmcheck", "bench", "--lengths", many};
+    CHECK(parse(&o, &err, 4, c) == 0, "%s", err.msg);
+    CHECK(o.nlengths == 1401 && o.shape.batch == 1401 && o.lengths[1400] == 10 + 1400 % 90, "%d lengths",
+          o.nlengths);
+    cli_free(&o);
     char norm[64];
     cli_normalize_flag("--variable_lstms", norm, sizeof norm);
     CHECK(!strcmp(norm, "variable-lstms"), "%s", norm);
@@ -76,6 +86,18 @@ int test_cli_errors(void)
         {{"lstmcheck", "bench", "--progress", "--no-progress"}, 4, "exclude each other"},
         {{"lstmcheck", "bench", "--rnns", "cpu", "ref", "cpu"}, 6, "'cpu' is given twice to --rnns"},
         {{"lstmcheck", "bench", "--rnns", "cpu,cpu"}, 4, "separated by spaces, not commas"},
+        /* --lengths: no empty items, each within 1..seqLength */
+        {{"lstmcheck", "bench", "--lengths", ","}, 4, "empty item"},
+        {{"lstmcheck", "bench", "--lengths", ""}, 4, "empty value"},
+        {{"lstmcheck", "bench", "--lengths="}, 3, "empty value"},
+        {{"lstmcheck", "bench", "--lengths", "3,,2"}, 4, "empty item in '3,,2'"},
+        {{"lstmcheck", "bench", "--lengths", "3,"}, 4, "empty item"},
+        {{"lstmcheck", "bench", "--lengths", "3, 2"}, 4, "got ' 2'"},
+        {{"lstmcheck", "bench", "--lengths", "3,123456789012345678901234567890"}, 4,
+         "got '123456789012345678901234567890'"},
+        {{"lstmcheck", "bench", "--seqLength", "4", "--lengths", "5,2"}, 6, "exceeds --seqLength 4"},
+        {{"lstmcheck", "bench", "--lengths", "3,2", "--miniBatch", "3"}, 6, "gives 2 lengths"},
+        {{"lstmcheck", "bench", "--rnns", ""}, 4, "empty value"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cli_options o;
