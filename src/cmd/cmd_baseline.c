@@ -794,6 +794,11 @@ lc_status cmd_baseline(const cli_options *o)
         fprintf(stderr, "lstmcheck: baseline needs a subcommand: update, show or compare\n");
         return LC_BAD_INPUT;
     }
+    lc_error err = {{0}};
+    if (session_check_device(o->device, &err)) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        return LC_BAD_INPUT;
+    }
     const lc_device device = session_resolve_device(o->device);
     perf_prepare_device(device);
     if ((o->against || o->ab) && strcmp(o->subcommand, "compare")) {
@@ -808,7 +813,6 @@ lc_status cmd_baseline(const cli_options *o)
         fprintf(stderr, "lstmcheck: --%s applies to baseline compare only\n", o->markdown_path ? "markdown" : "plot");
         return LC_BAD_INPUT;
     }
-    lc_error err = {{0}};
     if (compare_report_check_paths(o->markdown_path, o->plot_path, &err)) {
         fprintf(stderr, "lstmcheck: %s\n", err.msg);
         return LC_BAD_INPUT;

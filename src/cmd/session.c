@@ -36,6 +36,18 @@ lc_device session_resolve_device(int requested)
     return device_cuda_probe(&why) != DEVICE_CUDA_NONE ? LC_DEVICE_CUDA : LC_DEVICE_CPU;
 }
 
+lc_status session_check_device(int requested, lc_error *err)
+{
+    /* without CUDA code every CUDA runner would only ever skip: a run that
+     * asked for the GPU must not end as a pass */
+    if (requested == LC_DEVICE_CUDA && !device_cuda_built()) {
+        lc_error_set(err, "--device cuda: CUDA runners are not built into this binary (configured with "
+                          "LSTMCHECK_CUDA=OFF or without nvcc); use --device cpu or a CUDA build");
+        return LC_BAD_INPUT;
+    }
+    return LC_OK;
+}
+
 static int add_runner(session *s, const runner_ops *r, runner_group group, lc_error *err)
 {
     if (s->nrunners == (int)(sizeof s->runners / sizeof s->runners[0])) {
@@ -126,7 +138,7 @@ lc_status session_setup(const session_request *rq, session *s, lc_error *err)
     if (lstm_shape_validate(&rq->shape, err) || session_check_memory(&rq->shape, err))
         return LC_BAD_INPUT;
     lc_status rc = add_named_or_default(rq, s, err);
-    if (rc)
+    if (rc || (rc = session_check_device(rq->device, err)))
         return rc;
     if (rq->variable_lstms)
         return add_variable_group(rq, s, err);

@@ -28,6 +28,11 @@ typedef struct session {
  * broken), else cpu; a device asked for is kept. */
 lc_device session_resolve_device(int requested);
 
+/* LC_BAD_INPUT when the device asked for cannot be in this binary (cuda
+ * in a build without CUDA); a CUDA build without a GPU is fine: its GPU
+ * runners report themselves skipped. */
+lc_status session_check_device(int requested, lc_error *err);
+
 /* What a session is asked for: the part of the command line it reads. */
 typedef struct session_request {
     int device;                    /* an lc_device, or CLI_DEVICE_AUTO */
