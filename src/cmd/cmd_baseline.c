@@ -10,15 +10,14 @@
 #include "perf/revbuild.h"
 #include "base/gitrev.h"
 #include "base/json.h"
+#include "base/paths.h"
 #include "check/isolate.h"
 #include "cmd/session.h"
 #include "report/compare_report.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef LSTMCHECK_SOURCE_DIR
@@ -338,8 +337,8 @@ static lc_status open_for_update(lc_device device, const char *dir, char *path, 
         return LC_BAD_INPUT;
     }
     warn_stale(path, b);
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "lstmcheck: cannot create %s: %s\n", dir, strerror(errno));
+    if (path_mkdir_p(dir, &err)) { /* it can be made: session_check_outputs said so */
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
         baseline_free(b);
         return LC_BAD_INPUT;
     }

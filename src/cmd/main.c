@@ -5,6 +5,7 @@
 #include "check/isolate.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/session.h"
 #include "runners/faults.h"
 
 /* --plugin: every plugin loaded, or the command refused before any work. */
@@ -43,6 +44,11 @@ int main(int argc, char **argv)
         fputs(cli_usage(o.command), stdout);
         cli_free(&o);
         return 0;
+    }
+    if ((rc = session_check_outputs(&o, &err))) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        cli_free(&o);
+        return lc_exit_code(rc);
     }
     if ((rc = load_plugins(&o))) {
         cli_free(&o);

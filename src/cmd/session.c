@@ -1,7 +1,9 @@
 /* Command setup (see session.h). */
 #include "cmd/session.h"
 
+#include "base/paths.h"
 #include "device/device.h"
+#include "perf/baseline.h"
 #include "model/inputs.h"
 
 #include <stdio.h>
@@ -45,6 +47,29 @@ lc_status session_check_device(int requested, lc_error *err)
                           "LSTMCHECK_CUDA=OFF or without nvcc); use --device cpu or a CUDA build");
         return LC_BAD_INPUT;
     }
+    return LC_OK;
+}
+
+/* One output path: LC_OK, or LC_BAD_INPUT with err naming the flag. */
+static lc_status check_output(const char *flag, const char *path, int is_dir, lc_error *err)
+{
+    lc_error why = {{0}};
+    if ((is_dir ? path_check_writable_dir(path, 1, &why) : path_check_writable_file(path, &why)) == LC_OK)
+        return LC_OK;
+    lc_error_set(err, "%s '%s': %s", flag, path, why.msg);
+    return LC_BAD_INPUT;
+}
+
+lc_status session_check_outputs(const cli_options *o, lc_error *err)
+{
+    if (o->dump_dir && check_output("--dump", o->dump_dir, 1, err))
+        return LC_BAD_INPUT;
+    if (o->trace_path && check_output("--trace", o->trace_path, 0, err))
+        return LC_BAD_INPUT;
+    /* show and compare only read: a missing directory there is "no baseline" */
+    if (o->subcommand && !strcmp(o->subcommand, "update") &&
+        check_output("--baseline-dir", o->baseline_dir ? o->baseline_dir : baseline_default_dir(), 1, err))
+        return LC_BAD_INPUT;
     return LC_OK;
 }
 

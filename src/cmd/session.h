@@ -33,6 +33,11 @@ lc_device session_resolve_device(int requested);
  * runners report themselves skipped. */
 lc_status session_check_device(int requested, lc_error *err);
 
+/* The paths a command will write (--dump, --trace, baseline update's
+ * directory), checked before any work: LC_OK, or LC_BAD_INPUT with a
+ * one-line reason. Leaves nothing behind. */
+lc_status session_check_outputs(const cli_options *o, lc_error *err);
+
 /* What a session is asked for: the part of the command line it reads. */
 typedef struct session_request {
     int device;                    /* an lc_device, or CLI_DEVICE_AUTO */

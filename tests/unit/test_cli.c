@@ -1,9 +1,15 @@
 /* Command-line parsing: the original's flags, spellings, and bad input. */
 #include "unit.h"
 
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "base/paths.h"
 #include "cmd/cli.h"
+#include "cmd/session.h"
 
 static int parse(cli_options *o, lc_error *err, int argc, const char **argv)
 {
@@ -109,5 +115,57 @@ int test_cli_errors(void)
         CHECK(strchr(err.msg, '\n') == NULL, "case %zu: message is not one line", i);
         cli_free(&o);
     }
+    return 0;
+}
+
+/* Entries of dir besides . and .. */
+static int entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Output paths are checked before any work, and the check leaves nothing. */
+int test_cli_output_paths(void)
+{
+    char dir[] = "/tmp/lstmcheck-paths-XXXXXX", path[128], file[128];
+    lc_error err = {{0}};
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    snprintf(path, sizeof path, "%s/new/deeper", dir);
+    snprintf(file, sizeof file, "%s/f", dir);
+    CHECK(path_check_writable_dir(dir, 0, &err) == LC_OK, "%s", err.msg);
+    CHECK(path_check_writable_dir(path, 1, &err) == LC_OK, "%s", err.msg);
+    CHECK(path_check_writable_dir(path, 0, &err) == LC_BAD_INPUT, "must exist");
+    CHECK(entries(dir) == 0, "the checks left something in %s", dir);
+    FILE *f = fopen(file, "w");
+    CHECK(f && fclose(f) == 0, "a file");
+    CHECK(path_check_writable_dir(file, 1, &err) == LC_BAD_INPUT && strstr(err.msg, "not a directory"), "%s",
+          err.msg);
+    snprintf(path, sizeof path, "%s/f/sub", dir);
+    CHECK(path_check_writable_dir(path, 1, &err) == LC_BAD_INPUT, "under a file");
+    CHECK(path_check_writable_file(path, &err) == LC_BAD_INPUT, "a file under a file");
+    CHECK(path_check_writable_file(dir, &err) == LC_BAD_INPUT, "a directory as a file");
+    CHECK(path_check_writable_dir("/proc/x/y", 1, &err) == LC_BAD_INPUT, "/proc");
+    unlink(file);
+    rmdir(dir);
+    /* --dump "" was <empty>/cpu: the root directory */
+    cli_options o;
+    cli_defaults(&o);
+    o.dump_dir = "";
+    CHECK(session_check_outputs(&o, &err) == LC_BAD_INPUT && strstr(err.msg, "--dump '': an empty path"), "%s",
+          err.msg);
+    /* show and compare read: a missing directory is "no baseline", not bad input */
+    cli_defaults(&o);
+    o.command = "baseline";
+    o.subcommand = "show";
+    o.baseline_dir = "/proc/no/baselines";
+    CHECK(session_check_outputs(&o, &err) == LC_OK, "%s", err.msg);
+    o.subcommand = "update";
+    CHECK(session_check_outputs(&o, &err) == LC_BAD_INPUT && strstr(err.msg, "--baseline-dir"), "%s", err.msg);
     return 0;
 }
