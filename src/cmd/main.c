@@ -14,10 +14,8 @@ static lc_status load_plugins(const cli_options *o)
     lc_error err = {{0}};
     for (int i = 0; i < o->nplugins; i++) {
         lc_status rc = isolate_plugin_load(o->plugins[i], &err);
-        if (rc) {
-            fprintf(stderr, "lstmcheck: %s\n", err.msg);
-            return rc;
-        }
+        if (rc)
+            return cmd_fail(o, rc, "%s", err.msg);
     }
     return LC_OK;
 }
@@ -46,7 +44,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if ((rc = session_check_outputs(&o, &err))) {
-        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        cmd_fail(&o, rc, "%s", err.msg);
         cli_free(&o);
         return lc_exit_code(rc);
     }
