@@ -1,8 +1,10 @@
 /* Tolerance rule, runner table, .npy files, statistics, the gate's report. */
 #include "unit.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check/gate.h"
@@ -37,6 +39,28 @@ int test_tolerance_rule(void)
     CHECK(n == 10 && v[2].kind == TENSOR_FORWARD && v[4].kind == TENSOR_INPUT_GRAD &&
               v[7].kind == TENSOR_PARAM_GRAD && !strcmp(v[7].name, "dw_hh.0"), "tensor kinds");
     CHECK_NEAR(tolerance_allowed(0.5, -2.0, 1.0), 1.5, 0);
+    return 0;
+}
+
+/* The rule's cost is linear in the layers: it was asked once per tensor
+ * and looped over every layer each time, so --numLayers 1000000 spent
+ * about 37 minutes in the gate's comparisons alone. */
+int test_tolerance_linear_in_layers(void)
+{
+    const lstm_shape s = {.seq_length = 1, .batch = 1, .input_size = 3, .hidden_size = 2, .num_layers = 100000};
+    lstm_results ref;
+    lc_error err = {{0}};
+    /* N_fwd = T * sum_l (I_l + H): (3 + 2) + 99999 * (2 + 2) */
+    CHECK_NEAR(tolerance_depth(&s, TENSOR_FORWARD), 5.0 + 99999.0 * 4.0, 0);
+    CHECK(!lstm_results_alloc(&ref, &s, &err), "%s", err.msg);
+    const clock_t t0 = clock();
+    gate_report rep;
+    gate_compare(registry_find("cpu"), &ref, &ref, LSTM_VIEWS_OUTPUTS | LSTM_VIEWS_STATE | LSTM_VIEWS_GRADS, &rep);
+    const double cpu_s = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    lstm_results_free(&ref);
+    CHECK(rep.status == LC_OK && rep.tensors_checked == 6 + 4 * 100000, "%d tensors", rep.tensors_checked);
+    /* linear: well under a second; quadratic: 4e5 tensors x 1e5 layers, tens of seconds */
+    CHECK(cpu_s < 5.0, "comparing 400,006 tensors took %.1f s of CPU", cpu_s);
     return 0;
 }
 
