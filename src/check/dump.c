@@ -147,6 +147,7 @@ static void index_tolerance(json_writer *w, const runner_ops *r, const lstm_shap
     json_member_double(w, "safety", TOLERANCE_SAFETY);
     json_member_string(w, "precision", tolerance_precision_name(r->precision));
     json_member_double(w, "unit_roundoff", tolerance_unit_roundoff(r->precision));
+    json_member_double(w, "smallest_normal", tolerance_smallest_normal(r->precision));
     json_key(w, "N");
     json_object_begin(w);
     const tensor_kind kinds[] = {TENSOR_FORWARD, TENSOR_INPUT_GRAD, TENSOR_PARAM_GRAD};
