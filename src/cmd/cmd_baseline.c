@@ -67,7 +67,8 @@ static lc_status plan_shapes(const cli_options *o, lc_device device, lstm_shape 
         return LC_BAD_INPUT;
     }
     if (o->shape_given) {
-        if (lstm_shape_validate(&o->shape, err))
+        /* as every command: a shape too large for this machine is refused before allocating */
+        if (lstm_shape_validate(&o->shape, err) || session_check_memory(&o->shape, err))
             return LC_BAD_INPUT;
         shapes[0] = o->shape;
         sets[(*ns)++] = NULL;
