@@ -18,7 +18,7 @@ int session_check_memory(const lstm_shape *s, lc_error *err)
     if (pages <= 0 || page <= 0)
         return 0;
     double have = (double)pages * (double)page;
-    if (need == 0 || (double)need > 0.8 * have) {
+    if (need == 0 || (double)need > SESSION_MEMORY_SHARE * have) {
         char dims[96];
         lc_error_set(err, "shape %s needs about %.1f GiB of host memory; this machine has %.1f GiB",
                      lstm_shape_format(s, LSTM_SHAPE_DIMS, dims, sizeof dims), (double)need / 1073741824.0,

@@ -57,6 +57,10 @@ session_request session_request_from(const cli_options *o);
 lc_status session_setup(const session_request *rq, session *s, lc_error *err);
 void session_free(session *s);
 
+/* The share of this machine's memory a shape may need: the rest is the
+ * system's and the other processes'. */
+#define SESSION_MEMORY_SHARE 0.8
+
 /* 0 when the shape fits in this machine's memory; else a one-line reason. */
 int session_check_memory(const lstm_shape *s, lc_error *err);
 

@@ -169,3 +169,40 @@ int test_cli_output_paths(void)
     CHECK(session_check_outputs(&o, &err) == LC_BAD_INPUT && strstr(err.msg, "--baseline-dir"), "%s", err.msg);
     return 0;
 }
+
+/* cli_parse on random command lines (as a fuzzer would call it): it only
+ * parses: it returns ok or bad input (out of memory aside) with a one-line
+ * message, and prints, exits and does nothing else. */
+int test_cli_parse_random(void)
+{
+    static const char *const words[] = {
+        "bench", "check", "list", "baseline", "profile", "update", "show", "compare", "--rnns", "cpu", "ref",
+        "cpu,ref", "--lengths", "3,4", ",", "3,,2", "", " 7", "7", "-1", "+7", "99999999999999999999",
+        "--seqLength", "--seq-length=2", "--miniBatch", "--hiddenSize=", "--device", "cuda", "auto", "--json",
+        "--dump", "--trace", "--plugin", "x.so", "----rnns", "--", "-h", "--help", "--print-json", "pep",
+        "--progress", "--no-progress", "--time-budget", "1e3", "nan", "--tool", "nsys", "--seed", "=", "-",
+    };
+    const int nwords = (int)(sizeof words / sizeof words[0]);
+    unsigned long long x = 88172645463325252ull; /* xorshift: the same lines every run */
+    int ok = 0;
+    for (int run = 0; run < 20000; run++) {
+        char *argv[12] = {"lstmcheck"};
+        int argc = 1;
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        const int n = 1 + (int)(x % 10);
+        for (int k = 0; k < n; k++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            argv[argc++] = (char *)words[x % (unsigned long long)nwords];
+        }
+        cli_options o;
+        lc_error err = {{0}};
+        cli_defaults(&o);
+        const lc_status rc = cli_parse(argc, argv, &o, &err);
+        CHECK(rc == LC_OK || (rc == LC_BAD_INPUT && err.msg[0] && !strchr(err.msg, '\n')), "run %d: %d '%s'", run,
+              rc, err.msg);
+        ok += rc == LC_OK;
+        cli_free(&o);
+    }
+    CHECK(ok > 100 && ok < 19900, "%d of 20000 parsed: the lines must mix good and bad", ok);
+    return 0;
+}
