@@ -2,39 +2,14 @@
 #include "check/dump.h"
 
 #include "base/json.h"
+#include "base/paths.h"
 #include "check/npy.h"
 #include "check/tolerance.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-
-static int mkdir_p(const char *path, lc_error *err)
-{
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
-        lc_error_set(err, "path too long: %s", path);
-        return 1;
-    }
-    for (char *p = buf + 1; *p; p++) {
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
-                lc_error_set(err, "cannot create directory %s: %s", buf, strerror(errno));
-                return 1;
-            }
-            *p = '/';
-        }
-    }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
-        lc_error_set(err, "cannot create directory %s: %s", buf, strerror(errno));
-        return 1;
-    }
-    return 0;
-}
 
 /* A dump in progress: its directory and index.json, being written. */
 typedef struct dump_files {
@@ -172,6 +147,7 @@ static void index_tolerance(json_writer *w, const runner_ops *r, const lstm_shap
     json_member_double(w, "safety", TOLERANCE_SAFETY);
     json_member_string(w, "precision", tolerance_precision_name(r->precision));
     json_member_double(w, "unit_roundoff", tolerance_unit_roundoff(r->precision));
+    json_member_double(w, "smallest_normal", tolerance_smallest_normal(r->precision));
     json_key(w, "N");
     json_object_begin(w);
     const tensor_kind kinds[] = {TENSOR_FORWARD, TENSOR_INPUT_GRAD, TENSOR_PARAM_GRAD};
@@ -253,7 +229,7 @@ int dump_write(const char *root, const dump_case *dc, lc_error *err)
         lc_error_set(err, "path too long: %s/%s", root, dc->runner->name);
         return 1;
     }
-    if (mkdir_p(d.dir, err))
+    if (path_mkdir_p(d.dir, err))
         return 1;
     json_init(&d.index, JSON_INDENTED | JSON_NONFINITE_AS_NULL);
     const int rc = dump_everything(&d, dc);

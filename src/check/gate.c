@@ -100,7 +100,8 @@ typedef struct tensor_outcome {
     gate_tensor_summary sum;
     size_t worst_i;
     int worst_not_finite;
-    double scale, rms; /* of the rule for this tensor */
+    tolerance tol;     /* the rule for this tensor */
+    double rms;
 } tensor_outcome;
 
 static tensor_outcome compare_tensor(const runner_ops *r, const lstm_shape *s, const lstm_tensor_view *a,
@@ -111,12 +112,12 @@ static tensor_outcome compare_tensor(const runner_ops *r, const lstm_shape *s, c
     for (size_t i = 0; i < a->count; i++)
         sumsq += a->data[i] * a->data[i];
     t.rms = a->count ? sqrt(sumsq / (double)a->count) : 0;
-    t.scale = tolerance_scale(s, a->kind, r->precision);
+    t.tol = tolerance_for(s, a->kind, r->precision);
     snprintf(t.sum.name, sizeof t.sum.name, "%s", a->name);
     for (size_t i = 0; i < a->count; i++) {
         const double err = fabs(b->data[i] - a->data[i]);
         const int nf = !isfinite(b->data[i]);
-        const double allowed = tolerance_allowed(t.scale, a->data[i], t.rms);
+        const double allowed = tolerance_allowed(&t.tol, a->data[i], t.rms);
         const double ratio = nf ? INFINITY : (allowed > 0 ? err / allowed : (err > 0 ? INFINITY : 0));
         if (!nf && err > t.sum.max_abs_err)
             t.sum.max_abs_err = err;
@@ -148,7 +149,7 @@ static void record_tensor(gate_report *rep, const tensor_outcome *t, const lstm_
     w->value = b->data[t->worst_i];
     w->ref = a->data[t->worst_i];
     w->err = fabs(w->value - w->ref);
-    w->allowed = tolerance_allowed(t->scale, w->ref, t->rms);
+    w->allowed = tolerance_allowed(&t->tol, w->ref, t->rms);
     w->ratio = t->sum.worst_ratio;
     w->not_finite = t->worst_not_finite;
 }

@@ -1,12 +1,20 @@
 /* The tolerance rule (see tolerance.h and docs/tolerance.md). */
 #include "check/tolerance.h"
 
+#include <float.h>
 #include <math.h>
 
 double tolerance_unit_roundoff(runner_precision p)
 {
     /* FP32: 24-bit significand; TF32: 11-bit significand (10 stored) */
     return p == PRECISION_TF32 ? ldexp(1.0, -11) : ldexp(1.0, -24);
+}
+
+double tolerance_smallest_normal(runner_precision p)
+{
+    /* TF32 keeps FP32's 8-bit exponent: the same range, fewer digits */
+    (void)p;
+    return FLT_MIN; /* 2^-126 */
 }
 
 const char *tolerance_precision_name(runner_precision p)
@@ -21,10 +29,11 @@ const char *tolerance_kind_name(tensor_kind kind)
 
 double tolerance_depth(const lstm_shape *s, tensor_kind kind)
 {
-    double T = s->seq_length, H = s->hidden_size;
-    double fwd = 0;
-    for (int l = 0; l < s->num_layers; l++)
-        fwd += T * (lstm_layer_input_size(s, l) + H);
+    const double T = s->seq_length, H = s->hidden_size, L = s->num_layers;
+    /* T * sum_l (I_l + H), with I_0 = I and I_l = H above: in closed form,
+     * since the rule is asked once per tensor and a stack has 4 per layer
+     * (a loop here made the gate quadratic in L) */
+    const double fwd = T * ((s->input_size + H) + (L - 1) * 2 * H);
     if (kind == TENSOR_FORWARD)
         return fwd;
     /* backward through time: per step and layer a reduction over the 4H gates */
@@ -36,10 +45,18 @@ double tolerance_depth(const lstm_shape *s, tensor_kind kind)
 
 double tolerance_scale(const lstm_shape *s, tensor_kind kind, runner_precision p)
 {
-    return TOLERANCE_SAFETY * tolerance_unit_roundoff(p) * sqrt(tolerance_depth(s, kind));
+    return tolerance_for(s, kind, p).scale;
 }
 
-double tolerance_allowed(double scale, double ref, double ref_rms)
+tolerance tolerance_for(const lstm_shape *s, tensor_kind kind, runner_precision p)
 {
-    return scale * (fabs(ref) + ref_rms);
+    /* each of the N operations may also lose up to m where its result
+     * underflows: summed like the rounding errors, with the same safety */
+    const double depth = TOLERANCE_SAFETY * sqrt(tolerance_depth(s, kind));
+    return (tolerance){.scale = depth * tolerance_unit_roundoff(p), .floor = depth * tolerance_smallest_normal(p)};
+}
+
+double tolerance_allowed(const tolerance *t, double ref, double ref_rms)
+{
+    return t->scale * (fabs(ref) + ref_rms) + t->floor;
 }

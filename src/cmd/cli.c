@@ -59,14 +59,22 @@ void cli_normalize_flag(const char *flag, char *out, size_t n)
     out[k] = '\0';
 }
 
+/* What strtol and strtod would skip or take that a number here may not
+ * have: leading white space and a '+' (' 7' and '+7' are refused, not read
+ * as 7). */
+static int number_start_ok(const char *s)
+{
+    return s && *s && !isspace((unsigned char)*s) && *s != '+';
+}
+
 int cli_parse_int(const char *s, long lo, long hi, long *out)
 {
-    if (!s || !*s)
+    if (!number_start_ok(s))
         return 1;
     errno = 0;
     char *end;
     long v = strtol(s, &end, 10);
-    if (errno || *end || v < lo || v > hi)
+    if (errno || end == s || *end || v < lo || v > hi)
         return 1;
     *out = v;
     return 0;
@@ -74,12 +82,13 @@ int cli_parse_int(const char *s, long lo, long hi, long *out)
 
 int cli_parse_double(const char *s, double lo, double hi, double *out)
 {
-    if (!s || !*s)
+    /* decimal only: strtod would also read hex, "inf" and "nan" */
+    if (!number_start_ok(s) || s[strspn(s, "0123456789.eE-")] != '\0')
         return 1;
     errno = 0;
     char *end;
     double v = strtod(s, &end);
-    if (errno || *end || !isfinite(v) || v < lo || v > hi)
+    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
         return 1;
     *out = v;
     return 0;
@@ -259,6 +268,7 @@ typedef struct cli_args {
     int argc, i;
     char **argv;
     const char *inline_value; /* after '=' in --flag=value, or NULL */
+    unsigned char given[NFLAGS]; /* flags seen so far: a second one is refused */
 } cli_args;
 
 /* The next argument when it is not a flag, else NULL. */
@@ -268,36 +278,82 @@ static const char *next_word(cli_args *a)
 }
 
 /* Append word to a list of at most max words (--rnns, --plugin). */
-static lc_status add_word(const char **list, int *n, int max, const char *what, const char *word, lc_error *err)
+static lc_status add_word(const char **list, int *n, int max, const cli_flag *f, const char *word, lc_error *err)
 {
     if (*n == max) {
-        lc_error_set(err, "too many %s (at most %d)", what, max);
+        lc_error_set(err, "too many values for --%s (at most %d)", f->name, max);
         return LC_BAD_INPUT;
     }
     list[(*n)++] = word;
     return LC_OK;
 }
 
-/* "30,45,99" and separate arguments alike */
-static lc_status add_lengths(cli_options *o, const char *v, lc_error *err)
+/* --rnns: a runner named twice would run twice. Names are [a-z0-9_]
+ * (plugins: plugin:name), so a comma is a list written the way --lengths
+ * takes it, not a name. (A plugin loaded twice is refused by the registry.) */
+static lc_status add_runner_name(cli_options *o, const cli_flag *f, const char *word, lc_error *err)
 {
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", v);
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        long x;
-        if (cli_parse_int(tok, 1, LSTM_MAX_DIM, &x)) {
-            lc_error_set(err, "--lengths expects positive integers, got '%s'", tok);
+    if (strchr(word, ',')) {
+        lc_error_set(err, "--%s takes runner names separated by spaces, not commas: '%s'", f->name, word);
+        return LC_BAD_INPUT;
+    }
+    for (int i = 0; i < o->nrnns; i++) {
+        if (!strcmp(o->rnns[i], word)) {
+            lc_error_set(err, "'%s' is given twice to --%s", word, f->name);
             return LC_BAD_INPUT;
         }
-        int *grown = realloc(o->lengths, (size_t)(o->nlengths + 1) * sizeof *grown);
+    }
+    return add_word(o->rnns, &o->nrnns, CLI_MAX_RNNS, f, word, err);
+}
+
+/* One more length, the array grown by doubling (no fixed buffer: 1,401
+ * lengths are 1,401 lengths). */
+static lc_status push_length(cli_options *o, int x, lc_error *err)
+{
+    const int n = o->nlengths;
+    if (n == LSTM_MAX_DIM) {
+        lc_error_set(err, "--lengths gives more than %d lengths (the --miniBatch limit)", LSTM_MAX_DIM);
+        return LC_BAD_INPUT;
+    }
+    if (n == 0 || (n >= 8 && (n & (n - 1)) == 0)) { /* full: 0, 8, 16, ... */
+        int *grown = realloc(o->lengths, (size_t)(n ? 2 * n : 8) * sizeof *grown);
         if (!grown) {
             lc_error_set(err, "out of memory parsing --lengths");
             return LC_ERROR;
         }
         o->lengths = grown;
-        o->lengths[o->nlengths++] = (int)x;
     }
+    o->lengths[o->nlengths++] = x;
     return LC_OK;
+}
+
+/* "30,45,99" and separate arguments alike; an empty item (",", "3,,2",
+ * "3,") is a mistake, not nothing. */
+static lc_status add_lengths(cli_options *o, const char *v, lc_error *err)
+{
+    for (const char *p = v;; p++) {
+        const size_t len = strcspn(p, ",");
+        char num[24]; /* longer than any int: refused whole, never cut mid-digit */
+        long x;
+        if (len == 0) {
+            lc_error_set(err, "--lengths has an empty item in '%s'", v);
+            return LC_BAD_INPUT;
+        }
+        if (len < sizeof num) {
+            memcpy(num, p, len);
+            num[len] = '\0';
+        }
+        if (len >= sizeof num || cli_parse_int(num, 1, LSTM_MAX_DIM, &x)) {
+            lc_error_set(err, "--lengths expects positive integers, got '%.*s'", (int)len, p);
+            return LC_BAD_INPUT;
+        }
+        lc_status rc = push_length(o, (int)x, err);
+        if (rc)
+            return rc;
+        p += len;
+        if (!*p)
+            return LC_OK;
+    }
 }
 
 /* --rnns, --lengths, --plugin: one or more values, inline or as separate words */
@@ -305,11 +361,16 @@ static lc_status read_list(const cli_flag *f, cli_args *a, cli_options *o, lc_er
 {
     int got = 0;
     lc_status rc = LC_OK;
-    const char *v = a->inline_value && *a->inline_value ? a->inline_value : next_word(a);
-    for (; v && !rc; v = next_word(a), got++)
-        rc = f->kind == FLAG_RUNNERS   ? add_word(o->rnns, &o->nrnns, CLI_MAX_RNNS, "runners", v, err)
-             : f->kind == FLAG_PLUGINS ? add_word(o->plugins, &o->nplugins, CLI_MAX_PLUGINS, "plugins", v, err)
+    const char *v = a->inline_value ? a->inline_value : next_word(a);
+    for (; v && !rc; v = next_word(a), got++) {
+        if (!*v) {
+            lc_error_set(err, "--%s has an empty value", f->name);
+            return LC_BAD_INPUT;
+        }
+        rc = f->kind == FLAG_RUNNERS   ? add_runner_name(o, f, v, err)
+             : f->kind == FLAG_PLUGINS ? add_word(o->plugins, &o->nplugins, CLI_MAX_PLUGINS, f, v, err)
                                        : add_lengths(o, v, err);
+    }
     if (!rc && !got) {
         lc_error_set(err, "--%s needs at least one value", f->name);
         rc = LC_BAD_INPUT;
@@ -423,6 +484,24 @@ static lc_status parse_command(int argc, char **argv, cli_options *o, int *next,
     return LC_OK;
 }
 
+/* A flag may be given once (--plugin: repeatable), and two flags that set
+ * one field (--progress, --no-progress) exclude each other: a second value
+ * is a mistake, not a reason to pick one. */
+static lc_status once(cli_args *a, const cli_flag *f, const char *arg, lc_error *err)
+{
+    for (size_t k = 0; k < NFLAGS; k++) {
+        if (!a->given[k] || flags[k].field != f->field || f->kind == FLAG_PLUGINS)
+            continue;
+        if (&flags[k] == f)
+            lc_error_set(err, "flag '--%s' is given twice (again as '%s')", f->name, arg);
+        else
+            lc_error_set(err, "flags '--%s' and '--%s' exclude each other", flags[k].name, f->name);
+        return LC_BAD_INPUT;
+    }
+    a->given[f - flags] = 1;
+    return LC_OK;
+}
+
 static lc_status parse_flag(cli_args *a, cli_options *o, lc_error *err)
 {
     const char *arg = a->argv[a->i];
@@ -436,7 +515,8 @@ static lc_status parse_flag(cli_args *a, cli_options *o, lc_error *err)
     }
     char name[64];
     cli_normalize_flag(arg, name, sizeof name);
-    const cli_flag *f = find_flag(name);
+    /* exactly two dashes: normalizing would read ----rnns as --rnns */
+    const cli_flag *f = arg[2] == '-' ? NULL : find_flag(name);
     if (!f) {
         lc_error_set(err, "unknown flag '%s' (see lstmcheck %s --help)", arg, o->command);
         return LC_BAD_INPUT;
@@ -445,6 +525,9 @@ static lc_status parse_flag(cli_args *a, cli_options *o, lc_error *err)
         lc_error_set(err, "flag '%s' does not apply to '%s'", arg, o->command);
         return LC_BAD_INPUT;
     }
+    lc_status rc = once(a, f, arg, err);
+    if (rc)
+        return rc;
     const char *eq = strchr(arg, '=');
     a->inline_value = eq ? eq + 1 : NULL;
     o->shape_given |= (f->marks & MARK_SHAPE) != 0;
@@ -462,6 +545,13 @@ static lc_status check_together(cli_options *o, lc_error *err)
     if (o->json && o->markdown_path && !strcmp(o->markdown_path, "-")) {
         lc_error_set(err, "--json and --markdown - both want stdout: give --markdown a file");
         return LC_BAD_INPUT;
+    }
+    for (int b = 0; b < o->nlengths; b++) {
+        if (o->lengths[b] > o->shape.seq_length) {
+            lc_error_set(err, "length %d of sequence %d exceeds --seqLength %d", o->lengths[b], b,
+                         o->shape.seq_length);
+            return LC_BAD_INPUT;
+        }
     }
     if (o->nlengths && o->nlengths != o->shape.batch) {
         if (o->batch_given) {

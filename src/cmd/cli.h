@@ -1,7 +1,9 @@
 /* Command-line parsing for `lstmcheck`. Flags follow the original
  * bench.py (--seqLength ...); kebab-case and snake_case spellings are
- * accepted too (--seq-length, --seq_length). Parsing never exits: errors
- * come back as one line and usage exit code 2. */
+ * accepted too (--seq-length, --seq_length), always with exactly two
+ * dashes. Each flag is given once (--plugin is repeatable); list flags
+ * take several values after one flag (--rnns a b, --lengths 3,4 5).
+ * Parsing never exits: errors come back as one line and usage exit code 2. */
 #ifndef LSTMCHECK_CLI_H
 #define LSTMCHECK_CLI_H
 
@@ -67,11 +69,19 @@ const char *cli_device_name(int device);
 void cli_defaults(cli_options *o);
 void cli_free(cli_options *o);
 
-/* 0: parsed; LC_BAD_INPUT: err holds a one-line message. argv[0] is the
- * program; argv[1] the command. */
+/* argv (argv[0] the program, argv[1] the command) into o, which
+ * cli_defaults() prepared: LC_OK; LC_BAD_INPUT with a one-line message in
+ * err; LC_ERROR when out of memory. It only parses: it never exits,
+ * prints, touches files or devices, or loads anything, so a fuzzer can
+ * call it alone; checks that need the machine (paths, memory, runners)
+ * come after it (cmd/session.h). o's strings point into argv; cli_free(o)
+ * after, whatever it returned. */
 lc_status cli_parse(int argc, char **argv, cli_options *o, lc_error *err);
 
-/* Strict number parsing: the whole string, in range. 0 on success. */
+/* Strict number parsing, 0 on success: the whole string, in [lo, hi].
+ * An integer is an optional '-' and decimal digits; a double is decimal
+ * (digits, '.', an exponent). Nothing else: no leading or trailing white
+ * space, no '+', no hex, inf or nan, nothing after the number. */
 int cli_parse_int(const char *s, long lo, long hi, long *out);
 int cli_parse_double(const char *s, double lo, double hi, double *out);
 

@@ -10,16 +10,15 @@
 #include "perf/revbuild.h"
 #include "base/gitrev.h"
 #include "base/json.h"
+#include "base/paths.h"
 #include "check/isolate.h"
 #include "cmd/session.h"
 #include "report/compare_report.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef LSTMCHECK_SOURCE_DIR
@@ -69,7 +68,8 @@ static lc_status plan_shapes(const cli_options *o, lc_device device, lstm_shape 
         return LC_BAD_INPUT;
     }
     if (o->shape_given) {
-        if (lstm_shape_validate(&o->shape, err))
+        /* as every command: a shape too large for this machine is refused before allocating */
+        if (lstm_shape_validate(&o->shape, err) || session_check_memory(&o->shape, err))
             return LC_BAD_INPUT;
         shapes[0] = o->shape;
         sets[(*ns)++] = NULL;
@@ -124,9 +124,11 @@ static void settings_from(const cli_options *o, lc_device device, perf_settings 
         s->compare_budget_s = o->max_seconds;
 }
 
-/* Gate the runner on the shape: LC_OK, LC_UNSUPPORTED (a skip), LC_FAILED
- * (wrong) or LC_ERROR. */
-static lc_status gate_first(const runner_ops *r, numerics_context *ctx, const char *tag)
+/* Gate the runner on the shape: LC_OK, LC_UNSUPPORTED (a skip: why in
+ * skip, for the caller to report), LC_FAILED (wrong) or LC_ERROR, said on
+ * out (stderr under --json: stdout is the document). */
+static lc_status gate_first(const runner_ops *r, numerics_context *ctx, const char *tag, FILE *out, char *skip,
+                            size_t nskip)
 {
     gate_report rep;
     char line[1024];
@@ -135,14 +137,14 @@ static lc_status gate_first(const runner_ops *r, numerics_context *ctx, const ch
         return LC_OK;
     gate_format_summary(r, &rep, line, sizeof line);
     if (rep.status == LC_UNSUPPORTED) {
-        printf("SKIP %s %s: %s\n", r->name, tag, rep.reason);
+        snprintf(skip, nskip, "%s", rep.reason);
         return LC_UNSUPPORTED;
     }
     if (rep.status == LC_FAILED) {
-        printf("WRONG %s: %s\n", tag, line);
-        printf("  %s is wrong, not slow: fix the numerics before any timing\n", r->name);
+        fprintf(out, "WRONG %s: %s\n", tag, line);
+        fprintf(out, "  %s is wrong, not slow: fix the numerics before any timing\n", r->name);
     } else {
-        printf("ERROR %s: %s\n", tag, line); /* an error (out of memory, ...) is not a numerics failure */
+        fprintf(out, "ERROR %s: %s\n", tag, line); /* an error (out of memory, ...) is not a numerics failure */
     }
     return rep.status;
 }
@@ -252,8 +254,10 @@ static lc_status update_item(update_run *ur, const work_item *it)
         fprintf(stderr, "lstmcheck: %s\n", err.msg);
         return LC_BAD_INPUT;
     }
-    lc_status rc = gate_first(it->runner, &ctx, tag);
+    char skip[512];
+    lc_status rc = gate_first(it->runner, &ctx, tag, stdout, skip, sizeof skip);
     if (rc == LC_UNSUPPORTED) {
+        printf("SKIP %s %s: %s\n", it->runner->name, tag, skip);
         rc = LC_OK; /* cannot run here: nothing to record */
     } else if (rc) {
         printf("refusing to record a baseline for %s: it %s the numerics gate; nothing written\n", it->runner->name,
@@ -339,8 +343,8 @@ static lc_status open_for_update(lc_device device, const char *dir, char *path, 
         return LC_BAD_INPUT;
     }
     warn_stale(path, b);
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "lstmcheck: cannot create %s: %s\n", dir, strerror(errno));
+    if (path_mkdir_p(dir, &err)) { /* it can be made: session_check_outputs said so */
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
         baseline_free(b);
         return LC_BAD_INPUT;
     }
@@ -432,22 +436,21 @@ static lc_status cmd_show(const cli_options *o, lc_device device, const char *di
 {
     lc_error err = {{0}};
     machine_key key;
-    if (machine_key_current(device, &key, &err)) {
-        fprintf(stderr, "lstmcheck: %s\n", err.msg);
-        return LC_UNSUPPORTED;
-    }
+    if (machine_key_current(device, &key, &err))
+        return cmd_fail(o, LC_UNSUPPORTED, "%s", err.msg);
     char path[4096], desc[1024];
     baseline_file b;
     int rc = load_for(dir, &key, path, sizeof path, &b, &err);
     machine_key_describe(&key, desc, sizeof desc);
-    if (rc == LC_BAD_INPUT) {
-        fprintf(stderr, "lstmcheck: %s\n", err.msg);
-        return LC_BAD_INPUT;
-    }
+    if (rc == LC_BAD_INPUT)
+        return cmd_fail(o, LC_BAD_INPUT, "%s", err.msg);
     if (rc == LC_MISSING) {
+        baseline_free(&b);
+        if (o->json)
+            return cmd_fail(o, LC_UNSUPPORTED, "no baseline for this machine (%s) at %s; make one with: lstmcheck "
+                            "baseline update --device %s", desc, path, lc_device_name(device));
         printf("no baseline for this machine (%s) at %s; make one with: lstmcheck baseline update --device %s\n",
                desc, path, lc_device_name(device));
-        baseline_free(&b);
         return LC_UNSUPPORTED;
     }
     warn_stale(path, &b);
@@ -694,10 +697,11 @@ static void compare_item(compare_run *cr, const work_item *it)
         cr->failed++;
         return;
     }
-    int g = gate_first(it->runner, &ctx, tag);
+    char skip[512];
+    int g = gate_first(it->runner, &ctx, tag, cr->o->json ? stderr : stdout, skip, sizeof skip);
     if (g) {
         numerics_context_free(&ctx);
-        if (g == LC_UNSUPPORTED) cr->unclear++;
+        if (g == LC_UNSUPPORTED) note_skip(cr, it->runner->name, tag, skip); /* counted there */
         else cr->failed++;
         return;
     }
@@ -784,6 +788,8 @@ static lc_status cmd_compare(const cli_options *o, lc_device device, const char 
     lc_error err = {{0}};
     machine_key key;
     if (machine_key_current(device, &key, &err)) {
+        if (o->json)
+            return cmd_fail(o, LC_UNSUPPORTED, "%s", err.msg);
         printf("SKIP: %s\n", err.msg);
         return LC_UNSUPPORTED;
     }
@@ -791,15 +797,12 @@ static lc_status cmd_compare(const cli_options *o, lc_device device, const char 
     baseline_file b;
     int rc = load_for(dir, &key, path, sizeof path, &b, &err);
     machine_key_describe(&key, desc, sizeof desc);
-    if (rc == LC_BAD_INPUT) {
-        fprintf(stderr, "lstmcheck: %s\n", err.msg);
-        return LC_BAD_INPUT;
-    }
+    if (rc == LC_BAD_INPUT)
+        return cmd_fail(o, LC_BAD_INPUT, "%s", err.msg);
     compare_run cr = {.o = o, .device = device, .dir = dir, .file = &b, .file_path = path, .machine = desc};
     if (o->against && (rc = git_resolve_buildable(LSTMCHECK_SOURCE_DIR, o->against, cr.against, &err))) {
-        fprintf(stderr, "lstmcheck: %s\n", err.msg);
         baseline_free(&b);
-        return rc;
+        return cmd_fail(o, rc, "%s", err.msg);
     }
     ssize_t len = readlink("/proc/self/exe", cr.self_exe, sizeof cr.self_exe - 1);
     cr.self_exe[len > 0 ? len : 0] = '\0';
@@ -826,41 +829,45 @@ static lc_status cmd_compare(const cli_options *o, lc_device device, const char 
     return cr.unclear ? LC_UNSUPPORTED : LC_OK;
 }
 
+/* What only some subcommands take; LC_OK, or the refusal (after saying it). */
+static lc_status check_subcommand_flags(const cli_options *o)
+{
+    const char *sub = o->subcommand;
+    if ((o->against || o->ab) && strcmp(sub, "compare"))
+        return cmd_fail(o, LC_BAD_INPUT, "--%s applies to baseline compare only", o->against ? "against" : "ab");
+    if (o->allow_dirty && strcmp(sub, "update"))
+        return cmd_fail(o, LC_BAD_INPUT, "--allow-dirty applies to baseline update only");
+    if ((o->markdown_path || o->plot_path) && strcmp(sub, "compare"))
+        return cmd_fail(o, LC_BAD_INPUT, "--%s applies to baseline compare only",
+                        o->markdown_path ? "markdown" : "plot");
+    if (o->json && !strcmp(sub, "update"))
+        return cmd_fail(o, LC_BAD_INPUT, "--json applies to baseline show and compare only");
+    lc_error err = {{0}};
+    if (compare_report_check_paths(o->markdown_path, o->plot_path, &err))
+        return cmd_fail(o, LC_BAD_INPUT, "%s", err.msg);
+    return LC_OK;
+}
+
 lc_status cmd_baseline(const cli_options *o)
 {
-    if (!o->subcommand) {
-        fprintf(stderr, "lstmcheck: baseline needs a subcommand: update, show or compare\n");
-        return LC_BAD_INPUT;
-    }
+    if (!o->subcommand)
+        return cmd_fail(o, LC_BAD_INPUT, "baseline needs a subcommand: update, show or compare");
+    lc_error err = {{0}};
+    if (session_check_device(o->device, &err))
+        return cmd_fail(o, LC_BAD_INPUT, "%s", err.msg);
+    lc_status rc = check_subcommand_flags(o);
+    if (rc)
+        return rc;
     const lc_device device = session_resolve_device(o->device);
     perf_prepare_device(device);
-    if ((o->against || o->ab) && strcmp(o->subcommand, "compare")) {
-        fprintf(stderr, "lstmcheck: --%s applies to baseline compare only\n", o->against ? "against" : "ab");
-        return LC_BAD_INPUT;
-    }
-    if (o->allow_dirty && strcmp(o->subcommand, "update")) {
-        fprintf(stderr, "lstmcheck: --allow-dirty applies to baseline update only\n");
-        return LC_BAD_INPUT;
-    }
-    if ((o->markdown_path || o->plot_path) && strcmp(o->subcommand, "compare")) {
-        fprintf(stderr, "lstmcheck: --%s applies to baseline compare only\n", o->markdown_path ? "markdown" : "plot");
-        return LC_BAD_INPUT;
-    }
-    lc_error err = {{0}};
-    if (compare_report_check_paths(o->markdown_path, o->plot_path, &err)) {
-        fprintf(stderr, "lstmcheck: %s\n", err.msg);
-        return LC_BAD_INPUT;
-    }
     const char *dir = o->baseline_dir ? o->baseline_dir : baseline_default_dir();
     if (!strcmp(o->subcommand, "show"))
         return cmd_show(o, device, dir);
     work_item *items = NULL;
     int n = 0;
-    lc_status rc = plan(o, device, &items, &n, &err);
-    if (rc) {
-        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+    if ((rc = plan(o, device, &items, &n, &err))) {
         free(items);
-        return rc;
+        return cmd_fail(o, rc, "%s", err.msg);
     }
     rc = !strcmp(o->subcommand, "update") ? cmd_update(o, device, dir, items, n)
                                           : cmd_compare(o, device, dir, items, n);

@@ -301,11 +301,7 @@ static lc_status bench_setup(bench_run *run, const cli_options *o_in)
     *o = *o_in;
     if (o->warmup < 0) o->warmup = 10;
     if (o->nloops <= 0) o->nloops = 100;
-    lc_error err = {{0}};
-    if (o->trace_path && prof_check_output_dir(o->trace_path, 0, &err)) {
-        fprintf(stderr, "lstmcheck: --trace: %s\n", err.msg);
-        return LC_BAD_INPUT;
-    }
+    lc_error err = {{0}}; /* --dump and --trace were checked before (session_check_outputs) */
     const session_request rq = session_request_from(o);
     lc_status rc = session_setup(&rq, &run->s, &err);
     if (rc) {

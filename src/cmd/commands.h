@@ -15,6 +15,16 @@ lc_status cmd_bench(const cli_options *o);
 lc_status cmd_baseline(const cli_options *o);
 lc_status cmd_profile(const cli_options *o);
 
+/* Say why a command stops and return status: one line on stderr and,
+ * under --json, also {"error": "...", "status": "<lc_status name>"} on
+ * stdout (through the one JSON writer), so that stdout is JSON whatever
+ * happened. o may be NULL (no --json known yet). */
+lc_status cmd_fail(const cli_options *o, lc_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 /* The process exit code of a command that ended so (base/status.def):
  * 0 ok; 1 failed or error; 2 bad input; 3 could not run or compare here. */
 int lc_exit_code(lc_status s);

@@ -5,6 +5,7 @@
 #include "check/isolate.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/session.h"
 #include "runners/faults.h"
 
 /* --plugin: every plugin loaded, or the command refused before any work. */
@@ -13,10 +14,8 @@ static lc_status load_plugins(const cli_options *o)
     lc_error err = {{0}};
     for (int i = 0; i < o->nplugins; i++) {
         lc_status rc = isolate_plugin_load(o->plugins[i], &err);
-        if (rc) {
-            fprintf(stderr, "lstmcheck: %s\n", err.msg);
-            return rc;
-        }
+        if (rc)
+            return cmd_fail(o, rc, "%s", err.msg);
     }
     return LC_OK;
 }
@@ -43,6 +42,11 @@ int main(int argc, char **argv)
         fputs(cli_usage(o.command), stdout);
         cli_free(&o);
         return 0;
+    }
+    if ((rc = session_check_outputs(&o, &err))) {
+        cmd_fail(&o, rc, "%s", err.msg);
+        cli_free(&o);
+        return lc_exit_code(rc);
     }
     if ((rc = load_plugins(&o))) {
         cli_free(&o);

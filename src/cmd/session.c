@@ -1,7 +1,9 @@
 /* Command setup (see session.h). */
 #include "cmd/session.h"
 
+#include "base/paths.h"
 #include "device/device.h"
+#include "perf/baseline.h"
 #include "model/inputs.h"
 
 #include <stdio.h>
@@ -16,7 +18,7 @@ int session_check_memory(const lstm_shape *s, lc_error *err)
     if (pages <= 0 || page <= 0)
         return 0;
     double have = (double)pages * (double)page;
-    if (need == 0 || (double)need > 0.8 * have) {
+    if (need == 0 || (double)need > SESSION_MEMORY_SHARE * have) {
         char dims[96];
         lc_error_set(err, "shape %s needs about %.1f GiB of host memory; this machine has %.1f GiB",
                      lstm_shape_format(s, LSTM_SHAPE_DIMS, dims, sizeof dims), (double)need / 1073741824.0,
@@ -34,6 +36,41 @@ lc_device session_resolve_device(int requested)
     /* a GPU whose CUDA setup is broken is still a GPU: its runners then
      * report the breakage as errors instead of the run quietly going to the CPU */
     return device_cuda_probe(&why) != DEVICE_CUDA_NONE ? LC_DEVICE_CUDA : LC_DEVICE_CPU;
+}
+
+lc_status session_check_device(int requested, lc_error *err)
+{
+    /* without CUDA code every CUDA runner would only ever skip: a run that
+     * asked for the GPU must not end as a pass */
+    if (requested == LC_DEVICE_CUDA && !device_cuda_built()) {
+        lc_error_set(err, "--device cuda: CUDA runners are not built into this binary (configured with "
+                          "LSTMCHECK_CUDA=OFF or without nvcc); use --device cpu or a CUDA build");
+        return LC_BAD_INPUT;
+    }
+    return LC_OK;
+}
+
+/* One output path: LC_OK, or LC_BAD_INPUT with err naming the flag. */
+static lc_status check_output(const char *flag, const char *path, int is_dir, lc_error *err)
+{
+    lc_error why = {{0}};
+    if ((is_dir ? path_check_writable_dir(path, 1, &why) : path_check_writable_file(path, &why)) == LC_OK)
+        return LC_OK;
+    lc_error_set(err, "%s '%s': %s", flag, path, why.msg);
+    return LC_BAD_INPUT;
+}
+
+lc_status session_check_outputs(const cli_options *o, lc_error *err)
+{
+    if (o->dump_dir && check_output("--dump", o->dump_dir, 1, err))
+        return LC_BAD_INPUT;
+    if (o->trace_path && check_output("--trace", o->trace_path, 0, err))
+        return LC_BAD_INPUT;
+    /* show and compare only read: a missing directory there is "no baseline" */
+    if (o->subcommand && !strcmp(o->subcommand, "update") &&
+        check_output("--baseline-dir", o->baseline_dir ? o->baseline_dir : baseline_default_dir(), 1, err))
+        return LC_BAD_INPUT;
+    return LC_OK;
 }
 
 static int add_runner(session *s, const runner_ops *r, runner_group group, lc_error *err)
@@ -126,7 +163,7 @@ lc_status session_setup(const session_request *rq, session *s, lc_error *err)
     if (lstm_shape_validate(&rq->shape, err) || session_check_memory(&rq->shape, err))
         return LC_BAD_INPUT;
     lc_status rc = add_named_or_default(rq, s, err);
-    if (rc)
+    if (rc || (rc = session_check_device(rq->device, err)))
         return rc;
     if (rq->variable_lstms)
         return add_variable_group(rq, s, err);

@@ -28,6 +28,16 @@ typedef struct session {
  * broken), else cpu; a device asked for is kept. */
 lc_device session_resolve_device(int requested);
 
+/* LC_BAD_INPUT when the device asked for cannot be in this binary (cuda
+ * in a build without CUDA); a CUDA build without a GPU is fine: its GPU
+ * runners report themselves skipped. */
+lc_status session_check_device(int requested, lc_error *err);
+
+/* The paths a command will write (--dump, --trace, baseline update's
+ * directory), checked before any work: LC_OK, or LC_BAD_INPUT with a
+ * one-line reason. Leaves nothing behind. */
+lc_status session_check_outputs(const cli_options *o, lc_error *err);
+
 /* What a session is asked for: the part of the command line it reads. */
 typedef struct session_request {
     int device;                    /* an lc_device, or CLI_DEVICE_AUTO */
@@ -46,6 +56,10 @@ session_request session_request_from(const cli_options *o);
  * too large for this machine, ...); LC_ERROR when out of memory. */
 lc_status session_setup(const session_request *rq, session *s, lc_error *err);
 void session_free(session *s);
+
+/* The share of this machine's memory a shape may need: the rest is the
+ * system's and the other processes'. */
+#define SESSION_MEMORY_SHARE 0.8
 
 /* 0 when the shape fits in this machine's memory; else a one-line reason. */
 int session_check_memory(const lstm_shape *s, lc_error *err);

@@ -2,13 +2,12 @@
 #include "report/profiling.h"
 
 #include "base/json.h"
+#include "base/paths.h"
 #include "device/gpu_trace.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #ifdef LSTMCHECK_WITH_CUDA
 #include <nvtx3/nvToolsExt.h>
@@ -315,26 +314,5 @@ int prof_output_name(char *buf, size_t n, const char *dir, const char *const *na
 
 int prof_check_output_dir(const char *path, int dir_itself, lc_error *err)
 {
-    char dir[4096];
-    if (dir_itself) {
-        snprintf(dir, sizeof dir, "%s", path);
-    } else {
-        const char *slash = strrchr(path, '/');
-        if (!slash)
-            snprintf(dir, sizeof dir, ".");
-        else if (slash == path)
-            snprintf(dir, sizeof dir, "/");
-        else
-            snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    }
-    struct stat st;
-    if (stat(dir, &st) != 0) {
-        lc_error_set(err, "output directory '%s': %s", dir, strerror(errno));
-        return 1;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        lc_error_set(err, "output directory '%s' is not a directory", dir);
-        return 1;
-    }
-    return 0;
+    return dir_itself ? path_check_writable_dir(path, 0, err) != LC_OK : path_check_writable_file(path, err) != LC_OK;
 }

@@ -1,9 +1,15 @@
 /* Command-line parsing: the original's flags, spellings, and bad input. */
 #include "unit.h"
 
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "base/paths.h"
 #include "cmd/cli.h"
+#include "cmd/session.h"
 
 static int parse(cli_options *o, lc_error *err, int argc, const char **argv)
 {
@@ -29,6 +35,16 @@ int test_cli_flags(void)
     CHECK(parse(&o, &err, 7, b) == 0, "%s", err.msg);
     CHECK(o.print_json == REPORT_JSON_PEP && o.nlengths == 3 && o.lengths[2] == 5 && o.shape.batch == 3,
           "pep / lengths");
+    cli_free(&o);
+    /* 1,401 lengths (past the 4096 bytes a fixed buffer held): every one kept */
+    static char many[1401 * 3 + 1];
+    size_t k = 0;
+    for (int i = 0; i < 1401; i++)
+        k += (size_t)snprintf(many + k, sizeof many - k, "%s%d", i ? "," : "", 10 + i % 90);
+    const char *c[] = {"lstmcheck", "bench", "--lengths", many};
+    CHECK(parse(&o, &err, 4, c) == 0, "%s", err.msg);
+    CHECK(o.nlengths == 1401 && o.shape.batch == 1401 && o.lengths[1400] == 10 + 1400 % 90, "%d lengths",
+          o.nlengths);
     cli_free(&o);
     char norm[64];
     cli_normalize_flag("--variable_lstms", norm, sizeof norm);
@@ -58,6 +74,36 @@ int test_cli_errors(void)
         {{"lstmcheck", "bench", "--time-budget", "nan"}, 4, "seconds"},
         {{"lstmcheck", "baseline", "erase"}, 3, "subcommand"},
         {{"lstmcheck", "bench", "stray"}, 3, "unexpected argument"},
+        /* strict numbers: the whole argument, nothing strtol would skip */
+        {{"lstmcheck", "bench", "--hiddenSize", " 7"}, 4, "hidden-size"},
+        {{"lstmcheck", "bench", "--hiddenSize", "+7"}, 4, "hidden-size"},
+        {{"lstmcheck", "bench", "--hiddenSize", "7 "}, 4, "hidden-size"},
+        {{"lstmcheck", "bench", "--hiddenSize", "\t7"}, 4, "hidden-size"},
+        {{"lstmcheck", "bench", "--hiddenSize", ""}, 4, "hidden-size"},
+        {{"lstmcheck", "bench", "--hiddenSize", "0x10"}, 4, "hidden-size"},
+        {{"lstmcheck", "bench", "--time-budget", " 1"}, 4, "seconds"},
+        {{"lstmcheck", "bench", "--time-budget", "0x10"}, 4, "seconds"},
+        {{"lstmcheck", "bench", "--time-budget", "inf"}, 4, "seconds"},
+        /* a flag spelled with more dashes, given twice, or two that set one field */
+        {{"lstmcheck", "bench", "----rnns", "cpu"}, 4, "unknown flag '----rnns'"},
+        {{"lstmcheck", "bench", "---seqLength", "3"}, 4, "unknown flag"},
+        {{"lstmcheck", "bench", "--rnns", "cpu", "--rnns", "cpu"}, 6, "'--rnns' is given twice"},
+        {{"lstmcheck", "bench", "--seqLength", "3", "--seq-length=4"}, 5, "'--seq-length' is given twice"},
+        {{"lstmcheck", "bench", "--progress", "--no-progress"}, 4, "exclude each other"},
+        {{"lstmcheck", "bench", "--rnns", "cpu", "ref", "cpu"}, 6, "'cpu' is given twice to --rnns"},
+        {{"lstmcheck", "bench", "--rnns", "cpu,cpu"}, 4, "separated by spaces, not commas"},
+        /* --lengths: no empty items, each within 1..seqLength */
+        {{"lstmcheck", "bench", "--lengths", ","}, 4, "empty item"},
+        {{"lstmcheck", "bench", "--lengths", ""}, 4, "empty value"},
+        {{"lstmcheck", "bench", "--lengths="}, 3, "empty value"},
+        {{"lstmcheck", "bench", "--lengths", "3,,2"}, 4, "empty item in '3,,2'"},
+        {{"lstmcheck", "bench", "--lengths", "3,"}, 4, "empty item"},
+        {{"lstmcheck", "bench", "--lengths", "3, 2"}, 4, "got ' 2'"},
+        {{"lstmcheck", "bench", "--lengths", "3,123456789012345678901234567890"}, 4,
+         "got '123456789012345678901234567890'"},
+        {{"lstmcheck", "bench", "--seqLength", "4", "--lengths", "5,2"}, 6, "exceeds --seqLength 4"},
+        {{"lstmcheck", "bench", "--lengths", "3,2", "--miniBatch", "3"}, 6, "gives 2 lengths"},
+        {{"lstmcheck", "bench", "--rnns", ""}, 4, "empty value"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cli_options o;
@@ -69,5 +115,94 @@ int test_cli_errors(void)
         CHECK(strchr(err.msg, '\n') == NULL, "case %zu: message is not one line", i);
         cli_free(&o);
     }
+    return 0;
+}
+
+/* Entries of dir besides . and .. */
+static int entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Output paths are checked before any work, and the check leaves nothing. */
+int test_cli_output_paths(void)
+{
+    char dir[] = "/tmp/lstmcheck-paths-XXXXXX", path[128], file[128];
+    lc_error err = {{0}};
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    snprintf(path, sizeof path, "%s/new/deeper", dir);
+    snprintf(file, sizeof file, "%s/f", dir);
+    CHECK(path_check_writable_dir(dir, 0, &err) == LC_OK, "%s", err.msg);
+    CHECK(path_check_writable_dir(path, 1, &err) == LC_OK, "%s", err.msg);
+    CHECK(path_check_writable_dir(path, 0, &err) == LC_BAD_INPUT, "must exist");
+    CHECK(entries(dir) == 0, "the checks left something in %s", dir);
+    FILE *f = fopen(file, "w");
+    CHECK(f && fclose(f) == 0, "a file");
+    CHECK(path_check_writable_dir(file, 1, &err) == LC_BAD_INPUT && strstr(err.msg, "not a directory"), "%s",
+          err.msg);
+    snprintf(path, sizeof path, "%s/f/sub", dir);
+    CHECK(path_check_writable_dir(path, 1, &err) == LC_BAD_INPUT, "under a file");
+    CHECK(path_check_writable_file(path, &err) == LC_BAD_INPUT, "a file under a file");
+    CHECK(path_check_writable_file(dir, &err) == LC_BAD_INPUT, "a directory as a file");
+    CHECK(path_check_writable_dir("/proc/x/y", 1, &err) == LC_BAD_INPUT, "/proc");
+    unlink(file);
+    rmdir(dir);
+    /* --dump "" was <empty>/cpu: the root directory */
+    cli_options o;
+    cli_defaults(&o);
+    o.dump_dir = "";
+    CHECK(session_check_outputs(&o, &err) == LC_BAD_INPUT && strstr(err.msg, "--dump '': an empty path"), "%s",
+          err.msg);
+    /* show and compare read: a missing directory is "no baseline", not bad input */
+    cli_defaults(&o);
+    o.command = "baseline";
+    o.subcommand = "show";
+    o.baseline_dir = "/proc/no/baselines";
+    CHECK(session_check_outputs(&o, &err) == LC_OK, "%s", err.msg);
+    o.subcommand = "update";
+    CHECK(session_check_outputs(&o, &err) == LC_BAD_INPUT && strstr(err.msg, "--baseline-dir"), "%s", err.msg);
+    return 0;
+}
+
+/* cli_parse on random command lines (as a fuzzer would call it): it only
+ * parses: it returns ok or bad input (out of memory aside) with a one-line
+ * message, and prints, exits and does nothing else. */
+int test_cli_parse_random(void)
+{
+    static const char *const words[] = {
+        "bench", "check", "list", "baseline", "profile", "update", "show", "compare", "--rnns", "cpu", "ref",
+        "cpu,ref", "--lengths", "3,4", ",", "3,,2", "", " 7", "7", "-1", "+7", "99999999999999999999",
+        "--seqLength", "--seq-length=2", "--miniBatch", "--hiddenSize=", "--device", "cuda", "auto", "--json",
+        "--dump", "--trace", "--plugin", "x.so", "----rnns", "--", "-h", "--help", "--print-json", "pep",
+        "--progress", "--no-progress", "--time-budget", "1e3", "nan", "--tool", "nsys", "--seed", "=", "-",
+    };
+    const int nwords = (int)(sizeof words / sizeof words[0]);
+    unsigned long long x = 88172645463325252ull; /* xorshift: the same lines every run */
+    int ok = 0;
+    for (int run = 0; run < 20000; run++) {
+        char *argv[12] = {"lstmcheck"};
+        int argc = 1;
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        const int n = 1 + (int)(x % 10);
+        for (int k = 0; k < n; k++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            argv[argc++] = (char *)words[x % (unsigned long long)nwords];
+        }
+        cli_options o;
+        lc_error err = {{0}};
+        cli_defaults(&o);
+        const lc_status rc = cli_parse(argc, argv, &o, &err);
+        CHECK(rc == LC_OK || (rc == LC_BAD_INPUT && err.msg[0] && !strchr(err.msg, '\n')), "run %d: %d '%s'", run,
+              rc, err.msg);
+        ok += rc == LC_OK;
+        cli_free(&o);
+    }
+    CHECK(ok > 100 && ok < 19900, "%d of 20000 parsed: the lines must mix good and bad", ok);
     return 0;
 }

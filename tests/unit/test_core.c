@@ -1,8 +1,11 @@
 /* Tolerance rule, runner table, .npy files, statistics, the gate's report. */
 #include "unit.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check/gate.h"
@@ -10,6 +13,8 @@
 #include "runners/runner.h"
 #include "perf/stats.h"
 #include "check/tolerance.h"
+#include "model/inputs.h"
+#include "model/reference.h"
 
 int test_tolerance_rule(void)
 {
@@ -36,7 +41,84 @@ int test_tolerance_rule(void)
     lstm_results_free(&res);
     CHECK(n == 10 && v[2].kind == TENSOR_FORWARD && v[4].kind == TENSOR_INPUT_GRAD &&
               v[7].kind == TENSOR_PARAM_GRAD && !strcmp(v[7].name, "dw_hh.0"), "tensor kinds");
-    CHECK_NEAR(tolerance_allowed(0.5, -2.0, 1.0), 1.5, 0);
+    const tolerance t = {.scale = 0.5, .floor = 0.25};
+    CHECK_NEAR(tolerance_allowed(&t, -2.0, 1.0), 1.75, 0);
+    /* the underflow floor: safety * sqrt(N) * FLT_MIN, for FP32 and TF32 (one exponent range) */
+    const tolerance f32 = tolerance_for(&a, TENSOR_PARAM_GRAD, PRECISION_FP32);
+    const tolerance t32 = tolerance_for(&a, TENSOR_PARAM_GRAD, PRECISION_TF32);
+    CHECK_NEAR(f32.floor, TOLERANCE_SAFETY * sqrt(tolerance_depth(&a, TENSOR_PARAM_GRAD)) * FLT_MIN, 1e-50);
+    CHECK(f32.floor == t32.floor && f32.floor > 1e-37 && f32.floor < 1e-34, "floor %g", f32.floor);
+    CHECK_NEAR(f32.scale, tolerance_scale(&a, TENSOR_PARAM_GRAD, PRECISION_FP32), 0);
+    /* a reference FP32 cannot hold, returned as 0: within the floor */
+    CHECK(tolerance_allowed(&f32, 7e-63, 7e-63) > 7e-63, "a flushed 7e-63 must pass");
+    return 0;
+}
+
+/* One run of r on p into got: create, forward, backward, read back. */
+static int run_runner(const runner_ops *r, const lstm_problem *p, lstm_results *got, lc_error *err)
+{
+    void *st = NULL;
+    int rc = r->create(r, p, &st, err);
+    if (!rc) rc = r->forward(st, err);
+    if (!rc) rc = r->zero_grads(st, err);
+    if (!rc) rc = r->backward(st, err);
+    if (!rc) rc = r->read_results(st, got, err);
+    if (st)
+        r->destroy(st);
+    return rc;
+}
+
+/* A deep narrow stack seeded on dy alone (the original's loss): the
+ * gradient that reaches the lower layers has passed up to 49 layers and
+ * is far below FP32's range (about 1e-63). The FP32 runner gets 0 or a
+ * denormal there, and is right: the rule's floor (docs/tolerance.md) must
+ * pass it. */
+int test_gate_underflow_deep_stack(void)
+{
+    const lstm_shape s = {.seq_length = 1, .batch = 1, .input_size = 1, .hidden_size = 1, .num_layers = 50};
+    lstm_problem p;
+    lstm_results ref, got;
+    lc_error err = {{0}};
+    CHECK(!lstm_problem_alloc(&p, &s, &err) && !lstm_inputs_generate(&p, 17, SEED_DY, &err) &&
+              !lstm_results_alloc(&ref, &s, &err) && !lstm_results_alloc(&got, &s, &err) &&
+              !lstm_reference_run(&p, &ref, &err), "%s", err.msg);
+    CHECK(fabs(ref.dx[0]) < FLT_MIN && ref.dx[0] != 0, "dx = %g: the case must underflow FP32", ref.dx[0]);
+    const runner_ops *cpu = registry_find("cpu");
+    CHECK(run_runner(cpu, &p, &got, &err) == LC_OK, "%s", err.msg);
+    gate_report rep;
+    char line[1024];
+    gate_compare(cpu, &ref, &got, gate_views(cpu), &rep);
+    gate_format_summary(cpu, &rep, line, sizeof line);
+    CHECK(rep.status == LC_OK, "%s", line);
+    /* the floor hides nothing FP32 can hold: an error of 1e-30 still fails */
+    got.dx[0] = ref.dx[0] + 1e-30;
+    gate_compare(cpu, &ref, &got, gate_views(cpu), &rep);
+    CHECK(rep.status == LC_FAILED && !strcmp(rep.worst.tensor, "dx"), "1e-30 in dx passed");
+    lstm_problem_free(&p);
+    lstm_results_free(&ref);
+    lstm_results_free(&got);
+    return 0;
+}
+
+/* The rule's cost is linear in the layers: it was asked once per tensor
+ * and looped over every layer each time, so --numLayers 1000000 spent
+ * about 37 minutes in the gate's comparisons alone. */
+int test_tolerance_linear_in_layers(void)
+{
+    const lstm_shape s = {.seq_length = 1, .batch = 1, .input_size = 3, .hidden_size = 2, .num_layers = 100000};
+    lstm_results ref;
+    lc_error err = {{0}};
+    /* N_fwd = T * sum_l (I_l + H): (3 + 2) + 99999 * (2 + 2) */
+    CHECK_NEAR(tolerance_depth(&s, TENSOR_FORWARD), 5.0 + 99999.0 * 4.0, 0);
+    CHECK(!lstm_results_alloc(&ref, &s, &err), "%s", err.msg);
+    const clock_t t0 = clock();
+    gate_report rep;
+    gate_compare(registry_find("cpu"), &ref, &ref, LSTM_VIEWS_OUTPUTS | LSTM_VIEWS_STATE | LSTM_VIEWS_GRADS, &rep);
+    const double cpu_s = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    lstm_results_free(&ref);
+    CHECK(rep.status == LC_OK && rep.tensors_checked == 6 + 4 * 100000, "%d tensors", rep.tensors_checked);
+    /* linear: well under a second; quadratic: 4e5 tensors x 1e5 layers, tens of seconds */
+    CHECK(cpu_s < 5.0, "comparing 400,006 tensors took %.1f s of CPU", cpu_s);
     return 0;
 }
 

@@ -387,6 +387,9 @@ int test_trace_profile_file_name(void)
     CHECK(prof_check_output_dir("x.json", 0, &err) == 0, "%s", err.msg);
     CHECK(prof_check_output_dir("/nonexistent-lstmcheck/x.json", 0, &err) == 1, "missing dir");
     CHECK(strstr(err.msg, "/nonexistent-lstmcheck"), "%s", err.msg);
+    CHECK(prof_check_output_dir("", 0, &err) == 1, "an empty file name");
+    CHECK(prof_check_output_dir("/tmp", 0, &err) == 1, "a directory as a file name");
+    CHECK(prof_check_output_dir("/proc/x.json", 0, &err) == 1, "/proc takes no files");
     return 0;
 }
 

@@ -1,0 +1,130 @@
+/* Output paths (see paths.h). */
+#include "base/paths.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* path's parent into buf: "a/b" -> "a", "b" -> ".", "/b" -> "/". */
+static void parent_of(const char *path, char *buf, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(buf, n, ".");
+    else if (slash == path)
+        snprintf(buf, n, "/");
+    else
+        snprintf(buf, n, "%.*s", (int)(slash - path), path);
+}
+
+/* Can dir take a new entry? Asked by making one and removing it: access()
+ * says yes to root everywhere, also where mkdir then fails (/proc, a
+ * read-only bind mount). */
+static lc_status probe(const char *dir, lc_error *err)
+{
+    char tmp[PATH_LIMIT + 32];
+    snprintf(tmp, sizeof tmp, "%s/.lstmcheck-probe-XXXXXX", dir);
+    if (!mkdtemp(tmp)) {
+        lc_error_set(err, "cannot create anything in '%s': %s", dir, strerror(errno));
+        return LC_BAD_INPUT;
+    }
+    rmdir(tmp);
+    return LC_OK;
+}
+
+/* A copy of path without trailing slashes ("/" stays), or LC_BAD_INPUT. */
+static lc_status copy_path(const char *path, char *buf, lc_error *err)
+{
+    if (!path || !*path) {
+        lc_error_set(err, "an empty path");
+        return LC_BAD_INPUT;
+    }
+    size_t len = strlen(path);
+    if (len >= PATH_LIMIT) {
+        lc_error_set(err, "a path longer than %d bytes", PATH_LIMIT - 1);
+        return LC_BAD_INPUT;
+    }
+    memcpy(buf, path, len + 1);
+    while (len > 1 && buf[len - 1] == '/')
+        buf[--len] = '\0';
+    return LC_OK;
+}
+
+lc_status path_check_writable_dir(const char *path, int may_create, lc_error *err)
+{
+    char dir[PATH_LIMIT], asked[PATH_LIMIT];
+    lc_status rc = copy_path(path, dir, err);
+    if (rc)
+        return rc;
+    memcpy(asked, dir, sizeof asked);
+    struct stat st;
+    /* up to the nearest ancestor that exists: the one mkdir -p starts in */
+    while (stat(dir, &st) != 0) {
+        if (errno != ENOENT || !may_create) {
+            lc_error_set(err, "%s", errno == ENOTDIR ? "a part of the path is a file, not a directory"
+                                                     : strerror(errno));
+            return LC_BAD_INPUT;
+        }
+        char up[PATH_LIMIT];
+        parent_of(dir, up, sizeof up);
+        if (!strcmp(up, dir)) { /* "." gone: the working directory was removed */
+            lc_error_set(err, "'%s': %s", dir, strerror(ENOENT));
+            return LC_BAD_INPUT;
+        }
+        memcpy(dir, up, sizeof dir);
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        if (strcmp(dir, asked))
+            lc_error_set(err, "'%s' is not a directory", dir);
+        else
+            lc_error_set(err, "not a directory");
+        return LC_BAD_INPUT;
+    }
+    return probe(dir, err);
+}
+
+lc_status path_check_writable_file(const char *path, lc_error *err)
+{
+    char file[PATH_LIMIT], dir[PATH_LIMIT];
+    lc_status rc = copy_path(path, file, err);
+    if (rc)
+        return rc;
+    struct stat st;
+    if (path[strlen(path) - 1] == '/' || (stat(file, &st) == 0 && S_ISDIR(st.st_mode))) {
+        lc_error_set(err, "a directory, not a file name");
+        return LC_BAD_INPUT;
+    }
+    parent_of(file, dir, sizeof dir);
+    if (stat(dir, &st) != 0) {
+        lc_error_set(err, "output directory '%s': %s", dir, strerror(errno));
+        return LC_BAD_INPUT;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        lc_error_set(err, "output directory '%s' is not a directory", dir);
+        return LC_BAD_INPUT;
+    }
+    return probe(dir, err);
+}
+
+int path_mkdir_p(const char *path, lc_error *err)
+{
+    char buf[PATH_LIMIT];
+    if (copy_path(path, buf, err))
+        return 1;
+    for (char *p = buf + 1;; p++) {
+        const char c = *p;
+        if (c != '/' && c != '\0')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+            lc_error_set(err, "cannot create directory %s: %s", buf, strerror(errno));
+            return 1;
+        }
+        *p = c;
+        if (!c)
+            return 0;
+    }
+}

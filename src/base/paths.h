@@ -1,0 +1,32 @@
+/* Output paths checked before any work: a command that would write a
+ * directory or a file finds out at once, not after minutes of measuring,
+ * that it cannot. The checks leave nothing behind. */
+#ifndef LSTMCHECK_PATHS_H
+#define LSTMCHECK_PATHS_H
+
+#include "base/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Longest path accepted (the buffers that hold one are this long). */
+#define PATH_LIMIT 4096
+
+/* LC_OK when path is a directory this process can create entries in, or
+ * (may_create) does not exist yet and can be made: its nearest existing
+ * ancestor is a directory that can take a new directory. Else
+ * LC_BAD_INPUT with a one-line reason (an empty path, a file, no
+ * permission, a read-only or special file system). */
+lc_status path_check_writable_dir(const char *path, int may_create, lc_error *err);
+/* LC_OK when a file can be written at path (atomically: a temporary file
+ * beside it, renamed): path is not empty, not a directory, and its
+ * directory exists and takes new entries. Else LC_BAD_INPUT. */
+lc_status path_check_writable_file(const char *path, lc_error *err);
+/* mkdir -p: 0, or 1 with err. */
+int path_mkdir_p(const char *path, lc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
