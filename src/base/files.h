@@ -18,6 +18,21 @@ int file_write_atomic_parts(const char *path, const void *a, size_t alen, const 
 /* Write text to path atomically. 0 on success. */
 int file_write_atomic(const char *path, const char *text, size_t len, lc_error *err);
 
+/* The whole regular file at path, NUL-terminated (*len without the NUL):
+ * LC_OK; LC_MISSING when there is none; LC_BAD_INPUT when it is not a
+ * regular file (a FIFO or a device is refused at once, never waited on),
+ * holds more than max_bytes, or cannot be read. */
+lc_status file_read_regular(const char *path, long max_bytes, char **text, size_t *len, lc_error *err);
+
+/* An exclusive lock on the folder holding path, so that two writers of
+ * files in it take turns (released by file_unlock). 0, or 1 with err. */
+int file_lock_parent(const char *path, int *fd, lc_error *err);
+void file_unlock(int fd);
+
+/* Remove <path>.tmp.<pid> files left by writers that no longer run (a kill
+ * -9 between write and rename); how many were removed. */
+int file_remove_stale_temps(const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -226,6 +226,17 @@ static int utf8_sequence(const unsigned char *s)
     return n;
 }
 
+int json_utf8_valid(const char *str)
+{
+    for (const unsigned char *s = (const unsigned char *)str; *s;) {
+        const int n = *s >= 0x80 ? utf8_sequence(s) : 1;
+        if (!n)
+            return 0;
+        s += n;
+    }
+    return 1;
+}
+
 static void put_escaped(json_writer *w, const char *str)
 {
     const unsigned char *s = (const unsigned char *)str;

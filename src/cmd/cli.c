@@ -151,7 +151,7 @@ static const cli_flag flags[] = {
      "also run the variable-length group (lengths 30..99, seqLength ignored)"},
     {"lengths", "--lengths L,L,...", FLAG_LENGTHS, F(lengths), 0, 0, NULL, 0, "bench check profile",
      "explicit per-sequence lengths (sets miniBatch)"},
-    {"seed", "--seed N", FLAG_SEED, F(seed), 0, 2147483647L, NULL, 0, SHAPE_CMDS, "input seed (default 17)"},
+    {"seed", "--seed N", FLAG_SEED, F(seed), 0, LSTM_MAX_SEED, NULL, 0, SHAPE_CMDS, "input seed (default 17)"},
     {"warmup", "--warmup N", FLAG_INT, F(warmup), 0, 1000000, NULL, 0, "bench baseline",
      "warm-up iterations (bench: default 10)"},
     {"nloops", "--nloops N", FLAG_INT, F(nloops), 1, 1000000, NULL, 0, "bench baseline profile",

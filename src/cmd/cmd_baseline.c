@@ -309,20 +309,15 @@ static void print_update_table(const update_run *ur, baseline_file *b)
     }
 }
 
-/* Merge the measured entries into b and write it (atomically). */
-static lc_status store_entries(update_run *ur, baseline_file *b, const char *path)
+/* Merge the measured entries into the file as it is when they are stored
+ * (re-read under a lock: a concurrent update's entries stay). */
+static lc_status store_entries(update_run *ur, const baseline_file *b, const char *path)
 {
     lc_error err = {{0}};
-    for (int i = 0; i < ur->measured; i++) {
-        if (baseline_put(b, &ur->fresh[i], &err)) {
-            fprintf(stderr, "lstmcheck: %s\n", err.msg);
-            return LC_ERROR;
-        }
-        memset(&ur->fresh[i], 0, sizeof ur->fresh[i]); /* owned by b now */
-    }
-    if (baseline_save(path, b, &err)) {
-        fprintf(stderr, "lstmcheck: %s\n", err.msg);
-        return LC_ERROR;
+    lc_status rc = baseline_store(path, &b->machine, ur->fresh, ur->measured, &err);
+    if (rc != LC_OK) {
+        fprintf(stderr, "lstmcheck: %s%s\n", err.msg, rc == LC_BAD_INPUT ? " (not overwritten)" : "");
+        return rc;
     }
     printf("wrote %d entries to %s\n", ur->measured, path);
     return LC_OK;

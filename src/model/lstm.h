@@ -49,6 +49,8 @@ void lstm_shape_json(json_writer *w, const lstm_shape *s);
 
 /* Largest accepted size of any one dimension; products are checked too. */
 #define LSTM_MAX_DIM 1000000
+/* Largest accepted input seed (the CLI's and the baseline file's range). */
+#define LSTM_MAX_SEED 2147483647LL
 
 /* 0 when the shape is usable; otherwise a one-line reason in err. */
 int lstm_shape_validate(const lstm_shape *s, lc_error *err);

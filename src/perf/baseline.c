@@ -1,6 +1,7 @@
 /* Baseline files (see baseline.h): read with cJSON, written with base/json. */
 #include "perf/baseline.h"
 
+#include "base/files.h"
 #include "base/gitrev.h"
 #include "base/json.h"
 
@@ -105,6 +106,84 @@ int baseline_put(baseline_file *b, baseline_entry *e, lc_error *err)
     return 0;
 }
 
+/* ---- limits: one table for writer and reader ---- */
+
+const baseline_limit baseline_limits[BL_COUNT] = {
+#define BL_ROW(id, what_, lo_, hi_) [id] = {.what = what_, .lo = lo_, .hi = hi_},
+    BASELINE_LIMITS(BL_ROW)
+#undef BL_ROW
+};
+
+/* 0 when v is within limit id (integral when whole); else err says where. */
+static int check_limit(baseline_limit_id id, double v, int whole, const char *name, const char *field,
+                       lc_error *err)
+{
+    const baseline_limit *l = &baseline_limits[id];
+    if (isfinite(v) && v >= l->lo && v <= l->hi && (!whole || v == floor(v)))
+        return 0;
+    lc_error_set(err, "%s: %s = %.17g is outside the %s range %s%.17g..%.17g", name, field, v, l->what,
+                 whole ? "of integers " : "", l->lo, l->hi);
+    return 1;
+}
+
+/* 0 when s fits a field of n bytes (a longer one would be cut). */
+static int check_length(const char *s, size_t n, const char *name, const char *field, lc_error *err)
+{
+    if (strlen(s) < n)
+        return 0;
+    lc_error_set(err, "%s: %s is %zu characters; at most %zu fit", name, field, strlen(s), n - 1);
+    return 1;
+}
+
+/* Every series of one measurement holds one value per sample. */
+static int check_series(const baseline_entry *e, const char *name, const char *where, lc_error *err)
+{
+    const baseline_series *all[] = {&e->fwd, &e->bwd, &e->ctl, &e->fwd_ratio, &e->bwd_ratio};
+    const char *names[] = {"forward", "backward", "control", "forward_ratio", "backward_ratio"};
+    char field[96];
+    for (int i = 0; i < 5; i++) {
+        snprintf(field, sizeof field, "%s.%s: the number of samples", where, names[i]);
+        if (check_limit(BL_SAMPLES, all[i]->n, 1, name, field, err))
+            return 1;
+        if (all[i]->n != e->fwd.n) {
+            lc_error_set(err, "%s: %s.%s has %d samples, %s.forward %d: every series has one per sample", name,
+                         where, names[i], all[i]->n, where, e->fwd.n);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The strings of an entry, as the file names them. */
+static int check_strings(const baseline_entry *e, const char *name, lc_error *err)
+{
+    const char *const values[] = {e->runner, e->lstmcheck_version, e->git_commit, e->date, e->control};
+    const char *const fields[] = {"runner", "lstmcheck_version", "git_commit", "date", "control_workload"};
+    for (int i = 0; i < 5; i++)
+        if (!json_utf8_valid(values[i])) {
+            lc_error_set(err, "%s: %s is not valid UTF-8 (it would not read back as written)", name, fields[i]);
+            return 1;
+        }
+    return 0;
+}
+
+int baseline_check_entry(const baseline_entry *e, lc_error *err)
+{
+    const char *name = "baseline entry";
+    if (check_strings(e, name, err))
+        return 1;
+    const int dims[] = {e->shape.seq_length, e->shape.num_layers, e->shape.input_size, e->shape.hidden_size,
+                        e->shape.batch};
+    for (int i = 0; i < 5; i++)
+        if (check_limit(BL_DIM, dims[i], 1, name, "shape", err))
+            return 1;
+    return check_limit(BL_SEED, (double)e->seed, 1, name, "seed", err) ||
+           check_limit(BL_ROUNDS, e->rounds, 1, name, "rounds", err) ||
+           check_limit(BL_NOISE, e->noise_fwd, 0, name, "noise.forward", err) ||
+           check_limit(BL_NOISE, e->noise_bwd, 0, name, "noise.backward", err) ||
+           check_series(e, name, e->runner, err);
+}
+
 /* ---- reading: every field checked, errors name file and field ---- */
 
 typedef struct reader {
@@ -128,29 +207,43 @@ static const cJSON *need(reader *r, const cJSON *obj, const char *where, const c
     return v;
 }
 
-static int read_int(reader *r, const cJSON *obj, const char *where, const char *key, int lo, int *out)
+/* A number of the file within limit id (whole: an integer). */
+static int read_number(reader *r, const cJSON *obj, const char *where, const char *key, baseline_limit_id id,
+                       int whole, double *out)
 {
     const cJSON *v = need(r, obj, where, key, cJSON_Number);
-    if (!v)
+    char field[160];
+    snprintf(field, sizeof field, "%s.%s", where, key);
+    if (!v || check_limit(id, v->valuedouble, whole, r->path, field, r->err))
         return 1;
-    double d = v->valuedouble;
-    if (!isfinite(d) || d != floor(d) || d < lo || d > LSTM_MAX_DIM) {
-        lc_error_set(r->err, "%s: %s.%s = %g is not an integer >= %d", r->path, where, key, d, lo);
+    *out = v->valuedouble;
+    return 0;
+}
+
+static int read_int(reader *r, const cJSON *obj, const char *where, const char *key, baseline_limit_id id, int *out)
+{
+    double d;
+    if (read_number(r, obj, where, key, id, 1, &d))
         return 1;
-    }
     *out = (int)d;
     return 0;
 }
 
+/* A string that fits its field of n bytes: a longer one is refused, not
+ * cut (a cut one would be written back cut). */
 static int read_str(reader *r, const cJSON *obj, const char *where, const char *key, char *out, size_t n)
 {
     const cJSON *v = need(r, obj, where, key, cJSON_String);
-    if (!v)
+    char field[160];
+    snprintf(field, sizeof field, "%s.%s", where, key);
+    if (!v || check_length(v->valuestring, n, r->path, field, r->err))
         return 1;
     snprintf(out, n, "%s", v->valuestring);
     return 0;
 }
 
+/* One series: its samples, walked once (linear in their number), and its
+ * "n", which must count them where it is given. */
 static int read_series(reader *r, const cJSON *obj, const char *where, const char *key, baseline_series *s)
 {
     char at[160];
@@ -159,11 +252,13 @@ static int read_series(reader *r, const cJSON *obj, const char *where, const cha
         return 1;
     snprintf(at, sizeof at, "%s.%s", where, key);
     const cJSON *arr = need(r, o, at, "samples", cJSON_Array);
-    if (!arr)
+    double n_field = 0;
+    const int has_n = cJSON_GetObjectItemCaseSensitive(o, "n") != NULL; /* the summary's count, if given */
+    if (!arr || (has_n && read_number(r, o, at, "n", BL_SAMPLES, 1, &n_field)))
         return 1;
-    int n = cJSON_GetArraySize(arr);
-    if (n < 1) {
-        lc_error_set(r->err, "%s: %s.samples is empty", r->path, at);
+    const int n = cJSON_GetArraySize(arr);
+    if (has_n && n != (int)n_field) {
+        lc_error_set(r->err, "%s: %s.n is %d but it holds %d samples", r->path, at, (int)n_field, n);
         return 1;
     }
     s->samples = malloc((size_t)n * sizeof *s->samples);
@@ -172,13 +267,15 @@ static int read_series(reader *r, const cJSON *obj, const char *where, const cha
         return 1;
     }
     s->n = n;
-    for (int i = 0; i < n; i++) {
-        const cJSON *v = cJSON_GetArrayItem(arr, i);
+    int i = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, arr)
+    {
         if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble <= 0) {
             lc_error_set(r->err, "%s: %s.samples[%d] must be a positive finite number", r->path, at, i);
             return 1;
         }
-        s->samples[i] = v->valuedouble;
+        s->samples[i++] = v->valuedouble;
     }
     return 0;
 }
@@ -191,17 +288,18 @@ static int read_shape(reader *r, const cJSON *o, const char *where, lstm_shape *
         return 1;
     char at[96];
     snprintf(at, sizeof at, "%s.shape", where);
-    return read_int(r, sh, at, "seqLength", 1, &s->seq_length) ||
-           read_int(r, sh, at, "numLayers", 1, &s->num_layers) ||
-           read_int(r, sh, at, "inputSize", 1, &s->input_size) ||
-           read_int(r, sh, at, "hiddenSize", 1, &s->hidden_size) || read_int(r, sh, at, "miniBatch", 1, &s->batch);
+    return read_int(r, sh, at, "seqLength", BL_DIM, &s->seq_length) ||
+           read_int(r, sh, at, "numLayers", BL_DIM, &s->num_layers) ||
+           read_int(r, sh, at, "inputSize", BL_DIM, &s->input_size) ||
+           read_int(r, sh, at, "hiddenSize", BL_DIM, &s->hidden_size) ||
+           read_int(r, sh, at, "miniBatch", BL_DIM, &s->batch);
 }
 
 /* What was measured and how it can be measured again. */
 static int read_provenance(reader *r, const cJSON *o, const char *where, baseline_entry *e)
 {
-    int seed;
-    if (read_int(r, o, where, "seed", 0, &seed) || read_int(r, o, where, "rounds", 1, &e->rounds))
+    double seed;
+    if (read_number(r, o, where, "seed", BL_SEED, 1, &seed) || read_int(r, o, where, "rounds", BL_ROUNDS, &e->rounds))
         return 1;
     e->seed = (unsigned long long)seed;
     if (read_str(r, o, where, "lstmcheck_version", e->lstmcheck_version, sizeof e->lstmcheck_version) ||
@@ -223,21 +321,10 @@ static int read_provenance(reader *r, const cJSON *o, const char *where, baselin
 static int read_noise(reader *r, const cJSON *o, const char *where, baseline_entry *e)
 {
     const cJSON *noise = need(r, o, where, "noise", cJSON_Object);
-    if (!noise)
-        return 1;
     char at[96];
     snprintf(at, sizeof at, "%s.noise", where);
-    const cJSON *nf = need(r, noise, at, "forward", cJSON_Number);
-    const cJSON *nb = nf ? need(r, noise, at, "backward", cJSON_Number) : NULL;
-    if (!nf || !nb)
-        return 1;
-    if (!isfinite(nf->valuedouble) || nf->valuedouble < 0 || !isfinite(nb->valuedouble) || nb->valuedouble < 0) {
-        lc_error_set(r->err, "%s: %s.forward/backward must be finite and >= 0", r->path, at);
-        return 1;
-    }
-    e->noise_fwd = nf->valuedouble;
-    e->noise_bwd = nb->valuedouble;
-    return 0;
+    return !noise || read_number(r, noise, at, "forward", BL_NOISE, 0, &e->noise_fwd) ||
+           read_number(r, noise, at, "backward", BL_NOISE, 0, &e->noise_bwd);
 }
 
 static int read_entry(reader *r, const cJSON *o, int index, baseline_entry *e)
@@ -253,44 +340,14 @@ static int read_entry(reader *r, const cJSON *o, int index, baseline_entry *e)
            read_provenance(r, o, where, e) || read_series(r, o, where, "forward", &e->fwd) ||
            read_series(r, o, where, "backward", &e->bwd) || read_series(r, o, where, "control", &e->ctl) ||
            read_series(r, o, where, "forward_ratio", &e->fwd_ratio) ||
-           read_series(r, o, where, "backward_ratio", &e->bwd_ratio) || read_noise(r, o, where, e);
-}
-
-/* The whole file as a NUL-terminated string: LC_OK, LC_MISSING or LC_BAD_INPUT. */
-static lc_status read_text(const char *path, char **text, lc_error *err)
-{
-    *text = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        const int why = errno;
-        if (why == ENOENT) {
-            lc_error_set(err, "%s: no baseline for this machine", path);
-            return LC_MISSING;
-        }
-        lc_error_set(err, "%s: %s", path, strerror(why));
-        return LC_BAD_INPUT;
-    }
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = size > 0 ? malloc((size_t)size + 1) : NULL;
-    const int ok = buf && fread(buf, 1, (size_t)size, f) == (size_t)size;
-    fclose(f);
-    if (!ok) {
-        free(buf);
-        lc_error_set(err, size <= 0 ? "%s: the file is empty" : "%s: cannot read", path);
-        return LC_BAD_INPUT;
-    }
-    buf[size] = '\0';
-    *text = buf;
-    return LC_OK;
+           read_series(r, o, where, "backward_ratio", &e->bwd_ratio) || read_noise(r, o, where, e) ||
+           check_series(e, r->path, where, r->err);
 }
 
 /* file.format and file.version are the ones this lstmcheck writes. */
 static int read_format(reader *r, const cJSON *root)
 {
     char format[64];
-    int version;
     if (!cJSON_IsObject(root)) {
         lc_error_set(r->err, "%s: the top level must be an object", r->path);
         return 1;
@@ -301,11 +358,12 @@ static int read_format(reader *r, const cJSON *root)
         lc_error_set(r->err, "%s: file.format is '%s', expected '%s'", r->path, format, BASELINE_FORMAT);
         return 1;
     }
-    if (read_int(r, root, "file", "version", 0, &version))
+    const cJSON *v = need(r, root, "file", "version", cJSON_Number);
+    if (!v)
         return 1;
-    if (version != BASELINE_VERSION) {
-        lc_error_set(r->err, "%s: file.version is %d; this lstmcheck reads version %d (re-create it with "
-                     "'lstmcheck baseline update')", r->path, version, BASELINE_VERSION);
+    if (v->valuedouble != BASELINE_VERSION) {
+        lc_error_set(r->err, "%s: file.version is %g; this lstmcheck reads version %d (re-create it with "
+                     "'lstmcheck baseline update')", r->path, v->valuedouble, BASELINE_VERSION);
         return 1;
     }
     return 0;
@@ -332,6 +390,11 @@ static int read_machine(reader *r, const cJSON *root, machine_key *k)
                          fld->string ? fld->string : "?", MACHINE_FIELDS);
             return 1;
         }
+        char field[64];
+        snprintf(field, sizeof field, "machine.fields.%.24s", fld->string);
+        if (check_length(fld->string, sizeof k->names[0], r->path, "a name of machine.fields", r->err) ||
+            check_length(fld->valuestring, sizeof k->values[0], r->path, field, r->err))
+            return 1;
         snprintf(k->names[k->nfields], sizeof k->names[0], "%s", fld->string);
         snprintf(k->values[k->nfields], sizeof k->values[0], "%s", fld->valuestring);
         k->nfields++;
@@ -340,20 +403,24 @@ static int read_machine(reader *r, const cJSON *root, machine_key *k)
     return 0;
 }
 
-/* Every entry, each (runner, shape) once. */
+/* Every entry, each (runner, shape) once; walked once. */
 static int read_entries(reader *r, const cJSON *root, baseline_file *b)
 {
     const cJSON *entries = need(r, root, "file", "entries", cJSON_Array);
-    if (!entries)
+    if (!entries ||
+        check_limit(BL_ENTRIES, cJSON_GetArraySize(entries), 1, r->path, "the number of entries", r->err))
         return 1;
-    int n = cJSON_GetArraySize(entries);
+    const int n = cJSON_GetArraySize(entries);
     b->entries = calloc((size_t)(n ? n : 1), sizeof *b->entries);
     if (!b->entries) {
         lc_error_set(r->err, "out of memory reading %s", r->path);
         return 1;
     }
-    for (int i = 0; i < n; i++) {
-        if (read_entry(r, cJSON_GetArrayItem(entries, i), i, &b->entries[i])) {
+    const cJSON *item;
+    cJSON_ArrayForEach(item, entries)
+    {
+        const int i = b->nentries;
+        if (read_entry(r, item, i, &b->entries[i])) {
             baseline_entry_free(&b->entries[i]);
             return 1;
         }
@@ -369,28 +436,95 @@ static int read_entries(reader *r, const cJSON *root, baseline_file *b)
     return 0;
 }
 
+/* No object of the format has this many members: more is not a baseline
+ * (and keeps the duplicate-key check below cheap). */
+#define MAX_OBJECT_MEMBERS 64
+#define MAX_DEPTH 16
+
+/* 0 when no object anywhere in v names a key twice (cJSON keeps both and
+ * finds the first: a second "entries" would be dropped on rewrite). */
+static int check_unique_keys(reader *r, const cJSON *v, int depth)
+{
+    if (depth > MAX_DEPTH) {
+        lc_error_set(r->err, "%s: nested deeper than a baseline file is", r->path);
+        return 1;
+    }
+    int members = 0;
+    for (const cJSON *c = v->child; c; c = c->next) {
+        if (cJSON_IsObject(v)) {
+            if (++members > MAX_OBJECT_MEMBERS) {
+                lc_error_set(r->err, "%s: an object has more than %d members", r->path, MAX_OBJECT_MEMBERS);
+                return 1;
+            }
+            for (const cJSON *d = v->child; d != c; d = d->next)
+                if (!strcmp(d->string, c->string)) {
+                    lc_error_set(r->err, "%s: key \"%.64s\" appears twice in one object", r->path, c->string);
+                    return 1;
+                }
+        }
+        if ((cJSON_IsObject(c) || cJSON_IsArray(c)) && check_unique_keys(r, c, depth + 1))
+            return 1;
+    }
+    return 0;
+}
+
+/* One JSON document spanning all len bytes (white space after it allowed). */
+static cJSON *parse_document(const char *buf, size_t len, const char *name, lc_error *err)
+{
+    const char *nul = memchr(buf, '\0', len);
+    if (nul) {
+        lc_error_set(err, "%s: a NUL byte at byte %ld: not a baseline file", name, (long)(nul - buf));
+        return NULL;
+    }
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
+    if (!root) {
+        const char *at = cJSON_GetErrorPtr();
+        lc_error_set(err, "%s: not valid JSON (truncated or corrupt) near byte %ld", name,
+                     at ? (long)(at - buf) : -1L);
+        return NULL;
+    }
+    while (end < buf + len && strchr(" \t\r\n", *end))
+        end++;
+    if (end != buf + len) {
+        lc_error_set(err, "%s: data after the JSON document at byte %ld", name, (long)(end - buf));
+        cJSON_Delete(root);
+        return NULL;
+    }
+    return root;
+}
+
+lc_status baseline_parse(const char *buf, size_t len, const char *name, baseline_file *b, lc_error *err)
+{
+    memset(b, 0, sizeof *b);
+    if (len == 0) {
+        lc_error_set(err, "%s: the file is empty", name);
+        return LC_BAD_INPUT;
+    }
+    cJSON *root = parse_document(buf, len, name, err);
+    if (!root)
+        return LC_BAD_INPUT;
+    reader r = {name, err};
+    const int bad = check_unique_keys(&r, root, 0) || read_format(&r, root) ||
+                    read_machine(&r, root, &b->machine) || read_entries(&r, root, b);
+    cJSON_Delete(root);
+    if (bad)
+        baseline_free(b);
+    return bad ? LC_BAD_INPUT : LC_OK;
+}
+
 lc_status baseline_load(const char *path, baseline_file *b, lc_error *err)
 {
     memset(b, 0, sizeof *b);
     char *text;
-    lc_status rc = read_text(path, &text, err);
+    size_t len;
+    lc_status rc = file_read_regular(path, BASELINE_MAX_FILE_BYTES, &text, &len, err);
+    if (rc == LC_MISSING)
+        lc_error_set(err, "%s: no baseline for this machine", path);
     if (rc != LC_OK)
         return rc;
-    cJSON *root = cJSON_Parse(text);
-    if (!root) {
-        const char *at = cJSON_GetErrorPtr();
-        lc_error_set(err, "%s: not valid JSON (truncated or corrupt) near byte %ld", path,
-                     at ? (long)(at - text) : -1L);
-        free(text);
-        return LC_BAD_INPUT;
-    }
+    rc = baseline_parse(text, len, path, b, err);
     free(text);
-    reader r = {path, err};
-    rc = read_format(&r, root) || read_machine(&r, root, &b->machine) || read_entries(&r, root, b) ? LC_BAD_INPUT
-                                                                                                   : LC_OK;
-    cJSON_Delete(root);
-    if (rc != LC_OK)
-        baseline_free(b);
     return rc;
 }
 
@@ -433,6 +567,9 @@ static void entry_json(json_writer *w, const baseline_entry *e)
 
 int baseline_save(const char *path, const baseline_file *b, lc_error *err)
 {
+    for (int i = 0; i < b->nentries; i++)
+        if (baseline_check_entry(&b->entries[i], err))
+            return 1; /* the reader would refuse the file: write nothing */
     json_writer w;
     json_init(&w, JSON_INDENTED | JSON_NONFINITE_AS_NULL);
     json_object_begin(&w);
@@ -455,6 +592,47 @@ int baseline_save(const char *path, const baseline_file *b, lc_error *err)
     json_object_end(&w);
     const int rc = json_write_file(&w, path, err);
     json_free(&w);
+    return rc;
+}
+
+/* Under the lock: the file as it is now, for key (empty when there is none). */
+static lc_status reload_for(const char *path, const machine_key *key, baseline_file *b, lc_error *err)
+{
+    lc_status rc = baseline_load(path, b, err);
+    if (rc == LC_MISSING) {
+        memset(b, 0, sizeof *b);
+        b->machine = *key;
+        return LC_OK;
+    }
+    if (rc == LC_OK && !machine_key_equal(&b->machine, key)) {
+        lc_error_set(err, "%s: its machine fields differ from this machine's", path);
+        baseline_free(b);
+        return LC_BAD_INPUT;
+    }
+    return rc;
+}
+
+lc_status baseline_store(const char *path, const machine_key *key, baseline_entry *entries, int n, lc_error *err)
+{
+    int lock;
+    if (file_lock_parent(path, &lock, err))
+        return LC_ERROR;
+    const int stale = file_remove_stale_temps(path);
+    if (stale)
+        fprintf(stderr, "lstmcheck: removed %d temporary file%s of a killed writer beside %s\n", stale,
+                stale == 1 ? "" : "s", path);
+    baseline_file b;
+    lc_status rc = reload_for(path, key, &b, err);
+    for (int i = 0; rc == LC_OK && i < n; i++) {
+        if (baseline_put(&b, &entries[i], err))
+            rc = LC_ERROR;
+        else
+            memset(&entries[i], 0, sizeof entries[i]); /* b owns its arrays now */
+    }
+    if (rc == LC_OK && baseline_save(path, &b, err))
+        rc = LC_ERROR;
+    baseline_free(&b); /* empty after a failed reload */
+    file_unlock(lock);
     return rc;
 }
 

@@ -15,6 +15,34 @@ extern "C" {
 #define BASELINE_FORMAT "lstmcheck-baseline"
 #define BASELINE_VERSION 1
 
+/* The range of every bounded number of a baseline file, in one place: the
+ * writer refuses to write (baseline_check_entry) and the reader to read what
+ * lies outside it, so anything written can be read back. Strings are bounded
+ * by their fields' sizes below (a longer one is refused, never cut).
+ *   X(id, what the messages call it, lowest, highest) */
+#define BASELINE_LIMITS(X)                                                                                  \
+    X(BL_SEED, "seed", 0, LSTM_MAX_SEED)                                                                    \
+    X(BL_DIM, "shape size", 1, LSTM_MAX_DIM)                                                                \
+    X(BL_ROUNDS, "rounds", 1, 1000)                                                                         \
+    /* a noise of 1 (100%) already makes the minimum effect 500%: beyond it a                               \
+     * file could switch the regression check off unnoticed */                                             \
+    X(BL_NOISE, "noise", 0, 1)                                                                              \
+    X(BL_SAMPLES, "samples of a series", 1, 10000000)                                                       \
+    X(BL_ENTRIES, "entries", 0, 4096)
+typedef enum {
+#define BL_ENUM(id, what, lo, hi) id,
+    BASELINE_LIMITS(BL_ENUM)
+#undef BL_ENUM
+    BL_COUNT
+} baseline_limit_id;
+typedef struct baseline_limit {
+    const char *what;
+    double lo, hi;
+} baseline_limit;
+extern const baseline_limit baseline_limits[BL_COUNT];
+/* Files larger than this are refused before they are read. */
+#define BASELINE_MAX_FILE_BYTES (256L << 20)
+
 typedef struct baseline_series {
     int n;
     double *samples; /* n values (ms, or runner/control ratios) */
@@ -44,8 +72,24 @@ void baseline_path(const char *dir, const machine_key *k, char *path, size_t n);
 /* LC_OK; LC_MISSING when there is no file (b empty); LC_BAD_INPUT when it is
  * unusable (err names the file and the field). */
 lc_status baseline_load(const char *path, baseline_file *b, lc_error *err);
-/* Writes atomically (temporary file + rename). */
+/* The same from len bytes in memory (name: what messages call them). A
+ * strict reader: one JSON document and nothing after it, no NUL byte, no
+ * key twice in one object, every number within BASELINE_LIMITS, every
+ * string within its field, series lengths consistent. */
+lc_status baseline_parse(const char *buf, size_t len, const char *name, baseline_file *b, lc_error *err);
+/* 0 when e is within every limit (what the reader accepts); else err names
+ * the field. */
+int baseline_check_entry(const baseline_entry *e, lc_error *err);
+/* Writes atomically (temporary file + rename); refuses an entry outside the
+ * limits (nothing written). */
 int baseline_save(const char *path, const baseline_file *b, lc_error *err);
+/* Store n entries into the file at path for machine key: under an exclusive
+ * lock on the file's directory the file is read again (another writer may
+ * have stored since), the entries put in (taking their arrays), and it is
+ * written atomically; stale temporary files of killed writers are removed
+ * (said on stderr). LC_OK; LC_BAD_INPUT when the file is unusable or belongs
+ * to another machine (not overwritten); LC_ERROR. */
+lc_status baseline_store(const char *path, const machine_key *key, baseline_entry *entries, int n, lc_error *err);
 void baseline_free(baseline_file *b);
 
 baseline_entry *baseline_find(baseline_file *b, const char *runner, const lstm_shape *s);

@@ -1,0 +1,367 @@
+/* The strict baseline reader (perf/baseline.c): anything the writer writes
+ * reads back identically over the whole range of BASELINE_LIMITS; what lies
+ * outside it, malformed documents, and files that are not regular are
+ * refused with the field named; reading is linear; a concurrent writer's
+ * entries and a killed writer's temporary file are handled by
+ * baseline_store. */
+#include "unit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/files.h"
+#include "model/inputs.h"
+#include "perf/baseline.h"
+
+/* A value of limit id: its lowest, its highest, or a random one between. */
+static double limit_value(baseline_limit_id id, int pick, lc_rng *rng, int whole)
+{
+    const baseline_limit *l = &baseline_limits[id];
+    if (pick == 0)
+        return l->lo;
+    if (pick == 1)
+        return l->hi;
+    const double v = l->lo + (l->hi - l->lo) * lc_rng_uniform(rng);
+    return whole ? floor(v) : v;
+}
+
+/* A string of exactly len characters that needs JSON escaping. */
+static void awkward_string(char *out, size_t len, lc_rng *rng)
+{
+    static const char *const pieces[] = {"\"", "\\", "\n", "\t", "\xc3\xa9", "a", "/", "\x01", "Z"};
+    size_t n = 0;
+    while (n < len) {
+        const char *p = pieces[lc_rng_next(rng) % 9];
+        if (n + strlen(p) > len)
+            p = "x";
+        memcpy(out + n, p, strlen(p));
+        n += strlen(p);
+    }
+    out[n] = '\0';
+}
+
+/* Entry k of the property test: every bounded field at its lowest (k % 3 ==
+ * 0), highest (1) or a random value (2); strings at their longest. */
+static int random_entry(baseline_entry *e, int k, lc_rng *rng)
+{
+    lc_error err;
+    memset(e, 0, sizeof *e);
+    const int pick = k % 3;
+    awkward_string(e->runner, sizeof e->runner - 5, rng);
+    snprintf(e->runner + sizeof e->runner - 5, 5, "%04d", k); /* (runner, shape) unique */
+    int *dims[] = {&e->shape.seq_length, &e->shape.num_layers, &e->shape.input_size, &e->shape.hidden_size,
+                   &e->shape.batch};
+    for (int i = 0; i < 5; i++)
+        *dims[i] = (int)limit_value(BL_DIM, pick, rng, 1);
+    e->seed = (unsigned long long)limit_value(BL_SEED, pick, rng, 1);
+    e->rounds = (int)limit_value(BL_ROUNDS, pick, rng, 1);
+    e->noise_fwd = limit_value(BL_NOISE, pick, rng, 0);
+    e->noise_bwd = limit_value(BL_NOISE, (pick + 1) % 3, rng, 0);
+    awkward_string(e->lstmcheck_version, sizeof e->lstmcheck_version - 1, rng);
+    awkward_string(e->git_commit, sizeof e->git_commit - 1, rng);
+    awkward_string(e->date, sizeof e->date - 1, rng);
+    awkward_string(e->control, sizeof e->control - 1, rng);
+    e->reproducible = 0; /* an awkward commit is never reproducible */
+    const int n = 1 + (int)(lc_rng_next(rng) % 40);
+    baseline_series *all[] = {&e->fwd, &e->bwd, &e->ctl, &e->fwd_ratio, &e->bwd_ratio};
+    for (int s = 0; s < 5; s++)
+        for (int i = 0; i < n; i++) {
+            /* positive, over many magnitudes, with all 53 bits of mantissa */
+            const double v = ldexp(1 + lc_rng_uniform(rng) + ldexp(lc_rng_uniform(rng), -24), (int)(lc_rng_next(rng) % 80) - 40);
+            CHECK(!baseline_series_append(all[s], &v, 1, &err), "%s", err.msg);
+        }
+    return 0;
+}
+
+static int same_series(const baseline_series *a, const baseline_series *b)
+{
+    return a->n == b->n && !memcmp(a->samples, b->samples, (size_t)a->n * sizeof *a->samples);
+}
+
+static int same_entry(const baseline_entry *a, const baseline_entry *b)
+{
+    return !strcmp(a->runner, b->runner) && !memcmp(&a->shape, &b->shape, sizeof a->shape) &&
+           a->seed == b->seed && !strcmp(a->lstmcheck_version, b->lstmcheck_version) &&
+           !strcmp(a->git_commit, b->git_commit) && !strcmp(a->date, b->date) && !strcmp(a->control, b->control) &&
+           a->reproducible == b->reproducible && a->rounds == b->rounds && a->noise_fwd == b->noise_fwd &&
+           a->noise_bwd == b->noise_bwd && same_series(&a->fwd, &b->fwd) && same_series(&a->bwd, &b->bwd) &&
+           same_series(&a->ctl, &b->ctl) && same_series(&a->fwd_ratio, &b->fwd_ratio) &&
+           same_series(&a->bwd_ratio, &b->bwd_ratio);
+}
+
+static void test_machine(machine_key *k)
+{
+    memset(k, 0, sizeof *k);
+    k->device = LC_DEVICE_CPU;
+    k->nfields = 1;
+    snprintf(k->names[0], sizeof k->names[0], "cpu_model");
+    snprintf(k->values[0], sizeof k->values[0], "unit test \"cpu\"");
+    machine_key_make_slug(k);
+}
+
+static char *scratch_file(char *path, size_t n, const char *name)
+{
+    char dir[] = "/tmp/lstmcheck_strict_XXXXXX";
+    if (!mkdtemp(dir))
+        return NULL;
+    snprintf(path, n, "%s/%s", dir, name);
+    return path;
+}
+
+/* The whole text of a file (NULL on failure; free it). */
+static char *slurp(const char *path, size_t *len)
+{
+    char *text;
+    lc_error err;
+    return file_read_regular(path, BASELINE_MAX_FILE_BYTES, &text, len, &err) == LC_OK ? text : NULL;
+}
+
+int test_baseline_limits_round_trip(void)
+{
+    enum { ENTRIES = 60 };
+    lc_rng rng;
+    lc_rng_init(&rng, 2026, 0, 0);
+    baseline_file a = {0}, b;
+    lc_error err;
+    test_machine(&a.machine);
+    for (int k = 0; k < ENTRIES; k++) {
+        baseline_entry e;
+        if (random_entry(&e, k, &rng))
+            return 1;
+        CHECK(!baseline_put(&a, &e, &err), "%s", err.msg);
+    }
+    char path[4096];
+    CHECK(scratch_file(path, sizeof path, "rt.json"), "mkdtemp");
+    CHECK(!baseline_save(path, &a, &err), "%s", err.msg);
+    CHECK(baseline_load(path, &b, &err) == LC_OK, "%s", err.msg);
+    CHECK(b.nentries == ENTRIES && machine_key_equal(&a.machine, &b.machine), "%d entries read back", b.nentries);
+    for (int i = 0; i < ENTRIES; i++)
+        CHECK(same_entry(&a.entries[i], &b.entries[i]), "entries[%d] differs after a write and a read", i);
+    baseline_free(&a);
+    baseline_free(&b);
+    return 0;
+}
+
+/* One edit of a valid file's text and the words its refusal must hold. */
+typedef struct bad_edit {
+    const char *find, *replace, *expect;
+} bad_edit;
+
+/* text with the first `find` replaced (NULL when absent). */
+static char *edited(const char *text, const char *find, const char *replace)
+{
+    const char *at = strstr(text, find);
+    if (!at)
+        return NULL;
+    const size_t n = strlen(text) - strlen(find) + strlen(replace) + 1;
+    char *out = malloc(n);
+    snprintf(out, n, "%.*s%s%s", (int)(at - text), text, replace, at + strlen(find));
+    return out;
+}
+
+/* A small valid file's text, written by the writer. */
+static char *valid_text(size_t *len)
+{
+    baseline_file f = {0};
+    lc_error err;
+    test_machine(&f.machine);
+    baseline_entry e = {.shape = {.seq_length = 3, .num_layers = 1, .input_size = 4, .hidden_size = 5, .batch = 2},
+                        .seed = 17, .rounds = 5, .noise_fwd = 0.01, .noise_bwd = 0.02};
+    snprintf(e.runner, sizeof e.runner, "cpu");
+    snprintf(e.git_commit, sizeof e.git_commit, "0123456789abcdef0123456789abcdef01234567");
+    snprintf(e.control, sizeof e.control, "control");
+    const double v[3] = {1, 2, 3};
+    baseline_series *all[] = {&e.fwd, &e.bwd, &e.ctl, &e.fwd_ratio, &e.bwd_ratio};
+    for (int s = 0; s < 5; s++)
+        baseline_series_append(all[s], v, 3, &err);
+    baseline_put(&f, &e, &err);
+    char path[4096];
+    if (!scratch_file(path, sizeof path, "v.json") || baseline_save(path, &f, &err))
+        return NULL;
+    baseline_free(&f);
+    char *text = slurp(path, len);
+    for (char *c = text; c && *c; c++)
+        if (*c == '\t')
+            *c = ' '; /* edits below name `"key": value` */
+    return text;
+}
+
+int test_baseline_strict_reader(void)
+{
+    static const bad_edit edits[] = {
+        {"\"seed\": 17", "\"seed\": 2147483648", "seed = 2147483648 is outside"},
+        {"\"seed\": 17", "\"seed\": -1", "seed = -1 is outside"},
+        {"\"rounds\": 5", "\"rounds\": 1001", "rounds = 1001 is outside"},
+        {"\"forward\": 0.01", "\"forward\": 1e300", "noise.forward = 1.0000000000000001e+300 is outside"},
+        {"\"hiddenSize\": 5", "\"hiddenSize\": 1000001", "hiddenSize = 1000001 is outside"},
+        {"\"runner\": \"cpu\"", "\"runner\": \"cpu_with_a_name_longer_than_31_chars\"", "runner is 36 characters"},
+        {"0123456789abcdef0123456789abcdef01234567", "0123456789abcdef0123456789abcdef01234567-and-more",
+         "git_commit is 49 characters"},
+        {"\"entries\": [", "\"entries\": [], \"entries\": [", "key \"entries\" appears twice"},
+        {"\"seed\": 17,", "\"seed\": 17, \"seed\": 18,", "key \"seed\" appears twice"},
+        {"\"n\": 3", "\"n\": 4", "n is 4 but it holds 3 samples"},
+    };
+    size_t len;
+    char *text = valid_text(&len);
+    CHECK(text, "no valid file");
+    baseline_file b;
+    lc_error err;
+    CHECK(baseline_parse(text, len, "valid", &b, &err) == LC_OK, "%s", err.msg);
+    baseline_free(&b);
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        char *bad = edited(text, edits[i].find, edits[i].replace);
+        CHECK(bad, "case %zu: '%s' not in the valid file", i, edits[i].find);
+        const lc_status st = baseline_parse(bad, strlen(bad), "bad", &b, &err);
+        free(bad);
+        CHECK(st == LC_BAD_INPUT && strstr(err.msg, edits[i].expect), "case %zu: %s", i, err.msg);
+    }
+    /* one series shorter than the others */
+    char *bad = edited(text, "\"samples\": [1.0, 2.0, 3.0]", "\"samples\": [1.0, 2.0]");
+    CHECK(bad, "no samples array in the valid file");
+    char *worse = edited(bad, "\"n\": 3", "\"n\": 2");
+    CHECK(worse && baseline_parse(worse, strlen(worse), "bad", &b, &err) == LC_BAD_INPUT &&
+              strstr(err.msg, "every series has one per sample"), "%s", err.msg);
+    free(bad);
+    free(worse);
+    free(text);
+    return 0;
+}
+
+int test_baseline_malformed_documents(void)
+{
+    size_t len;
+    char *text = valid_text(&len);
+    CHECK(text, "no valid file");
+    baseline_file b;
+    lc_error err;
+    /* trailing data, two documents, a NUL inside, white space after (fine) */
+    char *two = malloc(2 * len + 8);
+    snprintf(two, 2 * len + 8, "%s%s", text, text);
+    CHECK(baseline_parse(two, 2 * len, "two", &b, &err) == LC_BAD_INPUT && strstr(err.msg, "data after"), "%s",
+          err.msg);
+    snprintf(two, 2 * len + 8, "%s garbage", text);
+    CHECK(baseline_parse(two, strlen(two), "tail", &b, &err) == LC_BAD_INPUT && strstr(err.msg, "data after"), "%s",
+          err.msg);
+    snprintf(two, 2 * len + 8, "%s \n\t", text);
+    CHECK(baseline_parse(two, strlen(two), "ws", &b, &err) == LC_OK, "%s", err.msg);
+    baseline_free(&b);
+    memcpy(two, text, len);
+    two[len] = '\0';
+    memcpy(two + len + 1, "{}", 2);
+    CHECK(baseline_parse(two, len + 3, "nul", &b, &err) == LC_BAD_INPUT && strstr(err.msg, "NUL byte"), "%s",
+          err.msg);
+    free(two);
+    free(text);
+    /* deep nesting and huge objects are not a baseline's shape */
+    char deep[256] = "";
+    for (int i = 0; i < 40; i++)
+        strcat(deep, "[");
+    for (int i = 0; i < 40; i++)
+        strcat(deep, "]");
+    CHECK(baseline_parse(deep, strlen(deep), "deep", &b, &err) == LC_BAD_INPUT, "deep nesting accepted");
+    return 0;
+}
+
+/* A FIFO at the path is refused at once, not read forever. */
+int test_baseline_not_regular(void)
+{
+    char path[4096];
+    CHECK(scratch_file(path, sizeof path, "fifo.json"), "mkdtemp");
+    CHECK(mkfifo(path, 0600) == 0, "mkfifo: %s", strerror(errno));
+    const pid_t child = fork();
+    if (child == 0) {
+        alarm(5); /* a blocked open would end here, failing the test */
+        baseline_file b;
+        lc_error err;
+        const lc_status st = baseline_load(path, &b, &err);
+        _exit(st == LC_BAD_INPUT && strstr(err.msg, "not a regular file") ? 0 : 1);
+    }
+    int status;
+    CHECK(waitpid(child, &status, 0) == child, "waitpid");
+    unlink(path);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a FIFO was not refused at once (status %d)", status);
+    return 0;
+}
+
+/* Reading walks arrays once: 200k samples per series (1M numbers, ~25 MB)
+ * read in a few seconds (an indexed walk took 31 s for 100k). */
+int test_baseline_linear_read(void)
+{
+    enum { N = 200000 };
+    baseline_file a = {0}, b;
+    lc_error err;
+    test_machine(&a.machine);
+    baseline_entry e = {.shape = {.seq_length = 1, .num_layers = 1, .input_size = 1, .hidden_size = 1, .batch = 1},
+                        .rounds = 5};
+    snprintf(e.runner, sizeof e.runner, "cpu");
+    double *v = malloc(N * sizeof *v);
+    for (int i = 0; i < N; i++)
+        v[i] = 1 + i * 1e-6;
+    baseline_series *all[] = {&e.fwd, &e.bwd, &e.ctl, &e.fwd_ratio, &e.bwd_ratio};
+    for (int s = 0; s < 5; s++)
+        CHECK(!baseline_series_append(all[s], v, N, &err), "%s", err.msg);
+    free(v);
+    baseline_put(&a, &e, &err);
+    char path[4096];
+    CHECK(scratch_file(path, sizeof path, "big.json"), "mkdtemp");
+    CHECK(!baseline_save(path, &a, &err), "%s", err.msg);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    CHECK(baseline_load(path, &b, &err) == LC_OK, "%s", err.msg);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    printf("read %d samples per series in %.2f s\n", N, s);
+    CHECK(b.nentries == 1 && b.entries[0].bwd_ratio.n == N, "read back wrong");
+    CHECK(s < 10, "reading took %.1f s", s);
+    unlink(path);
+    baseline_free(&a);
+    baseline_free(&b);
+    return 0;
+}
+
+/* baseline_store: the file re-read under the lock keeps another writer's
+ * entries; a dead writer's temporary file is removed, a live one's kept;
+ * the writer refuses an entry the reader would refuse. */
+int test_baseline_store(void)
+{
+    size_t len;
+    char *text = valid_text(&len);
+    char path[4096], dead[4200], live[4200];
+    CHECK(text && scratch_file(path, sizeof path, "m.json"), "setup");
+    baseline_file f;
+    lc_error err;
+    CHECK(baseline_parse(text, len, "valid", &f, &err) == LC_OK, "%s", err.msg);
+    free(text);
+    CHECK(!baseline_save(path, &f, &err), "%s", err.msg); /* "another writer" stored cpu */
+    const pid_t child = fork();
+    if (child == 0)
+        _exit(0);
+    waitpid(child, NULL, 0); /* its pid is now a dead writer's */
+    snprintf(dead, sizeof dead, "%s.tmp.%ld", path, (long)child);
+    snprintf(live, sizeof live, "%s.tmp.%ld", path, (long)getppid()); /* alive; not ours: our own writer uses that name */
+    fclose(fopen(dead, "w"));
+    fclose(fopen(live, "w"));
+    baseline_entry e = f.entries[0];
+    memset(&f.entries[0], 0, sizeof f.entries[0]);
+    snprintf(e.runner, sizeof e.runner, "other");
+    CHECK(baseline_store(path, &f.machine, &e, 1, &err) == LC_OK, "%s", err.msg);
+    baseline_file g;
+    CHECK(baseline_load(path, &g, &err) == LC_OK, "%s", err.msg);
+    CHECK(g.nentries == 2, "%d entries after storing beside another writer's", g.nentries);
+    CHECK(access(dead, F_OK) != 0 && access(live, F_OK) == 0, "stale temporary files: dead kept or live removed");
+    unlink(live);
+    g.entries[0].noise_fwd = 2; /* outside BL_NOISE: refused, the file untouched */
+    CHECK(baseline_save(path, &g, &err) == 1 && strstr(err.msg, "noise.forward"), "%s", err.msg);
+    baseline_file h;
+    CHECK(baseline_load(path, &h, &err) == LC_OK && h.entries[0].noise_fwd != 2, "the refused save wrote");
+    baseline_free(&f);
+    baseline_free(&g);
+    baseline_free(&h);
+    return 0;
+}
