@@ -126,13 +126,19 @@ static int check_limit(baseline_limit_id id, double v, int whole, const char *na
     return 1;
 }
 
-/* 0 when s fits a field of n bytes (a longer one would be cut). */
+/* 0 when s fits a field of n bytes (a longer one would be cut) and is
+ * valid UTF-8 (the writer would replace bad bytes): it reads back as is. */
 static int check_length(const char *s, size_t n, const char *name, const char *field, lc_error *err)
 {
-    if (strlen(s) < n)
-        return 0;
-    lc_error_set(err, "%s: %s is %zu characters; at most %zu fit", name, field, strlen(s), n - 1);
-    return 1;
+    if (strlen(s) >= n) {
+        lc_error_set(err, "%s: %s is %zu characters; at most %zu fit", name, field, strlen(s), n - 1);
+        return 1;
+    }
+    if (!json_utf8_valid(s)) {
+        lc_error_set(err, "%s: %s is not valid UTF-8 (it would not be written back as read)", name, field);
+        return 1;
+    }
+    return 0;
 }
 
 /* Every series of one measurement holds one value per sample. */
@@ -158,12 +164,12 @@ static int check_series(const baseline_entry *e, const char *name, const char *w
 static int check_strings(const baseline_entry *e, const char *name, lc_error *err)
 {
     const char *const values[] = {e->runner, e->lstmcheck_version, e->git_commit, e->date, e->control};
+    const size_t sizes[] = {sizeof e->runner, sizeof e->lstmcheck_version, sizeof e->git_commit, sizeof e->date,
+                            sizeof e->control};
     const char *const fields[] = {"runner", "lstmcheck_version", "git_commit", "date", "control_workload"};
     for (int i = 0; i < 5; i++)
-        if (!json_utf8_valid(values[i])) {
-            lc_error_set(err, "%s: %s is not valid UTF-8 (it would not read back as written)", name, fields[i]);
+        if (check_length(values[i], sizes[i], name, fields[i], err))
             return 1;
-        }
     return 0;
 }
 
