@@ -37,8 +37,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     /* baseline_save writes <path>.tmp.<pid> and renames it: a directory of
-     * our own, in memory when /dev/shm is there */
-    const char *tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+     * our own in $TMPDIR (run_fuzzer.sh: one in memory, removed after the
+     * run), else in memory when /dev/shm is there. After a finding it is
+     * left behind with the file written. */
+    const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR")
+                      : access("/dev/shm", W_OK) == 0   ? "/dev/shm"
+                                                        : "/tmp";
     snprintf(saved_dir, sizeof saved_dir, "%s/fuzz_baseline_reader.XXXXXX", tmp);
     REQUIRE(mkdtemp(saved_dir), "cannot make a directory in %s", tmp);
     snprintf(saved_path, sizeof saved_path, "%s/saved.json", saved_dir);
@@ -105,6 +109,7 @@ static void round_trip(const baseline_file *a)
     REQUIRE(baseline_save(saved_path, a, &err) == 0, "the writer refused what the reader accepted: %s", err.msg);
     const lc_status rc = baseline_load(saved_path, &b, &err);
     REQUIRE(rc == LC_OK, "the reader refused what the writer wrote from what it accepted: %s", err.msg);
+    /* a difference below names the field; the file written stays in saved_path */
     REQUIRE(a->machine.device == b.machine.device && a->machine.nfields == b.machine.nfields,
             "machine: device %d with %d fields read, %d with %d after a write", (int)a->machine.device,
             a->machine.nfields, (int)b.machine.device, b.machine.nfields);

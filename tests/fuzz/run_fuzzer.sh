@@ -9,6 +9,10 @@ fuzzer=$1 seconds=$2 seeds=$3 work=$4 dict=$5
 rm -rf "$work/artifacts" # this run's findings only
 mkdir -p "$work/corpus" "$work/artifacts"
 log=$work/fuzz.log
+# the targets' scratch files (fuzz_baseline_reader's round trip): in memory, gone after the run
+TMPDIR=$(mktemp -d -p "$([ -w /dev/shm ] && echo /dev/shm || echo "$work")" fuzz.XXXXXX)
+export TMPDIR
+trap 'rm -rf "$TMPDIR"' EXIT
 rc=0
 # -timeout: an input slower than 25 s is a hang; -rss_limit_mb: libFuzzer's default, said
 "$fuzzer" -max_total_time="$seconds" -print_final_stats=1 -dict="$dict" -timeout=25 -rss_limit_mb=2048 \
