@@ -129,6 +129,7 @@ static void round_trip(const baseline_file *a)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     baseline_file b;
+    memset(&b, 0, sizeof b); /* a reader that refuses without touching it is fine too */
     lc_error err = {{0}};
     const lc_status rc = parse_bytes(data, size, &b, &err);
     if (rc == LC_OK) {
