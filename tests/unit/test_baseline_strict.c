@@ -233,6 +233,78 @@ int test_baseline_strict_reader(void)
     return 0;
 }
 
+/* Every row of BASELINE_LIMITS, one step outside at each end where a
+ * file can say it: refused with the field named. A new row without a line
+ * here fails to compile. */
+typedef struct limit_edit {
+    const char *find, *below, *above, *field;
+} limit_edit;
+static const limit_edit limit_edits[BL_COUNT] = {
+    [BL_SEED] = {"\"seed\": 17", "\"seed\": -1", "\"seed\": 2147483648", "seed"},
+    [BL_DIM] = {"\"hiddenSize\": 5", "\"hiddenSize\": 0", "\"hiddenSize\": 1000001", "hiddenSize"},
+    [BL_ROUNDS] = {"\"rounds\": 5", "\"rounds\": 0", "\"rounds\": 1001", "rounds"},
+    [BL_NOISE] = {"\"backward\": 0.02", "\"backward\": -0.001", "\"backward\": 1.001", "noise.backward"},
+    /* above: ten million samples is no unit test's file */
+    [BL_SAMPLES] = {"\"n\": 3", "\"n\": 0", NULL, ".n"},
+    /* below: zero entries is the lowest; above: 4097 entries, made below */
+    [BL_ENTRIES] = {NULL, NULL, NULL, "entries"},
+};
+_Static_assert(sizeof limit_edits / sizeof limit_edits[0] == BL_COUNT, "a limit without an edit");
+
+/* The valid text with its entry repeated n times (runners made distinct). */
+static char *many_entries(const char *text, int n)
+{
+    const char *open = strstr(text, "\"entries\": [") + strlen("\"entries\": [");
+    const char *close = strrchr(text, ']');
+    const size_t one = (size_t)(close - open), size = strlen(text) + (size_t)n * (one + 16);
+    char *out = malloc(size), *at = out;
+    at += sprintf(at, "%.*s", (int)(open - text), text);
+    for (int i = 0; i < n; i++) {
+        char *entry = malloc(one + 1), runner[32];
+        snprintf(entry, one + 1, "%.*s", (int)one, open);
+        snprintf(runner, sizeof runner, "\"runner\": \"r%d\"", i);
+        char *e = edited(entry, "\"runner\": \"cpu\"", runner);
+        at += sprintf(at, "%s%s", i ? ", " : "", e);
+        free(entry);
+        free(e);
+    }
+    sprintf(at, "%s", close);
+    return out;
+}
+
+int test_baseline_limits_refused(void)
+{
+    size_t len;
+    char *text = valid_text(&len);
+    CHECK(text, "no valid file");
+    baseline_file b;
+    lc_error err;
+    for (int id = 0; id < BL_COUNT; id++) {
+        const limit_edit *le = &limit_edits[id];
+        const char *outside[2] = {le->below, le->above};
+        for (int k = 0; k < 2; k++) {
+            if (!outside[k])
+                continue;
+            char *bad = edited(text, le->find, outside[k]);
+            CHECK(bad, "%s: '%s' not in the valid file", baseline_limits[id].what, le->find);
+            const lc_status st = baseline_parse(bad, strlen(bad), "bad", &b, &err);
+            free(bad);
+            CHECK(st == LC_BAD_INPUT && strstr(err.msg, le->field), "%s %s: %s", baseline_limits[id].what,
+                  k ? "above" : "below", err.msg);
+        }
+    }
+    char *most = many_entries(text, (int)baseline_limits[BL_ENTRIES].hi);
+    CHECK(baseline_parse(most, strlen(most), "most", &b, &err) == LC_OK, "%s", err.msg);
+    baseline_free(&b);
+    free(most);
+    char *over = many_entries(text, (int)baseline_limits[BL_ENTRIES].hi + 1);
+    CHECK(baseline_parse(over, strlen(over), "over", &b, &err) == LC_BAD_INPUT && strstr(err.msg, "entries"), "%s",
+          err.msg);
+    free(over);
+    free(text);
+    return 0;
+}
+
 int test_baseline_malformed_documents(void)
 {
     size_t len;
