@@ -157,26 +157,12 @@ static void warn_stale(const char *path, const baseline_file *b)
                             "(stale: remove it from the file)\n", path, i, b->entries[i].runner);
 }
 
-/* Load this machine's file. LC_MISSING gives an empty file with the key. */
+/* Load this machine's file from dir. LC_MISSING gives an empty file with the key. */
 static int load_for(const char *dir, const machine_key *key, char *path, size_t n, baseline_file *b,
                     lc_error *err)
 {
     baseline_path(dir, key, path, n);
-    int rc = baseline_load(path, b, err);
-    if (rc == LC_MISSING) {
-        memset(b, 0, sizeof *b);
-        b->machine = *key;
-        return LC_MISSING;
-    }
-    if (rc == LC_OK && !machine_key_equal(&b->machine, key)) {
-        char have[1024], want[1024];
-        machine_key_describe(&b->machine, have, sizeof have);
-        machine_key_describe(key, want, sizeof want);
-        lc_error_set(err, "%s: machine fields (%s) differ from this machine's (%s)", path, have, want);
-        baseline_free(b);
-        return LC_BAD_INPUT;
-    }
-    return rc;
+    return baseline_load_for(path, key, b, err);
 }
 
 static void median_text(const baseline_series *s, char *buf, size_t n)

@@ -601,17 +601,19 @@ int baseline_save(const char *path, const baseline_file *b, lc_error *err)
     return rc;
 }
 
-/* Under the lock: the file as it is now, for key (empty when there is none). */
-static lc_status reload_for(const char *path, const machine_key *key, baseline_file *b, lc_error *err)
+lc_status baseline_load_for(const char *path, const machine_key *key, baseline_file *b, lc_error *err)
 {
     lc_status rc = baseline_load(path, b, err);
     if (rc == LC_MISSING) {
         memset(b, 0, sizeof *b);
         b->machine = *key;
-        return LC_OK;
+        return LC_MISSING;
     }
     if (rc == LC_OK && !machine_key_equal(&b->machine, key)) {
-        lc_error_set(err, "%s: its machine fields differ from this machine's", path);
+        char have[1024], want[1024];
+        machine_key_describe(&b->machine, have, sizeof have);
+        machine_key_describe(key, want, sizeof want);
+        lc_error_set(err, "%s: machine fields (%s) differ from this machine's (%s)", path, have, want);
         baseline_free(b);
         return LC_BAD_INPUT;
     }
@@ -628,7 +630,9 @@ lc_status baseline_store(const char *path, const machine_key *key, baseline_entr
         fprintf(stderr, "lstmcheck: removed %d temporary file%s of a killed writer beside %s\n", stale,
                 stale == 1 ? "" : "s", path);
     baseline_file b;
-    lc_status rc = reload_for(path, key, &b, err);
+    lc_status rc = baseline_load_for(path, key, &b, err); /* again, under the lock */
+    if (rc == LC_MISSING)
+        rc = LC_OK;
     for (int i = 0; rc == LC_OK && i < n; i++) {
         if (baseline_put(&b, &entries[i], err))
             rc = LC_ERROR;

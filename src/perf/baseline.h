@@ -72,6 +72,9 @@ void baseline_path(const char *dir, const machine_key *k, char *path, size_t n);
 /* LC_OK; LC_MISSING when there is no file (b empty); LC_BAD_INPUT when it is
  * unusable (err names the file and the field). */
 lc_status baseline_load(const char *path, baseline_file *b, lc_error *err);
+/* The file at path for machine key: as baseline_load, but LC_MISSING gives
+ * an empty file with the key, and a file of another machine is LC_BAD_INPUT. */
+lc_status baseline_load_for(const char *path, const machine_key *key, baseline_file *b, lc_error *err);
 /* The same from len bytes in memory (name: what messages call them). A
  * strict reader: one JSON document and nothing after it, no NUL byte, no
  * key twice in one object, every number within BASELINE_LIMITS, every

@@ -14,7 +14,7 @@ static int same_series(const baseline_series *a, const baseline_series *b)
     return a->n == b->n && !memcmp(a->samples, b->samples, (size_t)a->n * sizeof *a->samples);
 }
 
-static int same_entry(const baseline_entry *a, const baseline_entry *b)
+int unit_same_baseline_entry(const baseline_entry *a, const baseline_entry *b)
 {
     return !strcmp(a->runner, b->runner) && !memcmp(&a->shape, &b->shape, sizeof a->shape) &&
            a->seed == b->seed && !strcmp(a->lstmcheck_version, b->lstmcheck_version) &&
@@ -36,7 +36,7 @@ static int round_trip(const char *path, const char *copy)
     CHECK(machine_key_equal(&a.machine, &b.machine) && a.nentries == b.nentries && a.nentries > 0,
           "%s: machine or entries differ", path);
     for (int i = 0; i < a.nentries; i++)
-        CHECK(same_entry(&a.entries[i], &b.entries[i]), "%s: entries[%d] differs after a save", path, i);
+        CHECK(unit_same_baseline_entry(&a.entries[i], &b.entries[i]), "%s: entries[%d] differs after a save", path, i);
     baseline_free(&a);
     baseline_free(&b);
     return 0;

@@ -79,22 +79,6 @@ static int random_entry(baseline_entry *e, int k, lc_rng *rng)
     return 0;
 }
 
-static int same_series(const baseline_series *a, const baseline_series *b)
-{
-    return a->n == b->n && !memcmp(a->samples, b->samples, (size_t)a->n * sizeof *a->samples);
-}
-
-static int same_entry(const baseline_entry *a, const baseline_entry *b)
-{
-    return !strcmp(a->runner, b->runner) && !memcmp(&a->shape, &b->shape, sizeof a->shape) &&
-           a->seed == b->seed && !strcmp(a->lstmcheck_version, b->lstmcheck_version) &&
-           !strcmp(a->git_commit, b->git_commit) && !strcmp(a->date, b->date) && !strcmp(a->control, b->control) &&
-           a->reproducible == b->reproducible && a->rounds == b->rounds && a->noise_fwd == b->noise_fwd &&
-           a->noise_bwd == b->noise_bwd && same_series(&a->fwd, &b->fwd) && same_series(&a->bwd, &b->bwd) &&
-           same_series(&a->ctl, &b->ctl) && same_series(&a->fwd_ratio, &b->fwd_ratio) &&
-           same_series(&a->bwd_ratio, &b->bwd_ratio);
-}
-
 static void test_machine(machine_key *k)
 {
     memset(k, 0, sizeof *k);
@@ -142,7 +126,7 @@ int test_baseline_limits_round_trip(void)
     CHECK(baseline_load(path, &b, &err) == LC_OK, "%s", err.msg);
     CHECK(b.nentries == ENTRIES && machine_key_equal(&a.machine, &b.machine), "%d entries read back", b.nentries);
     for (int i = 0; i < ENTRIES; i++)
-        CHECK(same_entry(&a.entries[i], &b.entries[i]), "entries[%d] differs after a write and a read", i);
+        CHECK(unit_same_baseline_entry(&a.entries[i], &b.entries[i]), "entries[%d] differs after a write and a read", i);
     baseline_free(&a);
     baseline_free(&b);
     return 0;

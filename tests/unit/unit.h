@@ -22,6 +22,11 @@
     CHECK(fabs((double)(a) - (double)(b)) <= (tol), "%s = %.17g, %s = %.17g, tolerance %g", \
           #a, (double)(a), #b, (double)(b), (double)(tol))
 
+/* 1 when two baseline entries hold the same values, bit for bit
+ * (test_baseline_file.c; for the round-trip tests). */
+struct baseline_entry;
+int unit_same_baseline_entry(const struct baseline_entry *a, const struct baseline_entry *b);
+
 typedef struct unit_test {
     const char *name;
     int (*fn)(void);
