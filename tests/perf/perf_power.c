@@ -14,7 +14,9 @@
  * slowdown whose interval clears the minimum effect. It passes when
  *   - unchanged code is never SLOWER (on any host),
  *   - a planted slowdown is never FASTER,
- *   - a slowdown of at least 2R is SLOWER in >= 95% of trials (all, under 20).
+ *   - a slowdown of at least 2R is SLOWER in >= 95% of trials (all, under 20),
+ *     not counting trials the control drift made INCONCLUSIVE (the host
+ *     changed state: the guard's answer, not a miss).
  * Levels between 0 and 2R are reported, not judged for power. `auto` plants
  * 2R (rounded up), so every run judges power at some level; a host so noisy
  * that 2R exceeds MAX_AUTO_LEVEL is a skip (exit 77) after the false-alarm
@@ -163,6 +165,7 @@ static int prepare_reference(power_setup *ps, const char *set_name, baseline_ent
 /* The verdicts of one slowdown level's trials. */
 typedef struct level_tally {
     int trials;
+    int drifted; /* INCONCLUSIVE because the control drifted: the host, not the verdict */
     int count[4];
     double changes[1024], deltas[1024], resolutions[1024];
     int nchanges;
@@ -191,6 +194,7 @@ static void tally_trial(level_tally *tl, const perf_comparison *c)
 {
     tl->trials++;
     tl->count[perf_overall(c)]++;
+    tl->drifted += perf_overall(c) == VERDICT_INCONCLUSIVE && fabs(c->fwd.control_drift) > VERDICT_MAX_CONTROL_DRIFT;
     if (tl->nchanges < 1024) {
         const double rf = trial_resolution(&c->fwd), rb = trial_resolution(&c->bwd);
         tl->resolutions[tl->nchanges] = rf > rb ? rf : rb;
@@ -224,10 +228,10 @@ static void print_row(double level, const level_tally *tl)
     sample_summary ch, dl;
     stats_summarize(tl->changes, tl->nchanges, &ch);
     stats_summarize(tl->deltas, tl->nchanges, &dl);
-    printf("%7.1f%% %7d %7d %7d %7d %12d %+13.1f%% %14.1f %10.1f%% %9.1f\n", level, tl->trials,
+    printf("%7.1f%% %7d %7d %7d %7d %12d %+13.1f%% %14.1f %10.1f%% %9.1f%s\n", level, tl->trials,
            tl->count[VERDICT_SLOWER], tl->count[VERDICT_SAME], tl->count[VERDICT_FASTER],
            tl->count[VERDICT_INCONCLUSIVE], 100 * ch.median, (double)tl->samples / tl->trials, 100 * dl.median,
-           (wall_seconds() - tl->t0) / tl->trials);
+           (wall_seconds() - tl->t0) / tl->trials, tl->drifted ? "  (some INCONCLUSIVE: control drift)" : "");
     fflush(stdout);
 }
 
@@ -236,8 +240,9 @@ static void print_row(double level, const level_tally *tl)
  * level was judged for power. */
 static int judge_level(double level, double resolution, const level_tally *tl, int *judged)
 {
-    const double slower_rate = (double)tl->count[VERDICT_SLOWER] / tl->trials;
-    const double needed = tl->trials < 20 ? 1.0 : POWER_RATE;
+    const int judged_trials = tl->trials - tl->drifted;
+    const double slower_rate = judged_trials ? (double)tl->count[VERDICT_SLOWER] / judged_trials : 0;
+    const double needed = judged_trials < 20 ? 1.0 : POWER_RATE;
     if (level == 0 && tl->count[VERDICT_SLOWER] > 0) {
         printf("  -> FALSE ALARM: unchanged code was called SLOWER\n");
         return 0;
@@ -246,9 +251,11 @@ static int judge_level(double level, double resolution, const level_tally *tl, i
         printf("  -> a planted slowdown was called FASTER\n");
         return 0;
     }
-    if (level == 0 || level < 2 * resolution) {
-        if (level > 0)
+    if (level == 0 || level < 2 * resolution || judged_trials == 0) {
+        if (level > 0 && judged_trials)
             printf("  -> under 2R = %.1f%%: reported, not judged for power\n", 2 * resolution);
+        else if (level > 0)
+            printf("  -> every trial met a drifted control (the host changed state): not judged for power\n");
         return 1;
     }
     *judged = 1;
