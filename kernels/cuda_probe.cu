@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/files.h"
 #include "device/device.h"
 
 namespace {
@@ -108,21 +109,6 @@ void probe_here(probe_result *r)
     r->count = n;
 }
 
-int read_all(int fd, void *buf, size_t n)
-{
-    char *c = (char *)buf;
-    while (n) {
-        ssize_t k = read(fd, c, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return 1;
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 // LSTMCHECK_ISOLATE=0: no forks around CUDA at all (for tools that do not
 // follow a fork without exec); the probe then runs in this process.
 bool forks_allowed()
@@ -153,7 +139,7 @@ void probe_in_child(probe_result *r)
         _exit(k == (ssize_t)sizeof mine ? 0 : 1);
     }
     close(fds[1]);
-    const int failed = read_all(fds[0], r, sizeof *r);
+    const int failed = fd_read_all(fds[0], r, sizeof *r);
     close(fds[0]);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)

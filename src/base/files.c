@@ -160,3 +160,33 @@ int file_remove_stale_temps(const char *path)
         closedir(d);
     return removed;
 }
+
+int fd_write_all(int fd, const void *buf, size_t n)
+{
+    const char *c = buf;
+    while (n) {
+        const ssize_t k = write(fd, c, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return 1;
+        c += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+int fd_read_all(int fd, void *buf, size_t n)
+{
+    char *c = buf;
+    while (n) {
+        const ssize_t k = read(fd, c, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return 1;
+        c += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}

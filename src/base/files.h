@@ -15,6 +15,11 @@ extern "C" {
 /* Write a then b (blen may be 0) to path atomically. 0 on success. */
 int file_write_atomic_parts(const char *path, const void *a, size_t alen, const void *b, size_t blen,
                             lc_error *err);
+/* All n bytes to / from a file descriptor (a pipe to a child), retrying
+ * after signals. 0 on success, 1 on an error or an early end. */
+int fd_write_all(int fd, const void *buf, size_t n);
+int fd_read_all(int fd, void *buf, size_t n);
+
 /* Write text to path atomically. 0 on success. */
 int file_write_atomic(const char *path, const char *text, size_t len, lc_error *err);
 

@@ -1,6 +1,8 @@
 /* One GPU runner, or plugin runner, per process (see isolate.h). */
 #include "check/isolate.h"
 
+#include "base/files.h"
+
 #include "device/device.h"
 #include "runners/plugin.h"
 
@@ -10,36 +12,6 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-int isolate_write(int fd, const void *buf, size_t n)
-{
-    const char *c = buf;
-    while (n) {
-        ssize_t k = write(fd, c, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return 1;
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-int isolate_read(int fd, void *buf, size_t n)
-{
-    char *c = buf;
-    while (n) {
-        ssize_t k = read(fd, c, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return 1;
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
 
 /* How the child ended, when that is not a clean exit 0. */
 static int child_failed(int status, const lc_error *read_err, lc_error *err)
@@ -120,13 +92,13 @@ static int gate_child(void *arg, int fd)
 {
     gate_job *j = arg;
     gate_run(j->r, j->c, j->dump_dir, j->rep);
-    return isolate_write(fd, j->rep, sizeof *j->rep);
+    return fd_write_all(fd, j->rep, sizeof *j->rep);
 }
 
 static int gate_parent(void *arg, int fd, lc_error *err)
 {
     gate_job *j = arg;
-    if (isolate_read(fd, j->rep, sizeof *j->rep)) {
+    if (fd_read_all(fd, j->rep, sizeof *j->rep)) {
         lc_error_set(err, "its process sent no gate report");
         return 1;
     }
@@ -195,13 +167,13 @@ static int plugin_child(void *arg, int fd)
         if (registry_origin(r) && !strcmp(registry_origin(r), pp->path))
             r->available(&why);
     }
-    return isolate_write(fd, &pp->status, sizeof pp->status) || isolate_write(fd, &pp->err, sizeof pp->err);
+    return fd_write_all(fd, &pp->status, sizeof pp->status) || fd_write_all(fd, &pp->err, sizeof pp->err);
 }
 
 static int plugin_parent(void *arg, int fd, lc_error *err)
 {
     plugin_probe *pp = arg;
-    if (isolate_read(fd, &pp->status, sizeof pp->status) || isolate_read(fd, &pp->err, sizeof pp->err)) {
+    if (fd_read_all(fd, &pp->status, sizeof pp->status) || fd_read_all(fd, &pp->err, sizeof pp->err)) {
         lc_error_set(err, "its process sent no result");
         return 1;
     }

@@ -28,9 +28,6 @@ typedef int (*isolate_parent_fn)(void *arg, int fd, lc_error *err);
  * err says what went wrong, including how the child ended (its exit
  * status, or the signal that killed it). */
 int isolate_run(isolate_child_fn child, isolate_parent_fn parent, void *arg, lc_error *err);
-/* Whole-buffer pipe I/O for the two sides: 0 on success. */
-int isolate_write(int fd, const void *buf, size_t n);
-int isolate_read(int fd, void *buf, size_t n);
 
 /* 1 when r should run in a child of this process: a GPU runner while CUDA
  * is not yet used by this process itself, or a plugin's CPU runner; and

@@ -3,6 +3,7 @@
  * stderr, JSON to stdout. Each GPU runner is gated and timed in a process
  * of its own (isolate.h), except under --trace. */
 #include "cmd/commands.h"
+#include "base/files.h"
 #include "check/gate.h"
 #include "perf/harness.h"
 #include "check/isolate.h"
@@ -132,20 +133,20 @@ static int bench_child(void *arg, int fd)
     bench_job *j = arg;
     bench_one(j);
     const harness_result *res = &j->e->res;
-    if (isolate_write(fd, j->e, sizeof *j->e) ||
-        isolate_write(fd, &j->trace_failed, sizeof j->trace_failed))
+    if (fd_write_all(fd, j->e, sizeof *j->e) ||
+        fd_write_all(fd, &j->trace_failed, sizeof j->trace_failed))
         return 1;
     if (!j->e->timed)
         return 0;
     const size_t bytes = (size_t)res->n * sizeof(double);
-    return isolate_write(fd, res->fwd_ms, bytes) || isolate_write(fd, res->bwd_ms, bytes);
+    return fd_write_all(fd, res->fwd_ms, bytes) || fd_write_all(fd, res->bwd_ms, bytes);
 }
 
 static int bench_parent(void *arg, int fd, lc_error *err)
 {
     bench_job *j = arg;
     bench_entry *e = j->e;
-    if (isolate_read(fd, e, sizeof *e) || isolate_read(fd, &j->trace_failed, sizeof j->trace_failed)) {
+    if (fd_read_all(fd, e, sizeof *e) || fd_read_all(fd, &j->trace_failed, sizeof j->trace_failed)) {
         lc_error_set(err, "its process sent no result");
         return 1;
     }
@@ -156,8 +157,8 @@ static int bench_parent(void *arg, int fd, lc_error *err)
     const size_t bytes = (size_t)(res->n > 0 ? res->n : 1) * sizeof(double);
     res->fwd_ms = malloc(bytes);
     res->bwd_ms = malloc(bytes);
-    if (!res->fwd_ms || !res->bwd_ms || isolate_read(fd, res->fwd_ms, (size_t)res->n * sizeof(double)) ||
-        isolate_read(fd, res->bwd_ms, (size_t)res->n * sizeof(double))) {
+    if (!res->fwd_ms || !res->bwd_ms || fd_read_all(fd, res->fwd_ms, (size_t)res->n * sizeof(double)) ||
+        fd_read_all(fd, res->bwd_ms, (size_t)res->n * sizeof(double))) {
         harness_result_free(res);
         e->timed = 0;
         lc_error_set(err, "its process sent a truncated result");

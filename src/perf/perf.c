@@ -1,6 +1,8 @@
 /* Baseline measurement and comparison (see perf.h). */
 #include "perf/perf.h"
 
+#include "base/files.h"
+
 #include "device/timer.h"
 
 #include <errno.h>
@@ -83,38 +85,6 @@ static int measure_round_here(const runner_ops *r, const lstm_problem *p, const 
     return harness_run(r, p, &cfg, res, err);
 }
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-    const char *c = buf;
-    while (n) {
-        ssize_t k = write(fd, c, n);
-        if (k <= 0) {
-            if (k < 0 && errno == EINTR)
-                continue;
-            return 1;
-        }
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-static int read_all(int fd, void *buf, size_t n)
-{
-    char *c = buf;
-    while (n) {
-        ssize_t k = read(fd, c, n);
-        if (k <= 0) {
-            if (k < 0 && errno == EINTR)
-                continue;
-            return 1;
-        }
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 typedef struct round_header {
     int rc, n, warmup_done, budget_hit, converged;
     double elapsed_s;
@@ -163,18 +133,18 @@ static int measure_round(const runner_ops *r, const lstm_problem *p, const perf_
             snprintf(h.control_name, sizeof h.control_name, "%s", hr.control_name);
         }
         snprintf(h.msg, sizeof h.msg, "%s", e.msg);
-        int bad = write_all(fds[1], &h, sizeof h);
+        int bad = fd_write_all(fds[1], &h, sizeof h);
         if (!h.rc && !bad)
-            bad = write_all(fds[1], hr.fwd_ms, (size_t)hr.n * sizeof(double)) ||
-                  write_all(fds[1], hr.bwd_ms, (size_t)hr.n * sizeof(double)) ||
-                  write_all(fds[1], hr.ctl_ms, (size_t)hr.n * sizeof(double));
+            bad = fd_write_all(fds[1], hr.fwd_ms, (size_t)hr.n * sizeof(double)) ||
+                  fd_write_all(fds[1], hr.bwd_ms, (size_t)hr.n * sizeof(double)) ||
+                  fd_write_all(fds[1], hr.ctl_ms, (size_t)hr.n * sizeof(double));
         _exit(bad ? 1 : 0);
     }
     close(fds[1]);
     round_header h;
     int rc = 1;
     memset(res, 0, sizeof *res);
-    if (read_all(fds[0], &h, sizeof h)) {
+    if (fd_read_all(fds[0], &h, sizeof h)) {
         lc_error_set(err, "the measuring child process ended without a result");
     } else if (h.rc) {
         lc_error_set(err, "%s", h.msg);
@@ -184,9 +154,9 @@ static int measure_round(const runner_ops *r, const lstm_problem *p, const perf_
         res->bwd_ms = malloc((size_t)(h.n ? h.n : 1) * sizeof(double));
         res->ctl_ms = malloc((size_t)(h.n ? h.n : 1) * sizeof(double));
         if (!res->fwd_ms || !res->bwd_ms || !res->ctl_ms ||
-            read_all(fds[0], res->fwd_ms, (size_t)h.n * sizeof(double)) ||
-            read_all(fds[0], res->bwd_ms, (size_t)h.n * sizeof(double)) ||
-            read_all(fds[0], res->ctl_ms, (size_t)h.n * sizeof(double))) {
+            fd_read_all(fds[0], res->fwd_ms, (size_t)h.n * sizeof(double)) ||
+            fd_read_all(fds[0], res->bwd_ms, (size_t)h.n * sizeof(double)) ||
+            fd_read_all(fds[0], res->ctl_ms, (size_t)h.n * sizeof(double))) {
             lc_error_set(err, "the measuring child process sent a truncated result");
             harness_result_free(res);
         } else {

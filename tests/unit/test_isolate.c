@@ -4,6 +4,7 @@
  * crash stands in for a sticky CUDA fault (numerics.isolation plants a
  * real one on a device). */
 #include "unit.h"
+#include "base/files.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -18,12 +19,12 @@
 static int child_writes(void *arg, int fd)
 {
     const int v = *(int *)arg * 2;
-    return isolate_write(fd, &v, sizeof v);
+    return fd_write_all(fd, &v, sizeof v);
 }
 
 static int parent_reads(void *arg, int fd, lc_error *err)
 {
-    if (isolate_read(fd, arg, sizeof(int))) {
+    if (fd_read_all(fd, arg, sizeof(int))) {
         lc_error_set(err, "no value");
         return 1;
     }
