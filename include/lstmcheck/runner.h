@@ -80,7 +80,9 @@ typedef struct lstmcheck_problem {
 
 /* Where read_results() puts outputs and gradients, allocated by lstmcheck
  * (double, so that the reference keeps its precision: convert on read-back).
- * Gradients are of the loss above, accumulated since the last zero_grads(). */
+ * Gradients are of the loss above, accumulated since the last zero_grads().
+ * Every element starts as NaN: write each one of every tensor the runner
+ * produces, the zeros of y past a sequence's end included. */
 typedef struct lstmcheck_results {
     lstmcheck_shape shape;
     double *y;        /* T*B*H */

@@ -61,6 +61,19 @@ void numerics_context_free(numerics_context *c);
 int numerics_context_get(numerics_context *c, const runner_ops *r, const lstm_problem **p,
                          const lstm_results **ref, lc_error *err);
 
+/* The contexts of a command that works through (runner, shape) pairs, one
+ * per (shape, seed) of fixed length, each made on first use and kept: the
+ * FP64 reference of a shape is computed once for all its runners. */
+typedef struct numerics_cache {
+    numerics_context *contexts;
+    int n, cap;
+} numerics_cache;
+
+/* The context of (s, seed), made here on first use: NULL with err set when
+ * it cannot be made (the shape is refused, or out of host memory). */
+numerics_context *numerics_cache_get(numerics_cache *c, const lstm_shape *s, uint64_t seed, lc_error *err);
+void numerics_cache_free(numerics_cache *c);
+
 /* Which backward seeds this runner's problem has (SEED_ mask of inputs.h):
  * the loss is the sum over the seeded outputs of output * seed. */
 unsigned gate_seeds(const runner_ops *r);

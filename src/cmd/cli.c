@@ -190,6 +190,8 @@ static const cli_flag flags[] = {
      "load runners from shared libraries built against lstmcheck/runner.h (repeatable)"},
     {"allow-dirty", "--allow-dirty", FLAG_SWITCH, F(allow_dirty), 1, 0, NULL, 0, "baseline",
      "update: record uncommitted changes to src/, kernels/, CMakeLists.txt (marked not reproducible)"},
+    {"keep-going", "--keep-going", FLAG_SWITCH, F(keep_going), 1, 0, NULL, 0, "baseline",
+     "update: record the runners that pass and measure, report the others (exit 1)"},
     {"tool", "--tool T", FLAG_CHOICE, F(tool), 0, 0, "nsys ncu none", 0, "profile",
      "run under an external profiler: nsys, ncu or none (default none)"},
     {"out-dir", "--out-dir DIR", FLAG_TEXT, F(out_dir), 0, 0, NULL, 0, "profile",

@@ -50,6 +50,7 @@ typedef struct cli_options {
     const char *against;     /* compare: A/B against this revision */
     int ab;                  /* compare: A/B even where this machine has a baseline */
     int allow_dirty;         /* update: record a modified tree (marked not reproducible) */
+    int keep_going;          /* update: record what passed when other runners fail */
     const char *markdown_path; /* compare: a markdown report here ("-": stdout) */
     const char *plot_path;   /* compare: an SVG plot of the distributions here */
     /* plugins: shared libraries of runners (runners/plugin.h), loaded before any work */

@@ -8,6 +8,7 @@
 #include "device/machine.h"
 #include "perf/perf.h"
 #include "perf/revbuild.h"
+#include "base/files.h"
 #include "base/gitrev.h"
 #include "base/json.h"
 #include "base/paths.h"
@@ -124,29 +125,37 @@ static void settings_from(const cli_options *o, lc_device device, perf_settings 
         s->compare_budget_s = o->max_seconds;
 }
 
-/* Gate the runner on the shape: LC_OK, LC_UNSUPPORTED (a skip: why in
- * skip, for the caller to report), LC_FAILED (wrong) or LC_ERROR, said on
- * out (stderr under --json: stdout is the document). */
-static lc_status gate_first(const runner_ops *r, numerics_context *ctx, const char *tag, FILE *out, char *skip,
-                            size_t nskip)
+/* A gate report said: LC_OK, LC_UNSUPPORTED (a skip: why in skip, for the
+ * caller to report), LC_FAILED (wrong) or LC_ERROR, said on out (stderr
+ * under --json: stdout is the document). */
+static lc_status gate_said(const runner_ops *r, const gate_report *rep, const char *tag, FILE *out, char *skip,
+                           size_t nskip)
 {
-    gate_report rep;
     char line[1024];
-    isolate_gate_run(r, ctx, NULL, &rep); /* a GPU runner's fault stays in its child */
-    if (rep.status == LC_OK)
+    if (rep->status == LC_OK)
         return LC_OK;
-    gate_format_summary(r, &rep, line, sizeof line);
-    if (rep.status == LC_UNSUPPORTED) {
-        snprintf(skip, nskip, "%s", rep.reason);
+    gate_format_summary(r, rep, line, sizeof line);
+    if (rep->status == LC_UNSUPPORTED) {
+        snprintf(skip, nskip, "%s", rep->reason);
         return LC_UNSUPPORTED;
     }
-    if (rep.status == LC_FAILED) {
+    if (rep->status == LC_FAILED) {
         fprintf(out, "WRONG %s: %s\n", tag, line);
         fprintf(out, "  %s is wrong, not slow: fix the numerics before any timing\n", r->name);
     } else {
         fprintf(out, "ERROR %s: %s\n", tag, line); /* an error (out of memory, ...) is not a numerics failure */
     }
-    return rep.status;
+    return rep->status;
+}
+
+/* Gate the runner on the shape (a GPU runner's fault stays in its child),
+ * and say how it went (gate_said). */
+static lc_status gate_first(const runner_ops *r, numerics_context *ctx, const char *tag, FILE *out, char *skip,
+                            size_t nskip)
+{
+    gate_report rep;
+    isolate_gate_run(r, ctx, NULL, &rep);
+    return gate_said(r, &rep, tag, out, skip, nskip);
 }
 
 static void warn_stale(const char *path, const baseline_file *b)
@@ -224,47 +233,119 @@ typedef struct update_run {
     char commit[48];
     int reproducible;
     perf_settings settings;
-    baseline_entry *fresh; /* measured entries, owned here until stored */
-    int measured;
+    numerics_cache contexts; /* one reference per shape, for all runners */
+    baseline_entry *fresh;   /* measured entries, owned here until stored */
+    int measured, failed;
 } update_run;
 
+/* One (runner, shape) of an update: gated, then measured. */
+typedef struct update_job {
+    const update_run *ur;
+    const work_item *it;
+    numerics_context *ctx;
+    char tag[64];
+    lc_status rc;         /* the gate's; LC_ERROR also when the measurement failed */
+    int measure_failed;   /* err says why */
+    char skip[512];       /* why, when rc is LC_UNSUPPORTED */
+    lc_error err;
+    baseline_entry entry; /* when rc is LC_OK */
+} update_job;
+
+static void gate_and_measure(update_job *j)
+{
+    const runner_ops *r = j->it->runner;
+    gate_report rep;
+    gate_run(r, j->ctx, NULL, &rep);
+    j->rc = gate_said(r, &rep, j->tag, stdout, j->skip, sizeof j->skip);
+    if (j->rc)
+        return;
+    const lstm_problem *p;
+    const lstm_results *ref;
+    numerics_context_get(j->ctx, r, &p, &ref, &j->err); /* ready: the gate made it */
+    fprintf(stderr, "measuring %s %s (%d rounds)...\n", r->name, j->tag, j->ur->settings.baseline_rounds);
+    if (perf_measure_entry(r, p, j->ur->o->seed, &j->ur->settings, &j->entry, &j->err)) {
+        j->rc = LC_ERROR;
+        j->measure_failed = 1;
+    }
+}
+
+/* gate_and_measure in a child (isolate.h): the outcome, then the entry. */
+static int update_child(void *arg, int fd)
+{
+    update_job *j = arg;
+    gate_and_measure(j);
+    return fd_write_all(fd, &j->rc, sizeof j->rc) || fd_write_all(fd, &j->measure_failed, sizeof j->measure_failed) ||
+           fd_write_all(fd, j->skip, sizeof j->skip) || fd_write_all(fd, &j->err, sizeof j->err) ||
+           (j->rc == LC_OK && baseline_entry_send(fd, &j->entry));
+}
+
+static int update_parent(void *arg, int fd, lc_error *err)
+{
+    update_job *j = arg;
+    if (fd_read_all(fd, &j->rc, sizeof j->rc) || fd_read_all(fd, &j->measure_failed, sizeof j->measure_failed) ||
+        fd_read_all(fd, j->skip, sizeof j->skip) || fd_read_all(fd, &j->err, sizeof j->err)) {
+        lc_error_set(err, "its process sent no result");
+        return 1;
+    }
+    return j->rc == LC_OK && baseline_entry_receive(fd, &j->entry, err);
+}
+
+/* The job here, or in a process of its own where a GPU runner's fault
+ * must stay its own (isolate.h): the reference made here is shared. */
+static void update_job_run(update_job *j)
+{
+    const runner_ops *r = j->it->runner;
+    gate_report rep;
+    if (isolate_precheck(r, j->ctx, &rep)) {
+        j->rc = gate_said(r, &rep, j->tag, stdout, j->skip, sizeof j->skip);
+        return;
+    }
+    const lstm_problem *p;
+    const lstm_results *ref;
+    if (!isolate_runner(r) || numerics_context_get(j->ctx, r, &p, &ref, &j->err)) {
+        if (!j->err.msg[0])
+            gate_and_measure(j);
+        else
+            j->rc = LC_ERROR, j->measure_failed = 1;
+        return;
+    }
+    lc_error why = {{0}};
+    if (isolate_run(update_child, update_parent, j, &why)) {
+        baseline_entry_free(&j->entry);
+        j->rc = LC_ERROR;
+        j->measure_failed = 1;
+        lc_error_set(&j->err, "%s", why.msg);
+    }
+}
+
 /* Gate and measure one (runner, shape) into ur->fresh: LC_OK (measured or
- * skipped), or why the update stops with nothing written. */
+ * skipped), or what went wrong after saying it (nothing of it recorded). */
 static lc_status update_item(update_run *ur, const work_item *it)
 {
-    char tag[64];
-    lstm_shape_format(&it->shape, LSTM_SHAPE_TAG, tag, sizeof tag);
-    lc_error err = {{0}};
-    numerics_context ctx;
-    if (numerics_context_init(&ctx, &it->shape, ur->o->seed, NULL, &err)) {
-        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+    update_job j = {.ur = ur, .it = it};
+    lstm_shape_format(&it->shape, LSTM_SHAPE_TAG, j.tag, sizeof j.tag);
+    if (!(j.ctx = numerics_cache_get(&ur->contexts, &it->shape, ur->o->seed, &j.err))) {
+        fprintf(stderr, "lstmcheck: %s\n", j.err.msg);
         return LC_BAD_INPUT;
     }
-    char skip[512];
-    lc_status rc = gate_first(it->runner, &ctx, tag, stdout, skip, sizeof skip);
-    if (rc == LC_UNSUPPORTED) {
-        printf("SKIP %s %s: %s\n", it->runner->name, tag, skip);
-        rc = LC_OK; /* cannot run here: nothing to record */
-    } else if (rc) {
-        printf("refusing to record a baseline for %s: it %s the numerics gate; nothing written\n", it->runner->name,
-               rc == LC_FAILED ? "fails" : "errors in");
-    } else {
-        const lstm_problem *p;
-        const lstm_results *ref;
-        numerics_context_get(&ctx, it->runner, &p, &ref, &err);
-        fprintf(stderr, "measuring %s %s (%d rounds)...\n", it->runner->name, tag, ur->settings.baseline_rounds);
-        baseline_entry *e = &ur->fresh[ur->measured];
-        if (perf_measure_entry(it->runner, p, ur->o->seed, &ur->settings, e, &err)) {
-            fprintf(stderr, "lstmcheck: %s %s: %s; nothing written\n", it->runner->name, tag, err.msg);
-            rc = LC_ERROR;
-        } else {
-            snprintf(e->git_commit, sizeof e->git_commit, "%s", ur->commit);
-            e->reproducible = ur->reproducible;
-            ur->measured++;
-        }
+    update_job_run(&j);
+    if (j.rc == LC_UNSUPPORTED) {
+        printf("SKIP %s %s: %s\n", it->runner->name, j.tag, j.skip);
+        return LC_OK; /* cannot run here: nothing to record */
     }
-    numerics_context_free(&ctx);
-    return rc;
+    if (j.measure_failed) {
+        fprintf(stderr, "lstmcheck: %s %s: %s; not recorded\n", it->runner->name, j.tag, j.err.msg);
+        return LC_ERROR;
+    }
+    if (j.rc) {
+        printf("refusing to record a baseline for %s: it %s the numerics gate\n", it->runner->name,
+               j.rc == LC_FAILED ? "fails" : "errors in");
+        return j.rc;
+    }
+    snprintf(j.entry.git_commit, sizeof j.entry.git_commit, "%s", ur->commit);
+    j.entry.reproducible = ur->reproducible;
+    ur->fresh[ur->measured++] = j.entry;
+    return LC_OK;
 }
 
 /* Old against new, for every entry measured. */
@@ -347,21 +428,31 @@ static lc_status cmd_update(const cli_options *o, lc_device device, const char *
         rc = LC_ERROR;
         goto out;
     }
-    for (int i = 0; i < n && !rc; i++)
-        rc = update_item(&ur, &items[i]);
-    if (rc)
+    /* without --keep-going the first runner that fails stops the update with nothing written */
+    for (int i = 0; i < n && rc != LC_BAD_INPUT && (!rc || o->keep_going); i++) {
+        const lc_status item = update_item(&ur, &items[i]);
+        ur.failed += item != LC_OK;
+        rc = item == LC_BAD_INPUT || !rc ? item : rc;
+    }
+    if (rc && (!o->keep_going || rc == LC_BAD_INPUT || !ur.measured)) {
+        printf("nothing written\n");
         goto out;
+    }
     if (!ur.measured) {
         printf("nothing measured: no runner of %s can run here\n", lc_device_name(device));
         rc = LC_UNSUPPORTED;
         goto out;
     }
     print_update_table(&ur, &b);
-    rc = store_entries(&ur, &b, path);
+    const lc_status stored = store_entries(&ur, &b, path);
+    if (ur.failed)
+        printf("--keep-going: %d of %d (runner, shape) pairs not recorded (above)\n", ur.failed, n);
+    rc = stored ? stored : rc;
 out:
     for (int i = 0; ur.fresh && i < n; i++)
         baseline_entry_free(&ur.fresh[i]);
     free(ur.fresh);
+    numerics_cache_free(&ur.contexts);
     baseline_free(&b);
     return rc;
 }
@@ -462,6 +553,7 @@ typedef struct compare_run {
     int slower, unclear, faster, failed;
     json_writer results, skipped; /* --json: the two lists, filled as the items are decided */
     compare_report report;        /* for --markdown and --plot */
+    numerics_cache contexts;      /* one reference per (shape, seed), for all runners */
 } compare_run;
 
 static void note_skip(compare_run *cr, const char *runner, const char *tag, const char *reason)
@@ -672,31 +764,28 @@ static void compare_item(compare_run *cr, const work_item *it)
     const baseline_entry *e =
         cr->against[0] || cr->o->ab ? NULL : baseline_find(cr->file, it->runner->name, &it->shape);
     lc_error err = {{0}};
-    numerics_context ctx;
-    if (numerics_context_init(&ctx, &it->shape, e ? e->seed : cr->o->seed, NULL, &err)) {
+    numerics_context *ctx = numerics_cache_get(&cr->contexts, &it->shape, e ? e->seed : cr->o->seed, &err);
+    if (!ctx) {
         fprintf(stderr, "lstmcheck: %s\n", err.msg);
         cr->failed++;
         return;
     }
     char skip[512];
-    int g = gate_first(it->runner, &ctx, tag, cr->o->json ? stderr : stdout, skip, sizeof skip);
+    int g = gate_first(it->runner, ctx, tag, cr->o->json ? stderr : stdout, skip, sizeof skip);
     if (g) {
-        numerics_context_free(&ctx);
         if (g == LC_UNSUPPORTED) note_skip(cr, it->runner->name, tag, skip); /* counted there */
         else cr->failed++;
         return;
     }
     if (!e) {
-        numerics_context_free(&ctx);
         compare_ab(cr, it, tag, NULL);
         return;
     }
     const lstm_problem *p;
     const lstm_results *ref;
-    numerics_context_get(&ctx, it->runner, &p, &ref, &err);
+    numerics_context_get(ctx, it->runner, &p, &ref, &err);
     perf_comparison c;
     int rc = perf_compare(it->runner, p, e, &cr->settings, cr->comparisons, &c, &err);
-    numerics_context_free(&ctx);
     if (rc) {
         fprintf(stderr, "lstmcheck: %s %s: %s\n", it->runner->name, tag, err.msg);
         cr->failed++;
@@ -804,6 +893,7 @@ static lc_status cmd_compare(const cli_options *o, lc_device device, const char 
         cr.failed++;
     }
     compare_report_free(&cr.report);
+    numerics_cache_free(&cr.contexts);
     baseline_free(&b);
     if (cr.failed || cr.slower)
         return LC_FAILED;
@@ -816,8 +906,9 @@ static lc_status check_subcommand_flags(const cli_options *o)
     const char *sub = o->subcommand;
     if ((o->against || o->ab) && strcmp(sub, "compare"))
         return cmd_fail(o, LC_BAD_INPUT, "--%s applies to baseline compare only", o->against ? "against" : "ab");
-    if (o->allow_dirty && strcmp(sub, "update"))
-        return cmd_fail(o, LC_BAD_INPUT, "--allow-dirty applies to baseline update only");
+    if ((o->allow_dirty || o->keep_going) && strcmp(sub, "update"))
+        return cmd_fail(o, LC_BAD_INPUT, "--%s applies to baseline update only",
+                        o->allow_dirty ? "allow-dirty" : "keep-going");
     if ((o->markdown_path || o->plot_path) && strcmp(sub, "compare"))
         return cmd_fail(o, LC_BAD_INPUT, "--%s applies to baseline compare only",
                         o->markdown_path ? "markdown" : "plot");

@@ -54,6 +54,8 @@ void lstm_shape_json(json_writer *w, const lstm_shape *s);
 
 /* 0 when the shape is usable; otherwise a one-line reason in err. */
 int lstm_shape_validate(const lstm_shape *s, lc_error *err);
+/* 1 when a and b have the same sizes. */
+int lstm_shape_equal(const lstm_shape *a, const lstm_shape *b);
 /* Bytes the reference and one runner need on the host for this shape
  * (inputs, results of both, reference activations), or 0 on overflow. */
 size_t lstm_host_bytes_estimate(const lstm_shape *s);
@@ -69,7 +71,9 @@ int lstm_problem_alloc(lstm_problem *p, const lstm_shape *s, lc_error *err);
 void lstm_problem_free(lstm_problem *p);
 int lstm_results_alloc(lstm_results *r, const lstm_shape *s, lc_error *err);
 void lstm_results_free(lstm_results *r);
-void lstm_results_zero(lstm_results *r);
+/* Every element of r set to v (the gate fills a runner's results with NaN
+ * before the run: an element the runner never writes cannot pass). */
+void lstm_results_fill(lstm_results *r, double v);
 
 /* Convert a float buffer into a double one (runners' read-back). */
 void lstm_copy_to_double(double *dst, const float *src, size_t n);

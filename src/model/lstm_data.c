@@ -55,6 +55,12 @@ int lstm_shape_validate(const lstm_shape *s, lc_error *err)
     return 0;
 }
 
+int lstm_shape_equal(const lstm_shape *a, const lstm_shape *b)
+{
+    return a->seq_length == b->seq_length && a->batch == b->batch && a->input_size == b->input_size &&
+           a->hidden_size == b->hidden_size && a->num_layers == b->num_layers;
+}
+
 const char *lstm_shape_format(const lstm_shape *s, lstm_shape_style style, char *buf, size_t n)
 {
     const int T = s->seq_length, B = s->batch, I = s->input_size, H = s->hidden_size, L = s->num_layers;
@@ -118,12 +124,15 @@ size_t lstm_host_bytes_estimate(const lstm_shape *s)
     size_t state = mul_checked(mul_checked(L, B), H);
     /* reference activations: per layer per step 4H gates + c + h, double */
     size_t acts = mul_checked(mul_checked(mul_checked(T, B), 6 * H), L);
+    /* and one layer's gate gradients of every step, kept between its two backward passes */
+    size_t dgates = mul_checked(mul_checked(T, B), 4 * H);
     size_t total = 0;
     total = add_checked(total, mul_checked(w, 4 + 8 + 8 + 8));       /* params + 2 grads + ref copy */
     total = add_checked(total, mul_checked(seq, 4 * 2 + 8 * 4 + 4 * 8)); /* x, dy, y, dx, runner work */
     total = add_checked(total, mul_checked(state, 4 * 4 + 8 * 8));
     total = add_checked(total, mul_checked(acts, 8 + 4));                /* ref + cpu runner */
-    if (w == 0 || seq == 0 || state == 0 || acts == 0)
+    total = add_checked(total, mul_checked(dgates, 8));
+    if (w == 0 || seq == 0 || state == 0 || acts == 0 || dgates == 0)
         return 0;
     return total;
 }
@@ -222,19 +231,25 @@ void lstm_results_free(lstm_results *r)
     memset(r, 0, sizeof *r);
 }
 
-void lstm_results_zero(lstm_results *r)
+static void fill_doubles(double *d, size_t n, double v)
+{
+    for (size_t i = 0; i < n; i++)
+        d[i] = v;
+}
+
+void lstm_results_fill(lstm_results *r, double v)
 {
     const lstm_shape *s = &r->shape;
-    memset(r->y, 0, lstm_seq_elems(s, s->hidden_size) * sizeof(double));
-    memset(r->dx, 0, lstm_seq_elems(s, s->input_size) * sizeof(double));
+    fill_doubles(r->y, lstm_seq_elems(s, s->hidden_size), v);
+    fill_doubles(r->dx, lstm_seq_elems(s, s->input_size), v);
     double *state[] = {r->hy, r->cy, r->dh0, r->dc0};
     for (int i = 0; i < 4; i++)
-        memset(state[i], 0, lstm_state_elems(s) * sizeof(double));
+        fill_doubles(state[i], lstm_state_elems(s), v);
     for (int l = 0; l < s->num_layers; l++) {
-        memset(r->dw_ih[l], 0, lstm_w_ih_elems(s, l) * sizeof(double));
-        memset(r->dw_hh[l], 0, lstm_w_hh_elems(s) * sizeof(double));
-        memset(r->db_ih[l], 0, 4 * (size_t)s->hidden_size * sizeof(double));
-        memset(r->db_hh[l], 0, 4 * (size_t)s->hidden_size * sizeof(double));
+        fill_doubles(r->dw_ih[l], lstm_w_ih_elems(s, l), v);
+        fill_doubles(r->dw_hh[l], lstm_w_hh_elems(s), v);
+        fill_doubles(r->db_ih[l], 4 * (size_t)s->hidden_size, v);
+        fill_doubles(r->db_hh[l], 4 * (size_t)s->hidden_size, v);
     }
 }
 

@@ -6,6 +6,8 @@
  * its state (hy, cy) is the one after its own last step. */
 #include "model/reference.h"
 
+#include "base/parallel.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,59 +105,93 @@ static lstm_reference_tape *tape_alloc(const lstm_shape *s, lc_error *err)
     return t;
 }
 
+/* The reference's thread count (0: every online processor). Results do
+ * not depend on it: the work is split only where elements are independent
+ * (sequences in the forward and in the backward recurrence, weight rows in
+ * the parameter gradients), and each element is summed in the same order. */
+static int reference_threads;
+
+void lstm_reference_set_threads(int n)
+{
+    reference_threads = n > 0 ? n : 0;
+}
+
+int lstm_reference_threads(void)
+{
+    return reference_threads ? reference_threads : lc_online_cpus();
+}
+
+/* One layer's forward, shared by the chunks of sequences. */
+typedef struct forward_layer {
+    const lstm_problem *p;
+    lstm_reference_tape *t;
+    lstm_results *r;
+    int l;
+    double *out;     /* this layer's output sequence: the next layer's input, or y */
+    double *scratch; /* per chunk: h (H), c (H), pre (4H) */
+} forward_layer;
+
+/* Sequences [b0, b1) of one layer through every step. */
+static void forward_sequences(void *arg, int chunk, int b0, int b1)
+{
+    const forward_layer *fl = arg;
+    const lstm_problem *p = fl->p;
+    const lstm_shape *s = &p->shape;
+    lstm_reference_tape *t = fl->t;
+    const int B = s->batch, H = s->hidden_size, l = fl->l, In = lstm_layer_input_size(s, l);
+    double *h = fl->scratch + (size_t)chunk * 6 * H, *c = h + H, *pre = c + H;
+    for (int b = b0; b < b1; b++) {
+        const size_t state = ((size_t)l * B + b) * H;
+        lstm_copy_to_double(h, p->h0 + state, (size_t)H);
+        lstm_copy_to_double(c, p->c0 + state, (size_t)H);
+        const int len = lstm_length(p, b);
+        for (int ts = 0; ts < len; ts++) {
+            const size_t row = (size_t)ts * B + b;
+            const double *xt = t->input[l] + row * In;
+            double *g = t->gates[l] + row * 4 * H;
+            memcpy(t->h_prev[l] + row * H, h, (size_t)H * sizeof(double));
+            memcpy(t->c_prev[l] + row * H, c, (size_t)H * sizeof(double));
+            for (int j = 0; j < 4 * H; j++)
+                pre[j] = (double)p->b_ih[l][j] + (double)p->b_hh[l][j] + dot(t->w_ih[l] + (size_t)j * In, xt, In) +
+                         dot(t->w_hh[l] + (size_t)j * H, h, H);
+            for (int k = 0; k < H; k++) {
+                double gi = sigmoid(pre[k]), gf = sigmoid(pre[H + k]);
+                double gg = tanh(pre[2 * H + k]), go = sigmoid(pre[3 * H + k]);
+                g[k] = gi; g[H + k] = gf; g[2 * H + k] = gg; g[3 * H + k] = go;
+                c[k] = gf * c[k] + gi * gg;
+                h[k] = go * tanh(c[k]);
+            }
+            memcpy(t->c[l] + row * H, c, (size_t)H * sizeof(double));
+            memcpy(fl->out + row * H, h, (size_t)H * sizeof(double));
+        }
+        memcpy(fl->r->hy + state, h, (size_t)H * sizeof(double));
+        memcpy(fl->r->cy + state, c, (size_t)H * sizeof(double));
+    }
+}
+
 int lstm_reference_forward(const lstm_problem *p, lstm_results *r, lstm_reference_tape **tape_out,
                            lc_error *err)
 {
     const lstm_shape *s = &p->shape;
     const int B = s->batch, H = s->hidden_size, L = s->num_layers;
+    const int threads = lstm_reference_threads(), chunks = lc_parallel_chunks(B, threads);
     lstm_reference_tape *t = tape_alloc(s, err);
     if (!t)
         return 1;
-    double *h = alloc_doubles((size_t)H, err), *c = alloc_doubles((size_t)H, err);
-    double *pre = alloc_doubles(4 * (size_t)H, err);
-    if (!h || !c || !pre) {
-        free(h); free(c); free(pre);
+    double *scratch = alloc_doubles((size_t)chunks * 6 * H, err);
+    if (!scratch) {
         lstm_reference_tape_free(t);
         return 1;
     }
     lstm_copy_to_double(t->input[0], p->x, lstm_seq_elems(s, s->input_size));
     for (int l = 0; l < L; l++) {
-        const int In = lstm_layer_input_size(s, l);
         lstm_copy_to_double(t->w_ih[l], p->w_ih[l], lstm_w_ih_elems(s, l));
         lstm_copy_to_double(t->w_hh[l], p->w_hh[l], lstm_w_hh_elems(s));
-        /* the output of this layer is the next layer's input, or y */
-        double *out = (l + 1 < L) ? t->input[l + 1] : r->y;
-        memset(out, 0, lstm_seq_elems(s, H) * sizeof(double));
-        for (int b = 0; b < B; b++) {
-            const size_t state = ((size_t)l * B + b) * H;
-            lstm_copy_to_double(h, p->h0 + state, (size_t)H);
-            lstm_copy_to_double(c, p->c0 + state, (size_t)H);
-            const int len = lstm_length(p, b);
-            for (int ts = 0; ts < len; ts++) {
-                const size_t row = (size_t)ts * B + b;
-                const double *xt = t->input[l] + row * In;
-                double *g = t->gates[l] + row * 4 * H;
-                memcpy(t->h_prev[l] + row * H, h, (size_t)H * sizeof(double));
-                memcpy(t->c_prev[l] + row * H, c, (size_t)H * sizeof(double));
-                for (int j = 0; j < 4 * H; j++)
-                    pre[j] = (double)p->b_ih[l][j] + (double)p->b_hh[l][j] +
-                             dot(t->w_ih[l] + (size_t)j * In, xt, In) +
-                             dot(t->w_hh[l] + (size_t)j * H, h, H);
-                for (int k = 0; k < H; k++) {
-                    double gi = sigmoid(pre[k]), gf = sigmoid(pre[H + k]);
-                    double gg = tanh(pre[2 * H + k]), go = sigmoid(pre[3 * H + k]);
-                    g[k] = gi; g[H + k] = gf; g[2 * H + k] = gg; g[3 * H + k] = go;
-                    c[k] = gf * c[k] + gi * gg;
-                    h[k] = go * tanh(c[k]);
-                }
-                memcpy(t->c[l] + row * H, c, (size_t)H * sizeof(double));
-                memcpy(out + row * H, h, (size_t)H * sizeof(double));
-            }
-            memcpy(r->hy + state, h, (size_t)H * sizeof(double));
-            memcpy(r->cy + state, c, (size_t)H * sizeof(double));
-        }
+        forward_layer fl = {p, t, r, l, (l + 1 < L) ? t->input[l + 1] : r->y, scratch};
+        memset(fl.out, 0, lstm_seq_elems(s, H) * sizeof(double));
+        lc_parallel_for(B, threads, forward_sequences, &fl);
     }
-    free(h); free(c); free(pre);
+    free(scratch);
     if (tape_out)
         *tape_out = t;
     else
@@ -163,77 +199,129 @@ int lstm_reference_forward(const lstm_problem *p, lstm_results *r, lstm_referenc
     return 0;
 }
 
+/* One layer's backward, in two passes split differently: the recurrence
+ * by sequence (dgates, the input and state gradients), then the parameter
+ * gradients by weight row, each summed over sequences and steps in the
+ * order one thread would take. */
+typedef struct backward_layer {
+    const lstm_problem *p;
+    const lstm_reference_tape *t;
+    lstm_results *r;
+    int l;
+    const double *d_out; /* gradient of this layer's output sequence */
+    double *d_in;        /* gradient of its input sequence */
+    double *dgates;      /* (T,B,4H): the gate gradients of every step */
+    double *scratch;     /* per chunk: dh (H), dc (H) */
+} backward_layer;
+
+/* Sequences [b0, b1) back through their steps: dgates, d_in, dh0, dc0. */
+static void backward_sequences(void *arg, int chunk, int b0, int b1)
+{
+    const backward_layer *bl = arg;
+    const lstm_problem *p = bl->p;
+    const lstm_shape *s = &p->shape;
+    const lstm_reference_tape *t = bl->t;
+    const int B = s->batch, H = s->hidden_size, l = bl->l, In = lstm_layer_input_size(s, l);
+    const size_t H4 = 4 * (size_t)H;
+    double *dh = bl->scratch + (size_t)chunk * 2 * H, *dc = dh + H;
+    for (int b = b0; b < b1; b++) {
+        const size_t state = ((size_t)l * B + b) * H;
+        for (int k = 0; k < H; k++) {
+            dh[k] = p->dhy ? (double)p->dhy[state + k] : 0.0;
+            dc[k] = p->dcy ? (double)p->dcy[state + k] : 0.0;
+        }
+        for (int ts = lstm_length(p, b) - 1; ts >= 0; ts--) {
+            const size_t row = (size_t)ts * B + b;
+            const double *g = t->gates[l] + row * H4;
+            const double *ct = t->c[l] + row * H, *cp = t->c_prev[l] + row * H;
+            double *dgate = bl->dgates + row * H4;
+            for (int k = 0; k < H; k++) {
+                double gi = g[k], gf = g[H + k], gg = g[2 * H + k], go = g[3 * H + k];
+                double dht = dh[k] + bl->d_out[row * H + k];
+                double tc = tanh(ct[k]);
+                double dct = dc[k] + dht * go * (1.0 - tc * tc);
+                dgate[k] = dct * gg * gi * (1.0 - gi);            /* i */
+                dgate[H + k] = dct * cp[k] * gf * (1.0 - gf);     /* f */
+                dgate[2 * H + k] = dct * gi * (1.0 - gg * gg);    /* g */
+                dgate[3 * H + k] = dht * tc * go * (1.0 - go);    /* o */
+                dc[k] = dct * gf;
+            }
+            double *dxt = bl->d_in + row * In;
+            memset(dh, 0, (size_t)H * sizeof(double));
+            for (size_t j = 0; j < H4; j++) {
+                axpy(dxt, dgate[j], t->w_ih[l] + j * In, In);
+                axpy(dh, dgate[j], t->w_hh[l] + j * H, H);
+            }
+        }
+        memcpy(bl->r->dh0 + state, dh, (size_t)H * sizeof(double));
+        memcpy(bl->r->dc0 + state, dc, (size_t)H * sizeof(double));
+    }
+}
+
+/* Weight rows [j0, j1): dW and db summed over sequences, then steps from
+ * the last (the order of the recurrence); the step's input row is read
+ * once for all rows of the chunk. */
+static void backward_weight_rows(void *arg, int chunk, int j0, int j1)
+{
+    (void)chunk;
+    const backward_layer *bl = arg;
+    const lstm_problem *p = bl->p;
+    const lstm_shape *s = &p->shape;
+    const lstm_reference_tape *t = bl->t;
+    const int B = s->batch, H = s->hidden_size, l = bl->l, In = lstm_layer_input_size(s, l);
+    const size_t H4 = 4 * (size_t)H;
+    double *dw_ih = bl->r->dw_ih[l], *dw_hh = bl->r->dw_hh[l], *db_ih = bl->r->db_ih[l], *db_hh = bl->r->db_hh[l];
+    for (int b = 0; b < B; b++) {
+        for (int ts = lstm_length(p, b) - 1; ts >= 0; ts--) {
+            const size_t row = (size_t)ts * B + b;
+            const double *dgate = bl->dgates + row * H4;
+            const double *xt = t->input[l] + row * In, *hp = t->h_prev[l] + row * H;
+            for (size_t j = (size_t)j0; j < (size_t)j1; j++) {
+                const double dg = dgate[j];
+                db_ih[j] += dg;
+                db_hh[j] += dg;
+                axpy(dw_ih + j * In, dg, xt, In);
+                axpy(dw_hh + j * H, dg, hp, H);
+            }
+        }
+    }
+}
+
 int lstm_reference_backward(const lstm_problem *p, const lstm_reference_tape *t, lstm_results *r,
                             lc_error *err)
 {
     const lstm_shape *s = &p->shape;
-    const int T = s->seq_length, B = s->batch, H = s->hidden_size, L = s->num_layers;
+    const int B = s->batch, H = s->hidden_size, L = s->num_layers;
     const size_t H4 = 4 * (size_t)H;
+    const int threads = lstm_reference_threads();
     /* gradient w.r.t. the current layer's output sequence: starts as dy */
     double *d_out = alloc_doubles(lstm_seq_elems(s, H), err);
     double *d_in = alloc_doubles(lstm_seq_elems(s, s->input_size > H ? s->input_size : H), err);
-    double *dh = alloc_doubles((size_t)H, err), *dc = alloc_doubles((size_t)H, err);
-    double *dgate = alloc_doubles(H4, err);
-    if (!d_out || !d_in || !dh || !dc || !dgate) {
-        free(d_out); free(d_in); free(dh); free(dc); free(dgate);
+    double *dgates = alloc_doubles(lstm_seq_elems(s, 4 * H), err);
+    double *scratch = alloc_doubles((size_t)lc_parallel_chunks(B, threads) * 2 * H, err);
+    if (!d_out || !d_in || !dgates || !scratch) {
+        free(d_out); free(d_in); free(dgates); free(scratch);
         return 1;
     }
     if (p->dy)
         lstm_copy_to_double(d_out, p->dy, lstm_seq_elems(s, H));
     for (int l = L - 1; l >= 0; l--) {
         const int In = lstm_layer_input_size(s, l);
-        double *dw_ih = r->dw_ih[l], *dw_hh = r->dw_hh[l], *db_ih = r->db_ih[l],
-               *db_hh = r->db_hh[l];
-        memset(dw_ih, 0, lstm_w_ih_elems(s, l) * sizeof(double));
-        memset(dw_hh, 0, lstm_w_hh_elems(s) * sizeof(double));
-        memset(db_ih, 0, H4 * sizeof(double));
-        memset(db_hh, 0, H4 * sizeof(double));
+        memset(r->dw_ih[l], 0, lstm_w_ih_elems(s, l) * sizeof(double));
+        memset(r->dw_hh[l], 0, lstm_w_hh_elems(s) * sizeof(double));
+        memset(r->db_ih[l], 0, H4 * sizeof(double));
+        memset(r->db_hh[l], 0, H4 * sizeof(double));
         memset(d_in, 0, lstm_seq_elems(s, In) * sizeof(double));
-        for (int b = 0; b < B; b++) {
-            const size_t state = ((size_t)l * B + b) * H;
-            for (int k = 0; k < H; k++) {
-                dh[k] = p->dhy ? (double)p->dhy[state + k] : 0.0;
-                dc[k] = p->dcy ? (double)p->dcy[state + k] : 0.0;
-            }
-            for (int ts = lstm_length(p, b) - 1; ts >= 0; ts--) {
-                const size_t row = (size_t)ts * B + b;
-                const double *g = t->gates[l] + row * H4;
-                const double *ct = t->c[l] + row * H, *cp = t->c_prev[l] + row * H;
-                for (int k = 0; k < H; k++) {
-                    double gi = g[k], gf = g[H + k], gg = g[2 * H + k], go = g[3 * H + k];
-                    double dht = dh[k] + d_out[row * H + k];
-                    double tc = tanh(ct[k]);
-                    double dct = dc[k] + dht * go * (1.0 - tc * tc);
-                    dgate[k] = dct * gg * gi * (1.0 - gi);            /* i */
-                    dgate[H + k] = dct * cp[k] * gf * (1.0 - gf);     /* f */
-                    dgate[2 * H + k] = dct * gi * (1.0 - gg * gg);    /* g */
-                    dgate[3 * H + k] = dht * tc * go * (1.0 - go);    /* o */
-                    dc[k] = dct * gf;
-                }
-                const double *xt = t->input[l] + row * In, *hp = t->h_prev[l] + row * H;
-                double *dxt = d_in + row * In;
-                memset(dh, 0, (size_t)H * sizeof(double));
-                for (size_t j = 0; j < H4; j++) {
-                    const double dg = dgate[j];
-                    db_ih[j] += dg;
-                    db_hh[j] += dg;
-                    axpy(dw_ih + j * In, dg, xt, In);
-                    axpy(dw_hh + j * H, dg, hp, H);
-                    axpy(dxt, dg, t->w_ih[l] + j * In, In);
-                    axpy(dh, dg, t->w_hh[l] + j * H, H);
-                }
-            }
-            memcpy(r->dh0 + state, dh, (size_t)H * sizeof(double));
-            memcpy(r->dc0 + state, dc, (size_t)H * sizeof(double));
-        }
+        backward_layer bl = {p, t, r, l, d_out, d_in, dgates, scratch};
+        lc_parallel_for(B, threads, backward_sequences, &bl);
+        lc_parallel_for((int)H4, threads, backward_weight_rows, &bl);
         /* this layer's input gradient is the gradient of the layer below's output */
         if (l > 0)
             memcpy(d_out, d_in, lstm_seq_elems(s, H) * sizeof(double));
         else
             memcpy(r->dx, d_in, lstm_seq_elems(s, s->input_size) * sizeof(double));
     }
-    (void)T;
-    free(d_out); free(d_in); free(dh); free(dc); free(dgate);
+    free(d_out); free(d_in); free(dgates); free(scratch);
     return 0;
 }
 

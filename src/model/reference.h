@@ -1,5 +1,6 @@
 /* The CPU reference LSTM: the oracle every runner is compared with.
- * Double accumulation, written for obviousness rather than speed. */
+ * Double accumulation, written for obviousness rather than speed; its
+ * loops over sequences and weight rows are split over threads. */
 #ifndef LSTMCHECK_REFERENCE_H
 #define LSTMCHECK_REFERENCE_H
 
@@ -24,6 +25,12 @@ int lstm_reference_backward(const lstm_problem *p, const lstm_reference_tape *ta
                             lstm_results *r, lc_error *err);
 
 void lstm_reference_tape_free(lstm_reference_tape *tape);
+
+/* How many threads the reference uses: n, or with 0 (the default) every
+ * online processor. Its results are the same bit for bit at any count
+ * (unit.reference_threads_bit_identical). */
+void lstm_reference_set_threads(int n);
+int lstm_reference_threads(void);
 
 /* Forward and backward in one call (the common case). */
 int lstm_reference_run(const lstm_problem *p, lstm_results *r, lc_error *err);

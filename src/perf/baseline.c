@@ -44,6 +44,48 @@ void baseline_entry_free(baseline_entry *e)
     series_free(&e->bwd_ratio);
 }
 
+/* The five series of an entry, in one order for sending and receiving. */
+static baseline_series *entry_series(baseline_entry *e, int i)
+{
+    baseline_series *all[] = {&e->fwd, &e->bwd, &e->ctl, &e->fwd_ratio, &e->bwd_ratio};
+    return i < 5 ? all[i] : NULL;
+}
+
+int baseline_entry_send(int fd, const baseline_entry *e)
+{
+    if (fd_write_all(fd, e, sizeof *e))
+        return 1;
+    baseline_series *s;
+    for (int i = 0; (s = entry_series((baseline_entry *)e, i)); i++)
+        if (s->n > 0 && fd_write_all(fd, s->samples, (size_t)s->n * sizeof(double)))
+            return 1;
+    return 0;
+}
+
+int baseline_entry_receive(int fd, baseline_entry *e, lc_error *err)
+{
+    if (fd_read_all(fd, e, sizeof *e)) {
+        memset(e, 0, sizeof *e);
+        lc_error_set(err, "no entry came through the pipe");
+        return 1;
+    }
+    baseline_series *s;
+    for (int i = 0; (s = entry_series(e, i)); i++)
+        s->samples = NULL; /* the sender's pointers */
+    for (int i = 0; (s = entry_series(e, i)); i++) {
+        const int n = s->n;
+        s->n = 0;
+        if (n < 0 || n > baseline_limits[BL_SAMPLES].hi || !(s->samples = malloc((size_t)(n ? n : 1) * sizeof(double))) ||
+            (n > 0 && fd_read_all(fd, s->samples, (size_t)n * sizeof(double)))) {
+            baseline_entry_free(e);
+            lc_error_set(err, "a truncated entry came through the pipe");
+            return 1;
+        }
+        s->n = n;
+    }
+    return 0;
+}
+
 void baseline_free(baseline_file *b)
 {
     for (int i = 0; i < b->nentries; i++)
@@ -52,16 +94,10 @@ void baseline_free(baseline_file *b)
     memset(b, 0, sizeof *b);
 }
 
-static int shape_equal(const lstm_shape *a, const lstm_shape *b)
-{
-    return a->seq_length == b->seq_length && a->batch == b->batch && a->input_size == b->input_size &&
-           a->hidden_size == b->hidden_size && a->num_layers == b->num_layers;
-}
-
 baseline_entry *baseline_find(baseline_file *b, const char *runner, const lstm_shape *s)
 {
     for (int i = 0; i < b->nentries; i++)
-        if (!strcmp(b->entries[i].runner, runner) && shape_equal(&b->entries[i].shape, s))
+        if (!strcmp(b->entries[i].runner, runner) && lstm_shape_equal(&b->entries[i].shape, s))
             return &b->entries[i];
     return NULL;
 }
@@ -433,7 +469,7 @@ static int read_entries(reader *r, const cJSON *root, baseline_file *b)
         b->nentries++;
         for (int j = 0; j < i; j++)
             if (!strcmp(b->entries[j].runner, b->entries[i].runner) &&
-                shape_equal(&b->entries[j].shape, &b->entries[i].shape)) {
+                lstm_shape_equal(&b->entries[j].shape, &b->entries[i].shape)) {
                 lc_error_set(r->err, "%s: entries[%d] repeats runner %s at the shape of entries[%d]", r->path,
                              i, b->entries[i].runner, j);
                 return 1;
@@ -687,7 +723,7 @@ static void pick_commits(const char *dir, lc_device device, const char *runner, 
         }
         for (int i = 0; b.machine.device == device && i < b.nentries; i++) {
             const baseline_entry *e = &b.entries[i];
-            int mine = !strcmp(e->runner, runner) && shape_equal(&e->shape, shape);
+            int mine = !strcmp(e->runner, runner) && lstm_shape_equal(&e->shape, shape);
             consider(e->reproducible ? best : unusable, e, de->d_name, mine);
         }
         baseline_free(&b);

@@ -104,6 +104,10 @@ int baseline_entry_append(baseline_entry *dst, const baseline_entry *src, lc_err
 /* Insert or replace the entry for (runner, shape); takes ownership of e's arrays. */
 int baseline_put(baseline_file *b, baseline_entry *e, lc_error *err);
 void baseline_entry_free(baseline_entry *e);
+/* An entry through a pipe (from a measuring child): 0 on success. The
+ * receiver owns the arrays it made; on failure e is empty. */
+int baseline_entry_send(int fd, const baseline_entry *e);
+int baseline_entry_receive(int fd, baseline_entry *e, lc_error *err);
 
 /* The commit an A/B comparison measures against where this machine has no
  * baseline: over every file of the device in dir, the newest reproducible

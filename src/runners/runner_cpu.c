@@ -393,13 +393,28 @@ static int cpu_zero_grads(void *vs, lc_error *err)
     return LC_OK;
 }
 
+/* y into double, every step of every sequence (padding included: its
+ * zeros are an output too). */
+static void copy_outputs(double *y, const float *out, const lstm_shape *sh, const int *len)
+{
+    const size_t H = (size_t)sh->hidden_size, B = (size_t)sh->batch;
+    if (!FAULT_ON(FAULT_PADDING_UNWRITTEN)) {
+        lstm_copy_to_double(y, out, lstm_seq_elems(sh, sh->hidden_size));
+        return;
+    }
+    for (size_t t = 0; t < (size_t)sh->seq_length; t++)
+        for (size_t b = 0; b < B; b++)
+            if ((int)t < len[b])
+                lstm_copy_to_double(y + (t * B + b) * H, out + (t * B + b) * H, H);
+}
+
 static int cpu_read_results(void *vs, lstm_results *r, lc_error *err)
 {
     (void)err;
     cpu_state *s = vs;
     const lstm_shape *sh = &s->p->shape;
     const int L = sh->num_layers;
-    lstm_copy_to_double(r->y, s->layers[L - 1].out, lstm_seq_elems(sh, sh->hidden_size));
+    copy_outputs(r->y, s->layers[L - 1].out, sh, s->len);
     lstm_copy_to_double(r->hy, s->hy, lstm_state_elems(sh));
     lstm_copy_to_double(r->cy, s->cy, lstm_state_elems(sh));
     if (!s->backward_done)

@@ -208,3 +208,47 @@ int test_reference_variable_length_semantics(void)
     lstm_results_free(&rq);
     return 0;
 }
+
+/* One reference run of p at a thread count, into r. */
+static int reference_at(const lstm_problem *p, int threads, lstm_results *r)
+{
+    lc_error err;
+    lstm_reference_set_threads(threads);
+    CHECK(!lstm_results_alloc(r, &p->shape, &err), "%s", err.msg);
+    CHECK(!lstm_reference_run(p, r, &err), "%s", err.msg);
+    return 0;
+}
+
+/* The reference splits its loops over threads only where elements are
+ * independent: every tensor is the same bit for bit at 1, 2, 3 and 7
+ * threads, on ragged lengths and three layers (B=7 leaves uneven chunks). */
+int test_reference_threads_bit_identical(void)
+{
+    lc_error err;
+    const lstm_shape s = {.seq_length = 9, .batch = 7, .input_size = 20, .hidden_size = 37, .num_layers = 3};
+    const int lengths[] = {9, 3, 1, 9, 5, 2, 8}, counts[] = {2, 3, 7};
+    lstm_problem p;
+    lstm_results one, many;
+    CHECK(!lstm_problem_alloc(&p, &s, &err), "%s", err.msg);
+    CHECK(!lstm_inputs_generate(&p, 17, SEED_DY | SEED_DHY | SEED_DCY, &err) &&
+              !lstm_inputs_set_lengths(&p, lengths, s.batch, &err), "%s", err.msg);
+    CHECK(!reference_at(&p, 1, &one), "one thread");
+    const int cap = lstm_results_view_capacity(&s);
+    lstm_tensor_view a[32], b[32];
+    CHECK(cap <= 32, "capacity %d", cap);
+    const unsigned all = LSTM_VIEWS_OUTPUTS | LSTM_VIEWS_STATE | LSTM_VIEWS_GRADS;
+    const int n = lstm_results_views(&one, all, a, cap);
+    CHECK(n == cap, "%d tensors of %d", n, cap);
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        CHECK(!reference_at(&p, counts[c], &many), "%d threads", counts[c]);
+        lstm_results_views(&many, all, b, cap);
+        for (int t = 0; t < n; t++)
+            CHECK(!memcmp(a[t].data, b[t].data, a[t].count * sizeof(double)), "%s differs at %d threads",
+                  a[t].name, counts[c]);
+        lstm_results_free(&many);
+    }
+    lstm_reference_set_threads(0);
+    lstm_results_free(&one);
+    lstm_problem_free(&p);
+    return 0;
+}
