@@ -45,11 +45,11 @@ void numerics_context_free(numerics_context *c)
 numerics_context *numerics_cache_get(numerics_cache *c, const lstm_shape *s, uint64_t seed, lc_error *err)
 {
     for (int i = 0; i < c->n; i++)
-        if (lstm_shape_equal(&c->contexts[i].shape, s) && c->contexts[i].seed == seed)
-            return &c->contexts[i];
+        if (lstm_shape_equal(&c->contexts[i]->shape, s) && c->contexts[i]->seed == seed)
+            return c->contexts[i];
     if (c->n == c->cap) {
         const int cap = c->cap ? 2 * c->cap : 4;
-        numerics_context *grown = realloc(c->contexts, (size_t)cap * sizeof *grown);
+        numerics_context **grown = realloc(c->contexts, (size_t)cap * sizeof *grown);
         if (!grown) {
             lc_error_set(err, "out of host memory");
             return NULL;
@@ -57,15 +57,24 @@ numerics_context *numerics_cache_get(numerics_cache *c, const lstm_shape *s, uin
         c->contexts = grown;
         c->cap = cap;
     }
-    if (numerics_context_init(&c->contexts[c->n], s, seed, NULL, err))
+    numerics_context *ctx = malloc(sizeof *ctx);
+    if (!ctx) {
+        lc_error_set(err, "out of host memory");
         return NULL;
-    return &c->contexts[c->n++];
+    }
+    if (numerics_context_init(ctx, s, seed, NULL, err)) {
+        free(ctx);
+        return NULL;
+    }
+    return c->contexts[c->n++] = ctx;
 }
 
 void numerics_cache_free(numerics_cache *c)
 {
-    for (int i = 0; i < c->n; i++)
-        numerics_context_free(&c->contexts[i]);
+    for (int i = 0; i < c->n; i++) {
+        numerics_context_free(c->contexts[i]);
+        free(c->contexts[i]);
+    }
     free(c->contexts);
     memset(c, 0, sizeof *c);
 }

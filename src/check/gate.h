@@ -65,7 +65,7 @@ int numerics_context_get(numerics_context *c, const runner_ops *r, const lstm_pr
  * per (shape, seed) of fixed length, each made on first use and kept: the
  * FP64 reference of a shape is computed once for all its runners. */
 typedef struct numerics_cache {
-    numerics_context *contexts;
+    numerics_context **contexts; /* each stays where it is until numerics_cache_free */
     int n, cap;
 } numerics_cache;
 

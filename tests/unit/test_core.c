@@ -279,3 +279,34 @@ int test_gate_reports_worst_element(void)
     lstm_results_free(&got);
     return 0;
 }
+
+/* A command's contexts: one per (shape, seed), the same one each time it
+ * is asked for, so that every runner of a shape shares its reference. */
+int test_numerics_cache_one_per_shape(void)
+{
+    lc_error err = {{0}};
+    numerics_cache cache = {0};
+    const lstm_shape a = {.seq_length = 3, .batch = 2, .input_size = 4, .hidden_size = 5, .num_layers = 1};
+    lstm_shape b = a;
+    b.hidden_size = 6;
+    numerics_context *first = numerics_cache_get(&cache, &a, 17, &err);
+    CHECK(first, "%s", err.msg);
+    const lstm_problem *p, *p2;
+    const lstm_results *ref, *ref2;
+    CHECK(!numerics_context_get(first, registry_find("cpu"), &p, &ref, &err), "%s", err.msg);
+    /* more contexts than the first allocation holds: the first stays where it is */
+    for (int h = 6; h < 12; h++) {
+        b.hidden_size = h;
+        CHECK(numerics_cache_get(&cache, &b, 17, &err), "%s", err.msg);
+    }
+    numerics_context *again = numerics_cache_get(&cache, &a, 17, &err);
+    CHECK(again == first && again->ready[0], "the context of a was made again");
+    CHECK(!numerics_context_get(again, registry_find("cpu"), &p2, &ref2, &err) && ref2->y == ref->y,
+          "the reference of a was computed again");
+    CHECK(numerics_cache_get(&cache, &a, 18, &err) != again, "another seed shares a context");
+    CHECK(cache.n == 8, "%d contexts for 8 (shape, seed) pairs", cache.n);
+    b.hidden_size = 0;
+    CHECK(!numerics_cache_get(&cache, &b, 17, &err) && err.msg[0], "a refused shape made a context");
+    numerics_cache_free(&cache);
+    return 0;
+}
