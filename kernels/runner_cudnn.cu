@@ -50,7 +50,7 @@ LC_CUDNN_RUNNER(runner_cudnn_ops, kCudnn, kCaps, PRECISION_FP32,
                 "cuDNN 9 LSTM, standard algorithm, strict FP32 (CUDNN_FMA_MATH)");
 LC_CUDNN_RUNNER(runner_cudnn_tf32_ops, kCudnnTf32, kCaps, PRECISION_TF32,
                 "cuDNN 9 LSTM, standard algorithm, TF32 allowed (CUDNN_DEFAULT_MATH, as PyTorch by default)");
-LC_CUDNN_RUNNER(runner_cudnn_persist_ops, kCudnnPersist, kCaps, PRECISION_FP32,
+LC_CUDNN_RUNNER(runner_cudnn_persist_ops, kCudnnPersist, kCaps | RUNNER_LIBRARY_DECIDES, PRECISION_FP32,
                 "cuDNN 9 LSTM, persistent-kernel algorithm (PERSIST_STATIC), strict FP32");
 LC_CUDNN_RUNNER(runner_vl_cudnn_ops, kVlCudnn, kCaps | RUNNER_VARLEN, PRECISION_FP32,
                 "cuDNN 9 LSTM on a padded variable-length batch (SEQ_MAJOR_UNPACKED, padded I/O), strict FP32");

@@ -104,6 +104,12 @@ enum {
     /* Consumes dhy and dcy in backward besides dy. Informative: lstmcheck
      * seeds them for every runner, and checks the gradients they cause. */
     LSTMCHECK_STATE_GRADS = 1u << 4,
+    /* A library it calls decides at create() which shapes it takes within
+     * these caps (cuDNN's persistent algorithm, taken for some shapes only):
+     * its refusal, LSTMCHECK_UNSUPPORTED naming the library's status in err,
+     * stays a skip where a GPU proof (LSTMCHECK_REQUIRE_GPU=1) fails every
+     * other skip inside the caps. */
+    LSTMCHECK_LIBRARY_DECIDES = 1u << 5,
 };
 
 /* Where a runner runs (its device field). */

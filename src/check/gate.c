@@ -290,6 +290,18 @@ lc_status gate_run(const runner_ops *r, numerics_context *c, const char *dump_di
     return rep->status;
 }
 
+gate_skip_class gate_classify_skip(const runner_ops *r, const lstm_shape *s, const int *lengths)
+{
+    lstm_problem shape_only;
+    memset(&shape_only, 0, sizeof shape_only);
+    shape_only.shape = *s;
+    shape_only.lengths = (int *)lengths;
+    lc_error why;
+    if (runner_supports_shape(r, &shape_only, &why) != LC_OK)
+        return GATE_SKIP_OUTSIDE_CAPS;
+    return (r->caps & RUNNER_LIBRARY_DECIDES) ? GATE_SKIP_LIBRARY_REFUSED : GATE_SKIP_INSIDE_CAPS;
+}
+
 void gate_format_summary(const runner_ops *r, const gate_report *rep, char *buf, size_t n)
 {
     const gate_worst *w = &rep->worst;

@@ -26,6 +26,7 @@ enum {
     RUNNER_BACKWARD = LSTMCHECK_BACKWARD,
     RUNNER_STATE_ONLY = LSTMCHECK_STATE_ONLY,
     RUNNER_STATE_GRADS = LSTMCHECK_STATE_GRADS,
+    RUNNER_LIBRARY_DECIDES = LSTMCHECK_LIBRARY_DECIDES,
 };
 
 /* Which arithmetic the runner promises; picks the tolerance. Macros, not

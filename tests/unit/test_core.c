@@ -310,3 +310,23 @@ int test_numerics_cache_one_per_shape(void)
     numerics_cache_free(&cache);
     return 0;
 }
+
+/* Why a skip happened decides whether a GPU proof may skip it: outside the
+ * runner's caps always, a refusal of a library that decides shapes
+ * (cudnn_persist's cuDNN) also, anything else inside the caps never. */
+int test_gate_classify_skip(void)
+{
+    runner_ops r = *registry_find("cpu");
+    const lstm_shape s = {.seq_length = 3, .batch = 2, .input_size = 4, .hidden_size = 5, .num_layers = 2};
+    const int lengths[] = {3, 1};
+    r.caps &= ~(unsigned)RUNNER_VARLEN;
+    CHECK(gate_classify_skip(&r, &s, lengths) == GATE_SKIP_OUTSIDE_CAPS, "lengths without varlen");
+    CHECK(gate_classify_skip(&r, &s, NULL) == GATE_SKIP_INSIDE_CAPS, "a fixed-length shape inside the caps");
+    r.caps |= RUNNER_LIBRARY_DECIDES;
+    CHECK(gate_classify_skip(&r, &s, NULL) == GATE_SKIP_LIBRARY_REFUSED, "the library decides");
+    CHECK(gate_classify_skip(&r, &s, lengths) == GATE_SKIP_OUTSIDE_CAPS, "outside the caps comes first");
+    r.caps &= ~(unsigned)RUNNER_MULTILAYER;
+    r.max_layers = 1;
+    CHECK(gate_classify_skip(&r, &s, NULL) == GATE_SKIP_OUTSIDE_CAPS, "two layers for a one-layer runner");
+    return 0;
+}
