@@ -1,7 +1,9 @@
 /* Splitting a loop over threads (see parallel.h). */
+#define _GNU_SOURCE /* sched_getaffinity: the processors this process may use */
 #include "base/parallel.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 typedef struct parallel_chunk {
@@ -47,6 +49,8 @@ void lc_parallel_for(int n, int threads, lc_parallel_fn fn, void *arg)
 
 int lc_online_cpus(void)
 {
-    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    /* those this process may run on (taskset, a container's cpuset), else those online */
+    cpu_set_t set;
+    long n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > LC_PARALLEL_MAX_THREADS ? LC_PARALLEL_MAX_THREADS : (int)n;
 }

@@ -24,7 +24,7 @@ int lc_parallel_chunks(int n, int threads);
  * cannot be started leaves its chunk to the caller's thread: never an error. */
 void lc_parallel_for(int n, int threads, lc_parallel_fn fn, void *arg);
 
-/* The processors online, within 1..LC_PARALLEL_MAX_THREADS. */
+/* The processors this process may run on, within 1..LC_PARALLEL_MAX_THREADS. */
 int lc_online_cpus(void);
 
 #ifdef __cplusplus

@@ -226,6 +226,46 @@ static lc_status recorded_commit(const cli_options *o, char commit[48], int *rep
     return LC_OK;
 }
 
+/* Old against new, for one entry just measured (the header before the first). */
+static void print_update_row(const baseline_entry *e, baseline_file *b, int first)
+{
+    if (first)
+        printf("%-16s %-22s %-6s %-22s %-22s %8s %7s\n", "runner", "shape", "phase", "old median", "new median",
+               "change", "noise");
+    const baseline_entry *old = baseline_find(b, e->runner, &e->shape);
+    char tag[64];
+    lstm_shape_format(&e->shape, LSTM_SHAPE_TAG, tag, sizeof tag);
+    for (int ph = 0; ph < 2; ph++) {
+        const baseline_series *nw = ph ? &e->bwd : &e->fwd;
+        const baseline_series *ol = old ? (ph ? &old->bwd : &old->fwd) : NULL;
+        char a[48] = "(none)", c[48], ch[16] = "";
+        if (ol) {
+            median_text(ol, a, sizeof a);
+            sample_summary so, sn;
+            stats_summarize(ol->samples, ol->n, &so);
+            stats_summarize(nw->samples, nw->n, &sn);
+            snprintf(ch, sizeof ch, "%+.1f%%", 100 * (sn.median / so.median - 1));
+        }
+        median_text(nw, c, sizeof c);
+        printf("%-16s %-22s %-6s %-22s %-22s %8s %6.2f%%\n", e->runner, tag, ph ? "bwd" : "fwd", a, c, ch,
+               100 * (ph ? e->noise_bwd : e->noise_fwd));
+    }
+}
+
+/* Merge n measured entries into the file as it is when they are stored
+ * (re-read under a lock: a concurrent update's entries stay). */
+static lc_status store_entries(baseline_entry *entries, int n, const baseline_file *b, const char *path)
+{
+    lc_error err = {{0}};
+    lc_status rc = baseline_store(path, &b->machine, entries, n, &err);
+    if (rc != LC_OK) {
+        fprintf(stderr, "lstmcheck: %s%s\n", err.msg, rc == LC_BAD_INPUT ? " (not overwritten)" : "");
+        return rc;
+    }
+    printf("wrote %d %s to %s\n", n, n == 1 ? "entry" : "entries", path);
+    return LC_OK;
+}
+
 /* The state of one update: what it records and what it measured. */
 typedef struct update_run {
     const cli_options *o;
@@ -234,8 +274,10 @@ typedef struct update_run {
     int reproducible;
     perf_settings settings;
     numerics_cache contexts; /* one reference per shape, for all runners */
+    baseline_file *file;     /* as loaded before the update: the old medians */
+    const char *path;
     baseline_entry *fresh;   /* measured entries, owned here until stored */
-    int measured, failed;
+    int measured, stored, failed;
 } update_run;
 
 /* One (runner, shape) of an update: gated, then measured. */
@@ -344,49 +386,15 @@ static lc_status update_item(update_run *ur, const work_item *it)
     }
     snprintf(j.entry.git_commit, sizeof j.entry.git_commit, "%s", ur->commit);
     j.entry.reproducible = ur->reproducible;
+    print_update_row(&j.entry, ur->file, !ur->measured);
     ur->fresh[ur->measured++] = j.entry;
-    return LC_OK;
-}
-
-/* Old against new, for every entry measured. */
-static void print_update_table(const update_run *ur, baseline_file *b)
-{
-    printf("%-16s %-22s %-6s %-22s %-22s %8s %7s\n", "runner", "shape", "phase", "old median", "new median",
-           "change", "noise");
-    for (int i = 0; i < ur->measured; i++) {
-        const baseline_entry *e = &ur->fresh[i];
-        const baseline_entry *old = baseline_find(b, e->runner, &e->shape);
-        char tag[64];
-        lstm_shape_format(&e->shape, LSTM_SHAPE_TAG, tag, sizeof tag);
-        for (int ph = 0; ph < 2; ph++) {
-            const baseline_series *nw = ph ? &e->bwd : &e->fwd;
-            const baseline_series *ol = old ? (ph ? &old->bwd : &old->fwd) : NULL;
-            char a[48] = "(none)", c[48], ch[16] = "";
-            if (ol) {
-                median_text(ol, a, sizeof a);
-                sample_summary so, sn;
-                stats_summarize(ol->samples, ol->n, &so);
-                stats_summarize(nw->samples, nw->n, &sn);
-                snprintf(ch, sizeof ch, "%+.1f%%", 100 * (sn.median / so.median - 1));
-            }
-            median_text(nw, c, sizeof c);
-            printf("%-16s %-22s %-6s %-22s %-22s %8s %6.2f%%\n", e->runner, tag, ph ? "bwd" : "fwd", a, c, ch,
-                   100 * (ph ? e->noise_bwd : e->noise_fwd));
-        }
+    /* --keep-going stores each entry at once: what was measured survives a
+     * later runner's failure, or the update being stopped */
+    if (ur->o->keep_going) {
+        const lc_status st = store_entries(&ur->fresh[ur->measured - 1], 1, ur->file, ur->path);
+        ur->stored += st == LC_OK;
+        return st;
     }
-}
-
-/* Merge the measured entries into the file as it is when they are stored
- * (re-read under a lock: a concurrent update's entries stay). */
-static lc_status store_entries(update_run *ur, const baseline_file *b, const char *path)
-{
-    lc_error err = {{0}};
-    lc_status rc = baseline_store(path, &b->machine, ur->fresh, ur->measured, &err);
-    if (rc != LC_OK) {
-        fprintf(stderr, "lstmcheck: %s%s\n", err.msg, rc == LC_BAD_INPUT ? " (not overwritten)" : "");
-        return rc;
-    }
-    printf("wrote %d entries to %s\n", ur->measured, path);
     return LC_OK;
 }
 
@@ -415,9 +423,9 @@ static lc_status open_for_update(lc_device device, const char *dir, char *path, 
 
 static lc_status cmd_update(const cli_options *o, lc_device device, const char *dir, work_item *items, int n)
 {
-    update_run ur = {.o = o, .device = device};
     char path[4096];
     baseline_file b;
+    update_run ur = {.o = o, .device = device, .file = &b, .path = path};
     lc_status rc = recorded_commit(o, ur.commit, &ur.reproducible);
     if (rc || (rc = open_for_update(device, dir, path, sizeof path, &b)))
         return rc;
@@ -434,20 +442,19 @@ static lc_status cmd_update(const cli_options *o, lc_device device, const char *
         ur.failed += item != LC_OK;
         rc = item == LC_BAD_INPUT || !rc ? item : rc;
     }
-    if (rc && (!o->keep_going || rc == LC_BAD_INPUT || !ur.measured)) {
+    if (o->keep_going) {
+        if (ur.failed)
+            printf("--keep-going: %d of %d (runner, shape) pairs not recorded (above); %d recorded\n", ur.failed, n,
+                   ur.stored);
+    } else if (rc) {
         printf("nothing written\n");
-        goto out;
+    } else if (ur.measured) {
+        rc = store_entries(ur.fresh, ur.measured, &b, path);
     }
-    if (!ur.measured) {
+    if (!rc && !ur.measured) {
         printf("nothing measured: no runner of %s can run here\n", lc_device_name(device));
         rc = LC_UNSUPPORTED;
-        goto out;
     }
-    print_update_table(&ur, &b);
-    const lc_status stored = store_entries(&ur, &b, path);
-    if (ur.failed)
-        printf("--keep-going: %d of %d (runner, shape) pairs not recorded (above)\n", ur.failed, n);
-    rc = stored ? stored : rc;
 out:
     for (int i = 0; ur.fresh && i < n; i++)
         baseline_entry_free(&ur.fresh[i]);

@@ -5,6 +5,8 @@
 #include <string.h>
 
 
+/* a GPU test is a unit test like the others here; only its CTest label differs */
+#define UNIT_TEST_GPU(name) UNIT_TEST(name)
 #define UNIT_TEST(name) int test_##name(void);
 #include "unit_tests.def"
 #undef UNIT_TEST
