@@ -128,32 +128,50 @@ typedef struct forward_layer {
     lstm_results *r;
     int l;
     double *out;     /* this layer's output sequence: the next layer's input, or y */
-    double *scratch; /* per chunk: h (H), c (H), pre (4H) */
+    double *scratch; /* per sequence b: h (H), c (H), pre (4H) at b * 6H */
 } forward_layer;
 
-/* Sequences [b0, b1) of one layer through every step. */
+/* Sequences [b0, b1) of one layer, a step at a time for all of them: each
+ * weight row is read once per step for the whole chunk (from cache), and
+ * every sum is still one row's dot with one sequence's vector, as when the
+ * sequences ran one after another. */
 static void forward_sequences(void *arg, int chunk, int b0, int b1)
 {
+    (void)chunk;
     const forward_layer *fl = arg;
     const lstm_problem *p = fl->p;
     const lstm_shape *s = &p->shape;
     lstm_reference_tape *t = fl->t;
     const int B = s->batch, H = s->hidden_size, l = fl->l, In = lstm_layer_input_size(s, l);
-    double *h = fl->scratch + (size_t)chunk * 6 * H, *c = h + H, *pre = c + H;
+    const size_t H6 = 6 * (size_t)H;
     for (int b = b0; b < b1; b++) {
-        const size_t state = ((size_t)l * B + b) * H;
-        lstm_copy_to_double(h, p->h0 + state, (size_t)H);
-        lstm_copy_to_double(c, p->c0 + state, (size_t)H);
-        const int len = lstm_length(p, b);
-        for (int ts = 0; ts < len; ts++) {
+        double *h = fl->scratch + b * H6, *c = h + H;
+        lstm_copy_to_double(h, p->h0 + ((size_t)l * B + b) * H, (size_t)H);
+        lstm_copy_to_double(c, p->c0 + ((size_t)l * B + b) * H, (size_t)H);
+    }
+    for (int ts = 0; ts < s->seq_length; ts++) {
+        for (int b = b0; b < b1; b++) {
+            if (ts >= lstm_length(p, b))
+                continue;
             const size_t row = (size_t)ts * B + b;
-            const double *xt = t->input[l] + row * In;
-            double *g = t->gates[l] + row * 4 * H;
-            memcpy(t->h_prev[l] + row * H, h, (size_t)H * sizeof(double));
-            memcpy(t->c_prev[l] + row * H, c, (size_t)H * sizeof(double));
-            for (int j = 0; j < 4 * H; j++)
-                pre[j] = (double)p->b_ih[l][j] + (double)p->b_hh[l][j] + dot(t->w_ih[l] + (size_t)j * In, xt, In) +
-                         dot(t->w_hh[l] + (size_t)j * H, h, H);
+            memcpy(t->h_prev[l] + row * H, fl->scratch + b * H6, (size_t)H * sizeof(double));
+            memcpy(t->c_prev[l] + row * H, fl->scratch + b * H6 + H, (size_t)H * sizeof(double));
+        }
+        for (int j = 0; j < 4 * H; j++) {
+            const double *wi = t->w_ih[l] + (size_t)j * In, *wh = t->w_hh[l] + (size_t)j * H;
+            for (int b = b0; b < b1; b++) {
+                if (ts >= lstm_length(p, b))
+                    continue;
+                const double *xt = t->input[l] + ((size_t)ts * B + b) * In;
+                double *h = fl->scratch + b * H6, *pre = h + 2 * H;
+                pre[j] = (double)p->b_ih[l][j] + (double)p->b_hh[l][j] + dot(wi, xt, In) + dot(wh, h, H);
+            }
+        }
+        for (int b = b0; b < b1; b++) {
+            if (ts >= lstm_length(p, b))
+                continue;
+            const size_t row = (size_t)ts * B + b;
+            double *h = fl->scratch + b * H6, *c = h + H, *pre = c + H, *g = t->gates[l] + row * 4 * H;
             for (int k = 0; k < H; k++) {
                 double gi = sigmoid(pre[k]), gf = sigmoid(pre[H + k]);
                 double gg = tanh(pre[2 * H + k]), go = sigmoid(pre[3 * H + k]);
@@ -164,8 +182,11 @@ static void forward_sequences(void *arg, int chunk, int b0, int b1)
             memcpy(t->c[l] + row * H, c, (size_t)H * sizeof(double));
             memcpy(fl->out + row * H, h, (size_t)H * sizeof(double));
         }
-        memcpy(fl->r->hy + state, h, (size_t)H * sizeof(double));
-        memcpy(fl->r->cy + state, c, (size_t)H * sizeof(double));
+    }
+    for (int b = b0; b < b1; b++) {
+        const size_t state = ((size_t)l * B + b) * H;
+        memcpy(fl->r->hy + state, fl->scratch + b * H6, (size_t)H * sizeof(double));
+        memcpy(fl->r->cy + state, fl->scratch + b * H6 + H, (size_t)H * sizeof(double));
     }
 }
 
@@ -174,11 +195,11 @@ int lstm_reference_forward(const lstm_problem *p, lstm_results *r, lstm_referenc
 {
     const lstm_shape *s = &p->shape;
     const int B = s->batch, H = s->hidden_size, L = s->num_layers;
-    const int threads = lstm_reference_threads(), chunks = lc_parallel_chunks(B, threads);
+    const int threads = lstm_reference_threads();
     lstm_reference_tape *t = tape_alloc(s, err);
     if (!t)
         return 1;
-    double *scratch = alloc_doubles((size_t)chunks * 6 * H, err);
+    double *scratch = alloc_doubles((size_t)B * 6 * H, err);
     if (!scratch) {
         lstm_reference_tape_free(t);
         return 1;
@@ -211,30 +232,36 @@ typedef struct backward_layer {
     const double *d_out; /* gradient of this layer's output sequence */
     double *d_in;        /* gradient of its input sequence */
     double *dgates;      /* (T,B,4H): the gate gradients of every step */
-    double *scratch;     /* per chunk: dh (H), dc (H) */
+    double *scratch;     /* per sequence b: dh (H), dc (H) at b * 2H */
 } backward_layer;
 
-/* Sequences [b0, b1) back through their steps: dgates, d_in, dh0, dc0. */
+/* Sequences [b0, b1) back through their steps, a step at a time for all
+ * of them (as in the forward): dgates, d_in, dh0, dc0. */
 static void backward_sequences(void *arg, int chunk, int b0, int b1)
 {
+    (void)chunk;
     const backward_layer *bl = arg;
     const lstm_problem *p = bl->p;
     const lstm_shape *s = &p->shape;
     const lstm_reference_tape *t = bl->t;
     const int B = s->batch, H = s->hidden_size, l = bl->l, In = lstm_layer_input_size(s, l);
-    const size_t H4 = 4 * (size_t)H;
-    double *dh = bl->scratch + (size_t)chunk * 2 * H, *dc = dh + H;
+    const size_t H4 = 4 * (size_t)H, H2 = 2 * (size_t)H;
     for (int b = b0; b < b1; b++) {
         const size_t state = ((size_t)l * B + b) * H;
+        double *dh = bl->scratch + b * H2, *dc = dh + H;
         for (int k = 0; k < H; k++) {
             dh[k] = p->dhy ? (double)p->dhy[state + k] : 0.0;
             dc[k] = p->dcy ? (double)p->dcy[state + k] : 0.0;
         }
-        for (int ts = lstm_length(p, b) - 1; ts >= 0; ts--) {
+    }
+    for (int ts = s->seq_length - 1; ts >= 0; ts--) {
+        for (int b = b0; b < b1; b++) {
+            if (ts >= lstm_length(p, b))
+                continue;
             const size_t row = (size_t)ts * B + b;
             const double *g = t->gates[l] + row * H4;
             const double *ct = t->c[l] + row * H, *cp = t->c_prev[l] + row * H;
-            double *dgate = bl->dgates + row * H4;
+            double *dh = bl->scratch + b * H2, *dc = dh + H, *dgate = bl->dgates + row * H4;
             for (int k = 0; k < H; k++) {
                 double gi = g[k], gf = g[H + k], gg = g[2 * H + k], go = g[3 * H + k];
                 double dht = dh[k] + bl->d_out[row * H + k];
@@ -246,15 +273,24 @@ static void backward_sequences(void *arg, int chunk, int b0, int b1)
                 dgate[3 * H + k] = dht * tc * go * (1.0 - go);    /* o */
                 dc[k] = dct * gf;
             }
-            double *dxt = bl->d_in + row * In;
             memset(dh, 0, (size_t)H * sizeof(double));
-            for (size_t j = 0; j < H4; j++) {
-                axpy(dxt, dgate[j], t->w_ih[l] + j * In, In);
-                axpy(dh, dgate[j], t->w_hh[l] + j * H, H);
+        }
+        for (size_t j = 0; j < H4; j++) {
+            const double *wi = t->w_ih[l] + j * In, *wh = t->w_hh[l] + j * H;
+            for (int b = b0; b < b1; b++) {
+                if (ts >= lstm_length(p, b))
+                    continue;
+                const size_t row = (size_t)ts * B + b;
+                const double dg = bl->dgates[row * H4 + j];
+                axpy(bl->d_in + row * In, dg, wi, In);
+                axpy(bl->scratch + b * H2, dg, wh, H);
             }
         }
-        memcpy(bl->r->dh0 + state, dh, (size_t)H * sizeof(double));
-        memcpy(bl->r->dc0 + state, dc, (size_t)H * sizeof(double));
+    }
+    for (int b = b0; b < b1; b++) {
+        const size_t state = ((size_t)l * B + b) * H;
+        memcpy(bl->r->dh0 + state, bl->scratch + b * H2, (size_t)H * sizeof(double));
+        memcpy(bl->r->dc0 + state, bl->scratch + b * H2 + H, (size_t)H * sizeof(double));
     }
 }
 
@@ -298,7 +334,7 @@ int lstm_reference_backward(const lstm_problem *p, const lstm_reference_tape *t,
     double *d_out = alloc_doubles(lstm_seq_elems(s, H), err);
     double *d_in = alloc_doubles(lstm_seq_elems(s, s->input_size > H ? s->input_size : H), err);
     double *dgates = alloc_doubles(lstm_seq_elems(s, 4 * H), err);
-    double *scratch = alloc_doubles((size_t)lc_parallel_chunks(B, threads) * 2 * H, err);
+    double *scratch = alloc_doubles((size_t)B * 2 * H, err);
     if (!d_out || !d_in || !dgates || !scratch) {
         free(d_out); free(d_in); free(dgates); free(scratch);
         return 1;
