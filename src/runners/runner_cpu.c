@@ -93,6 +93,7 @@ static void cell_forward(int H, float *restrict g, const float *restrict b_ih, c
                          float *restrict h_out)
 {
     const float use_bhh = FAULT_ON(FAULT_MISSING_BIAS) ? 0.0f : 1.0f;
+    const float o_scale = FAULT_ON(FAULT_OUTPUT_GATE_1PCT) ? 1.01f : 1.0f;
     const int i_at = FAULT_ON(FAULT_GATE_ORDER) ? H : 0;
     const int f_at = FAULT_ON(FAULT_GATE_ORDER) ? 0 : H;
     for (int k = 0; k < H; k++) {
@@ -100,7 +101,7 @@ static void cell_forward(int H, float *restrict g, const float *restrict b_ih, c
         float gf = sigmoidf_(g[f_at + k] + b_ih[f_at + k] + use_bhh * b_hh[f_at + k]);
         float pg = g[2 * H + k] + b_ih[2 * H + k] + use_bhh * b_hh[2 * H + k];
         float gg = FAULT_ON(FAULT_WRONG_ACTIVATION) ? sigmoidf_(pg) : tanhf(pg);
-        float go = sigmoidf_(g[3 * H + k] + b_ih[3 * H + k] + use_bhh * b_hh[3 * H + k]);
+        float go = sigmoidf_(g[3 * H + k] + b_ih[3 * H + k] + use_bhh * b_hh[3 * H + k]) * o_scale;
         float c = gf * c_state[k] + gi * gg;
         float h = go * tanhf(c);
         g[k] = gi;
@@ -442,6 +443,10 @@ static int cpu_read_results(void *vs, lstm_results *r, lc_error *err)
     cpu_state *s = vs;
     const lstm_shape *sh = &s->p->shape;
     const int L = sh->num_layers;
+    if (FAULT_ON(FAULT_ZERO_OUTPUTS)) {
+        lstm_results_zero(r);
+        return LC_OK;
+    }
     lstm_copy_to_double(r->y, s->layers[L - 1].out, lstm_seq_elems(sh, sh->hidden_size));
     lstm_copy_to_double(r->hy, s->hy, lstm_state_elems(sh));
     lstm_copy_to_double(r->cy, s->cy, lstm_state_elems(sh));
