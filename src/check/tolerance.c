@@ -27,12 +27,12 @@ const char *tolerance_kind_name(tensor_kind kind)
     return kind == TENSOR_FORWARD ? "forward" : kind == TENSOR_INPUT_GRAD ? "input_grad" : "param_grad";
 }
 
-double tolerance_depth(const lstm_shape *s, tensor_kind kind)
+/* FP32: the rounded operations behind an element, T * sum_l (I_l + H) for
+ * the forward sum, in closed form since the rule is asked once per tensor
+ * and a stack has 4 per layer (a loop here made the gate quadratic in L) */
+static double fp32_depth(const lstm_shape *s, tensor_kind kind)
 {
     const double T = s->seq_length, H = s->hidden_size, L = s->num_layers;
-    /* T * sum_l (I_l + H), with I_0 = I and I_l = H above: in closed form,
-     * since the rule is asked once per tensor and a stack has 4 per layer
-     * (a loop here made the gate quadratic in L) */
     const double fwd = T * ((s->input_size + H) + (L - 1) * 2 * H);
     if (kind == TENSOR_FORWARD)
         return fwd;
@@ -43,6 +43,28 @@ double tolerance_depth(const lstm_shape *s, tensor_kind kind)
     return bwd + T * (double)s->batch; /* parameter gradients sum over steps and batch */
 }
 
+/* TF32: see docs/tolerance.md. The stages whose operands are rounded: 2
+ * forward (the step's own GEMM, and the error the state carries in from
+ * earlier steps, which the gates damp: it does not grow with T), 2 more
+ * backward (the same for dh), 1 for the weight-gradient GEMM; layers
+ * below add errors that each layer damps (flat in L, measured). Each
+ * counts the reduction of layer 0's pre-activation in units of a balanced
+ * one's (I = H, as every layer above): with the inputs' scale (weights
+ * within 1/sqrt(H)) a pre-activation over I + H terms is sqrt((I + H) / 2H)
+ * times larger, and so is its rounding error, which the gate derivatives
+ * pass on to every output and gradient. */
+static double tf32_depth(const lstm_shape *s, tensor_kind kind)
+{
+    const double H = s->hidden_size, reduction = (s->input_size + H) / (2 * H);
+    const double stages = kind == TENSOR_FORWARD ? 2 : kind == TENSOR_INPUT_GRAD ? 4 : 5;
+    return stages * (reduction > 1 ? reduction : 1);
+}
+
+double tolerance_depth(const lstm_shape *s, tensor_kind kind, runner_precision p)
+{
+    return p == PRECISION_TF32 ? tf32_depth(s, kind) : fp32_depth(s, kind);
+}
+
 double tolerance_scale(const lstm_shape *s, tensor_kind kind, runner_precision p)
 {
     return tolerance_for(s, kind, p).scale;
@@ -51,9 +73,12 @@ double tolerance_scale(const lstm_shape *s, tensor_kind kind, runner_precision p
 tolerance tolerance_for(const lstm_shape *s, tensor_kind kind, runner_precision p)
 {
     /* each of the N operations may also lose up to m where its result
-     * underflows: summed like the rounding errors, with the same safety */
-    const double depth = TOLERANCE_SAFETY * sqrt(tolerance_depth(s, kind));
-    return (tolerance){.scale = depth * tolerance_unit_roundoff(p), .floor = depth * tolerance_smallest_normal(p)};
+     * underflows: summed like the rounding errors, with the same safety;
+     * the relative part never reaches the tensor's own scale */
+    const double depth = TOLERANCE_SAFETY * sqrt(tolerance_depth(s, kind, p));
+    const double scale = depth * tolerance_unit_roundoff(p);
+    return (tolerance){.scale = scale < TOLERANCE_MAX_SCALE ? scale : TOLERANCE_MAX_SCALE,
+                       .floor = depth * tolerance_smallest_normal(p)};
 }
 
 double tolerance_allowed(const tolerance *t, double ref, double ref_rms)

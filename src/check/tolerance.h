@@ -1,12 +1,19 @@
 /* The tolerance rule, in one place. Reasoning: docs/tolerance.md.
  *
- *   allowed(e) = TOLERANCE_SAFETY * sqrt(N) * (u * (|ref(e)| + rms(ref tensor)) + m)
+ *   allowed(e) = min(TOLERANCE_SAFETY * sqrt(N) * u, TOLERANCE_MAX_SCALE) * (|ref(e)| + rms(ref tensor))
+ *              + TOLERANCE_SAFETY * sqrt(N) * m
  *
  * u is the unit roundoff of the runner's arithmetic (2^-24 for FP32, 2^-11
- * for TF32). N counts the rounded operations an element of that tensor
- * depends on, which grows with the reduction length (I_l + H per layer) and
- * with T (errors carried through the recurrence); rounding errors of
- * independent operations add like a random walk, hence sqrt(N). The rms
+ * for TF32). For FP32, N counts the rounded operations an element of that
+ * tensor depends on, which grows with the reduction length (I_l + H per
+ * layer) and with T (errors carried through the recurrence); rounding
+ * errors of independent operations add like a random walk, hence sqrt(N).
+ * TF32's error is the rounding of each GEMM operand (the products summed in
+ * FP32): relative to its own term, so it grows neither with the reduction
+ * length nor with T nor with L (measured); its N counts the GEMM stages
+ * behind a tensor, times the size of layer 0's pre-activation against a
+ * balanced layer's. The cap keeps an output of zeros, or of the wrong size,
+ * from passing at any shape. The rms
  * term keeps elements near zero from demanding absolute accuracy that the
  * cancellation leading to them cannot give. m is the smallest normal
  * number of the runner's arithmetic (2^-126 for FP32 and TF32): below it a
@@ -29,11 +36,18 @@ extern "C" {
  * correct runners stay far below it, every planted fault far above. */
 #define TOLERANCE_SAFETY 8.0
 
+/* The largest relative part of the rule, for any precision and shape: an
+ * all-zero output misses each element by |ref| and so fails by 8x or more
+ * at the tensor's largest element (docs/tolerance.md). FP32 reaches it only
+ * at N > 1.7e10, TF32 at I > 100 H. */
+#define TOLERANCE_MAX_SCALE 0.0625
+
 /* tensor_kind (model/lstm.h): every lstm_tensor_view carries its own. */
 
 /* The rule in words, for dumps: what a reader needs to recompute it. */
 #define TOLERANCE_RULE_TEXT                                                                           \
-    "allowed(e) = safety * sqrt(N[kind]) * (unit_roundoff * (|ref(e)| + rms(ref tensor)) + smallest_normal); " \
+    "allowed(e) = min(safety * sqrt(N[kind]) * unit_roundoff, max_scale) * (|ref(e)| + rms(ref tensor)) " \
+    "+ safety * sqrt(N[kind]) * smallest_normal; "                                                 \
     "a tensor fails when |runner(e) - ref(e)| > allowed(e) or runner(e) is not finite"
 
 double tolerance_unit_roundoff(runner_precision p);
@@ -41,15 +55,16 @@ double tolerance_unit_roundoff(runner_precision p);
 double tolerance_smallest_normal(runner_precision p);
 const char *tolerance_precision_name(runner_precision p); /* "fp32", "tf32" */
 const char *tolerance_kind_name(tensor_kind kind); /* "forward", "input_grad", "param_grad" */
-/* N of the rule for a tensor of this kind and shape. */
-double tolerance_depth(const lstm_shape *s, tensor_kind kind);
+/* N of the rule for a tensor of this kind and shape at this precision:
+ * rounded operations (FP32) or GEMM stages (TF32). */
+double tolerance_depth(const lstm_shape *s, tensor_kind kind, runner_precision p);
 /* The rule for one tensor: allowed(e) = scale * (|ref(e)| + rms) + floor,
- * scale = safety * sqrt(N) * u, floor = safety * sqrt(N) * m. */
+ * scale = min(safety * sqrt(N) * u, max scale), floor = safety * sqrt(N) * m. */
 typedef struct tolerance {
     double scale, floor;
 } tolerance;
 tolerance tolerance_for(const lstm_shape *s, tensor_kind kind, runner_precision p);
-/* Its relative part alone, safety * u * sqrt(N). */
+/* Its relative part alone, min(safety * u * sqrt(N), max scale). */
 double tolerance_scale(const lstm_shape *s, tensor_kind kind, runner_precision p);
 double tolerance_allowed(const tolerance *t, double ref, double ref_rms);
 

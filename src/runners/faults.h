@@ -6,6 +6,8 @@
 #ifndef LSTMCHECK_FAULTS_H
 #define LSTMCHECK_FAULTS_H
 
+#include "runners/runner.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -32,6 +34,15 @@ extern double lstm_extra_work_percent;
 #endif
 
 #ifdef LSTMCHECK_FAULTS
+/* The cpu runner in the arithmetic a test names (runners/runner_cpu.c):
+ * "fp32" is the product's cpu runner; "tf32" (cpu_tf32) rounds every GEMM
+ * operand to TF32, to nearest even, and sums in FP32, as tensor cores do;
+ * "tf32_trunc" (cpu_tf32_trunc) truncates instead, as some tensor-core
+ * paths do. Both declare PRECISION_TF32 and are in the test build only,
+ * in no roster: they calibrate the TF32 tolerance without a GPU
+ * (docs/tolerance.md). NULL for another name. */
+const runner_ops *lstm_cpu_runner_at(const char *arithmetic);
+
 /* Set the switches from the environment of a test binary: LSTMCHECK_TEST_FAULT
  * (a fault name) and LSTMCHECK_TEST_EXTRA_WORK (percent), so that tests can
  * plant a fault or a slowdown in a whole lstmcheck process (the A/B power

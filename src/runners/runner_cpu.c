@@ -4,15 +4,24 @@
  * a fused pointwise backward and one recurrent GEMM for dh; the weight
  * gradients and the input gradient as single GEMMs over all steps.
  * Variable length: every step runs on the whole batch and the cell masks
- * the finished sequences (their state passes through unchanged). */
+ * the finished sequences (their state passes through unchanged).
+ * The test build adds cpu_tf32 and cpu_tf32_trunc: the same runner with
+ * every GEMM operand cut to TF32 (runners/faults.h). */
 #include "runners/faults.h"
 #include "runners/runner.h"
 #include "device/timer.h"
 
 #include <cblas.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* What the GEMMs see of their operands: FP32 as they are, or cut to TF32's
+ * 11-bit significand (10 stored bits) as tensor cores do, to nearest even
+ * or truncated; the products are summed in FP32 either way. A runner table
+ * names its kind in `impl` (NULL: FP32). */
+typedef enum gemm_operands { OPERANDS_FP32, OPERANDS_TF32_NEAREST, OPERANDS_TF32_TRUNCATED } gemm_operands;
 
 typedef struct cpu_layer {
     float *gates;  /* (T,B,4H): input projection, then pre-activations, then activations */
@@ -35,9 +44,44 @@ typedef struct cpu_state {
     int backward_done;
     float *extra_a, *extra_c; /* test-only extra work */
     int extra_rows;
+    gemm_operands operands;
+    float *op_a, *op_b; /* TF32: a GEMM's operands, cut */
 } cpu_state;
 
 static float sigmoidf_(float v) { return 1.0f / (1.0f + expf(-v)); }
+
+/* n floats of src into dst with their significand cut to TF32: the low 13
+ * of FP32's 23 stored bits go, rounded to nearest (ties to even) or
+ * dropped. Inf and NaN pass unchanged; a carry out of the top rounds up
+ * to Inf, as the hardware does. */
+static const float *tf32_copy(float *restrict dst, const float *restrict src, size_t n, gemm_operands how)
+{
+    const uint32_t cut = 0x1fffu;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t b;
+        memcpy(&b, &src[i], sizeof b);
+        if ((b & 0x7f800000u) != 0x7f800000u) {
+            if (how == OPERANDS_TF32_NEAREST)
+                b += (cut >> 1) + ((b >> 13) & 1u);
+            b &= ~cut;
+        }
+        memcpy(&dst[i], &b, sizeof b);
+    }
+    return dst;
+}
+
+/* C = A op(B) (+ C when beta is 1), row-major, dense operands: every GEMM
+ * of the runner. Under TF32 both operands are cut first (s->op_a, op_b
+ * hold the largest of them). */
+static void gemm(const cpu_state *s, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, const float *A,
+                 int lda, const float *B, int ldb, float beta, float *C, int ldc)
+{
+    if (s->operands != OPERANDS_FP32) {
+        A = tf32_copy(s->op_a, A, (size_t)(ta == CblasNoTrans ? M : K) * (size_t)lda, s->operands);
+        B = tf32_copy(s->op_b, B, (size_t)(tb == CblasNoTrans ? K : N) * (size_t)ldb, s->operands);
+    }
+    cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
+}
 
 /* The fused pointwise cell of one sequence: pre-activations g (4H, gate
  * order i, f, g, o) plus both biases -> activated gates (in place), the new
@@ -49,6 +93,7 @@ static void cell_forward(int H, float *restrict g, const float *restrict b_ih, c
                          float *restrict h_out)
 {
     const float use_bhh = FAULT_ON(FAULT_MISSING_BIAS) ? 0.0f : 1.0f;
+    const float o_scale = FAULT_ON(FAULT_OUTPUT_GATE_1PCT) ? 1.01f : 1.0f;
     const int i_at = FAULT_ON(FAULT_GATE_ORDER) ? H : 0;
     const int f_at = FAULT_ON(FAULT_GATE_ORDER) ? 0 : H;
     for (int k = 0; k < H; k++) {
@@ -56,7 +101,7 @@ static void cell_forward(int H, float *restrict g, const float *restrict b_ih, c
         float gf = sigmoidf_(g[f_at + k] + b_ih[f_at + k] + use_bhh * b_hh[f_at + k]);
         float pg = g[2 * H + k] + b_ih[2 * H + k] + use_bhh * b_hh[2 * H + k];
         float gg = FAULT_ON(FAULT_WRONG_ACTIVATION) ? sigmoidf_(pg) : tanhf(pg);
-        float go = sigmoidf_(g[3 * H + k] + b_ih[3 * H + k] + use_bhh * b_hh[3 * H + k]);
+        float go = sigmoidf_(g[3 * H + k] + b_ih[3 * H + k] + use_bhh * b_hh[3 * H + k]) * o_scale;
         float c = gf * c_state[k] + gi * gg;
         float h = go * tanhf(c);
         g[k] = gi;
@@ -106,6 +151,7 @@ static void cpu_destroy(void *vs)
     free(s->layers); free(s->len); free(s->hy); free(s->cy); free(s->dgates);
     free(s->d_out); free(s->d_in); free(s->dx); free(s->dh0); free(s->dc0);
     free(s->dh); free(s->dc); free(s->dh_next); free(s->extra_a); free(s->extra_c);
+    free(s->op_a); free(s->op_b);
     free(s);
 }
 
@@ -184,11 +230,15 @@ static void alloc_buffers(cpu_state *s, int *ok)
         s->extra_a = falloc((size_t)s->extra_rows * H, ok);
         s->extra_c = falloc((size_t)s->extra_rows * 4 * H, ok);
     }
+    if (s->operands != OPERANDS_FP32) {
+        /* the largest A: (T*B) x max(I, H, 4H); B: max(T*B, 4H) x max(I, H) */
+        s->op_a = falloc(T * B * (wide > 4 * H ? wide : 4 * H), ok);
+        s->op_b = falloc((T * B > 4 * H ? T * B : 4 * H) * wide, ok);
+    }
 }
 
 static int cpu_create(const runner_ops *self, const lstm_problem *p, void **out, lc_error *err)
 {
-    (void)self;
     const lstm_shape *sh = &p->shape;
     int ok = 1;
     cpu_state *s = cpu_state_new(p);
@@ -196,6 +246,7 @@ static int cpu_create(const runner_ops *self, const lstm_problem *p, void **out,
         lc_error_set(err, "cpu: out of host memory");
         return LC_ERROR;
     }
+    s->operands = self->impl ? *(const gemm_operands *)self->impl : OPERANDS_FP32;
     for (int l = 0; l < sh->num_layers; l++)
         alloc_layer(&s->layers[l], sh, l, &ok);
     alloc_buffers(s, &ok);
@@ -241,18 +292,15 @@ static int cpu_forward(void *vs, lc_error *err)
         memcpy(hs, p->h0 + (size_t)l * BH, BH * sizeof(float));
         memcpy(cs, p->c0 + (size_t)l * BH, BH * sizeof(float));
         /* input projection of every step at once */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T * B, 4 * H, In, 1.0f, in, In,
-                    p->w_ih[l], In, 0.0f, ly->gates, 4 * H);
+        gemm(s, CblasNoTrans, CblasTrans, T * B, 4 * H, In, in, In, p->w_ih[l], In, 0.0f, ly->gates, 4 * H);
         for (int t = 0; t < T; t++) {
             float *g = ly->gates + (size_t)t * B * H4;
             memcpy(ly->h_prev + (size_t)t * BH, hs, BH * sizeof(float));
             memcpy(ly->c_prev + (size_t)t * BH, cs, BH * sizeof(float));
             if (FAULT_ON(FAULT_TRANSPOSED_WEIGHT))
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, 4 * H, H, 1.0f, hs, H,
-                            p->w_hh[l], 4 * H, 1.0f, g, 4 * H);
+                gemm(s, CblasNoTrans, CblasNoTrans, B, 4 * H, H, hs, H, p->w_hh[l], 4 * H, 1.0f, g, 4 * H);
             else
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, 4 * H, H, 1.0f, hs, H,
-                            p->w_hh[l], H, 1.0f, g, 4 * H);
+                gemm(s, CblasNoTrans, CblasTrans, B, 4 * H, H, hs, H, p->w_hh[l], H, 1.0f, g, 4 * H);
             /* fused cell; finished sequences keep their state */
             for (int b = 0; b < B; b++) {
                 float *gb = g + (size_t)b * H4, *hb = hs + (size_t)b * H, *cb = cs + (size_t)b * H;
@@ -304,8 +352,7 @@ static void layer_backward_steps(cpu_state *s, int l)
                           dh + (size_t)b * H, dc + (size_t)b * H, dgb);
         }
         /* dh_{t-1} = dgates_t W_hh; finished sequences pass dh through */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, 4 * H, 1.0f, dg, 4 * H,
-                    p->w_hh[l], H, 0.0f, s->dh_next, H);
+        gemm(s, CblasNoTrans, CblasNoTrans, B, H, 4 * H, dg, 4 * H, p->w_hh[l], H, 0.0f, s->dh_next, H);
         for (int b = 0; b < B; b++)
             if (t >= s->len[b] + end_shift && !FAULT_ON(FAULT_STATE_GRAD_NOT_CARRIED))
                 memcpy(s->dh_next + (size_t)b * H, dh + (size_t)b * H, (size_t)H * sizeof(float));
@@ -338,10 +385,8 @@ static void layer_weight_and_input_grads(cpu_state *s, int l)
         in_all += (size_t)(T - 1) * B * In;
         hp_all += (size_t)(T - 1) * BH;
     }
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, 4 * H, In, rows, 1.0f, dg_all,
-                4 * H, in_all, In, 1.0f, ly->dw_ih, In);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, 4 * H, H, rows, 1.0f, dg_all,
-                4 * H, hp_all, H, 1.0f, ly->dw_hh, H);
+    gemm(s, CblasTrans, CblasNoTrans, 4 * H, In, rows, dg_all, 4 * H, in_all, In, 1.0f, ly->dw_ih, In);
+    gemm(s, CblasTrans, CblasNoTrans, 4 * H, H, rows, dg_all, 4 * H, hp_all, H, 1.0f, ly->dw_hh, H);
     for (int r = 0; r < rows; r++) {
         const float *row = dg_all + (size_t)r * H4;
         for (size_t j = 0; j < H4; j++) {
@@ -350,8 +395,7 @@ static void layer_weight_and_input_grads(cpu_state *s, int l)
         }
     }
     float *d_in = l == 0 ? s->dx : s->d_in;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T * B, In, 4 * H, 1.0f,
-                s->dgates, 4 * H, p->w_ih[l], In, 0.0f, d_in, In);
+    gemm(s, CblasNoTrans, CblasNoTrans, T * B, In, 4 * H, s->dgates, 4 * H, p->w_ih[l], In, 0.0f, d_in, In);
 }
 
 static int cpu_backward(void *vs, lc_error *err)
@@ -414,6 +458,10 @@ static int cpu_read_results(void *vs, lstm_results *r, lc_error *err)
     cpu_state *s = vs;
     const lstm_shape *sh = &s->p->shape;
     const int L = sh->num_layers;
+    if (FAULT_ON(FAULT_ZERO_OUTPUTS)) {
+        lstm_results_fill(r, 0.0);
+        return LC_OK;
+    }
     copy_outputs(r->y, s->layers[L - 1].out, sh, s->len);
     lstm_copy_to_double(r->hy, s->hy, lstm_state_elems(sh));
     lstm_copy_to_double(r->cy, s->cy, lstm_state_elems(sh));
@@ -438,19 +486,37 @@ static size_t cpu_peak_device_bytes(void *vs)
     return 0;
 }
 
-const runner_ops runner_cpu_ops = {
-    .name = "cpu",
-    .device = LC_DEVICE_CPU,
-    .description = "FP32 on OpenBLAS: one input GEMM for all steps, a GEMM + fused cell per step",
-    .caps = RUNNER_MULTILAYER | RUNNER_VARLEN | RUNNER_BACKWARD | RUNNER_STATE_GRADS,
-    .precision = PRECISION_FP32,
-    .max_layers = 0,
-    .available = cpu_available,
-    .create = cpu_create,
-    .forward = cpu_forward,
-    .backward = cpu_backward,
-    .zero_grads = cpu_zero_grads,
-    .read_results = cpu_read_results,
-    .peak_device_bytes = cpu_peak_device_bytes,
-    .destroy = cpu_destroy,
-};
+/* The cpu runner's table; its test-build variants differ in name, precision
+ * and what their GEMMs see (impl). */
+#define CPU_RUNNER(NAME, PRECISION, OPERANDS, DESCRIPTION)                                            \
+    {                                                                                                 \
+        .name = NAME, .device = LC_DEVICE_CPU, .description = DESCRIPTION,                            \
+        .caps = RUNNER_MULTILAYER | RUNNER_VARLEN | RUNNER_BACKWARD | RUNNER_STATE_GRADS,             \
+        .precision = PRECISION, .max_layers = 0, .available = cpu_available, .create = cpu_create,   \
+        .forward = cpu_forward, .backward = cpu_backward, .zero_grads = cpu_zero_grads,               \
+        .read_results = cpu_read_results, .peak_device_bytes = cpu_peak_device_bytes,                 \
+        .destroy = cpu_destroy, .impl = OPERANDS,                                                     \
+    }
+
+const runner_ops runner_cpu_ops = CPU_RUNNER("cpu", PRECISION_FP32, NULL,
+    "FP32 on OpenBLAS: one input GEMM for all steps, a GEMM + fused cell per step");
+
+#ifdef LSTMCHECK_FAULTS
+static const gemm_operands tf32_nearest = OPERANDS_TF32_NEAREST, tf32_truncated = OPERANDS_TF32_TRUNCATED;
+static const runner_ops runner_cpu_tf32_ops = CPU_RUNNER("cpu_tf32", PRECISION_TF32, &tf32_nearest,
+    "the cpu runner with every GEMM operand rounded to TF32 (nearest even), summed in FP32");
+static const runner_ops runner_cpu_tf32_trunc_ops = CPU_RUNNER("cpu_tf32_trunc", PRECISION_TF32, &tf32_truncated,
+    "the cpu runner with every GEMM operand truncated to TF32, summed in FP32");
+
+const runner_ops *lstm_cpu_runner_at(const char *arithmetic)
+{
+    static const struct {
+        const char *arithmetic;
+        const runner_ops *runner;
+    } at[] = {{"fp32", &runner_cpu_ops}, {"tf32", &runner_cpu_tf32_ops}, {"tf32_trunc", &runner_cpu_tf32_trunc_ops}};
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++)
+        if (!strcmp(at[i].arithmetic, arithmetic))
+            return at[i].runner;
+    return NULL;
+}
+#endif

@@ -241,15 +241,17 @@ static int check_seed(const dump *d, const lstm_problem *dumped)
  * parameters (not from tolerance.c). */
 static double recorded_ratio(const cJSON *tol, const char *kind, const double *ref, const double *got, size_t n)
 {
-    double safety, u, m, N, sumsq = 0, worst = 0;
+    double safety, u, m, cap, N, sumsq = 0, worst = 0;
     if (number_of(tol, "safety", &safety) || number_of(tol, "unit_roundoff", &u) ||
-        number_of(tol, "smallest_normal", &m) || number_of(cJSON_GetObjectItemCaseSensitive(tol, "N"), kind, &N))
+        number_of(tol, "smallest_normal", &m) || number_of(tol, "max_scale", &cap) ||
+        number_of(cJSON_GetObjectItemCaseSensitive(tol, "N"), kind, &N))
         return NAN;
     for (size_t i = 0; i < n; i++)
         sumsq += ref[i] * ref[i];
     const double rms = sqrt(sumsq / (double)n), depth = safety * sqrt(N);
+    const double scale = depth * u < cap ? depth * u : cap;
     for (size_t i = 0; i < n; i++) {
-        const double ratio = fabs(got[i] - ref[i]) / (depth * (u * (fabs(ref[i]) + rms) + m));
+        const double ratio = fabs(got[i] - ref[i]) / (scale * (fabs(ref[i]) + rms) + depth * m);
         worst = ratio > worst ? ratio : worst;
     }
     return worst;
