@@ -7,58 +7,10 @@
 #include <string.h>
 
 #include "check/gate.h"
+#include "groups.h"
 #include "runners/runner.h"
 
 #define SKIP 77
-#define MAX_BATCH 16
-#define MAX_CASES 24
-
-typedef struct numerics_case {
-    lstm_shape shape;
-    int varlen;        /* ragged lengths from case_lengths */
-    unsigned long long seed;
-    int lengths[MAX_BATCH]; /* explicit lengths when lengths[0] != 0 */
-} numerics_case;
-
-typedef struct numerics_group {
-    const char *name;
-    numerics_case cases[MAX_CASES];
-} numerics_group;
-
-#define SHAPE(T, B, I, H, L) {.seq_length = T, .batch = B, .input_size = I, .hidden_size = H, .num_layers = L}
-/* fixed length; ragged lengths from case_lengths; explicit lengths */
-#define FIXED(T, B, I, H, L, SEED) {.shape = SHAPE(T, B, I, H, L), .seed = SEED}
-#define RAGGED(T, B, I, H, L, SEED) {.shape = SHAPE(T, B, I, H, L), .varlen = 1, .seed = SEED}
-#define LENGTHS(T, B, I, H, L, SEED, ...) {.shape = SHAPE(T, B, I, H, L), .seed = SEED, .lengths = {__VA_ARGS__}}
-
-static const numerics_group groups[] = {
-#define NUMERICS_GROUP(name, ...) {#name, {__VA_ARGS__}},
-#include "groups.def"
-#undef NUMERICS_GROUP
-    {NULL, {FIXED(0, 0, 0, 0, 0, 0)}},
-};
-
-/* Ragged lengths covering 1, T and values between; unsorted on purpose. */
-static void case_lengths(const lstm_shape *s, int *len)
-{
-    for (int b = 0; b < s->batch; b++)
-        len[b] = 1 + (b * 5 + 3) % s->seq_length;
-    len[s->batch / 2] = s->seq_length;
-}
-
-/* The case's lengths into len; NULL for a fixed-length case. */
-static const int *lengths_of(const numerics_case *nc, int *len)
-{
-    if (nc->lengths[0]) {
-        /* a table entry with fewer lengths than its batch has zeros: the
-         * context refuses them, and the case errors */
-        return nc->lengths;
-    }
-    if (!nc->varlen)
-        return NULL;
-    case_lengths(&nc->shape, len);
-    return len;
-}
 
 /* LSTMCHECK_REQUIRE_GPU=1 (ci/gpu-proof.sh): on a GPU machine a GPU runner
  * that skips a shape inside its declared caps fails. */
@@ -71,8 +23,8 @@ static int gpu_required(void)
 /* Gate r on one case and print the line; the gate's status, or LC_ERROR. */
 static lc_status run_case(const runner_ops *r, const numerics_case *nc, double *ratio)
 {
-    int ragged[MAX_BATCH];
-    const int *lengths = lengths_of(nc, ragged);
+    int ragged[NUMERICS_MAX_BATCH];
+    const int *lengths = numerics_case_lengths(nc, ragged);
     const lstm_shape *s = &nc->shape;
     numerics_context ctx;
     lc_error err;
@@ -89,15 +41,6 @@ static lc_status run_case(const runner_ops *r, const numerics_case *nc, double *
            s->hidden_size, s->num_layers, lengths ? " varlen" : "", nc->seed, line);
     *ratio = rep.worst.ratio;
     return rep.status;
-}
-
-static const numerics_group *find_group(const char *name)
-{
-    const numerics_group *g = NULL;
-    for (int i = 0; groups[i].name; i++)
-        if (!strcmp(groups[i].name, name))
-            g = &groups[i];
-    return g;
 }
 
 /* 0 when r can run here; else the exit code, with the line printed (an
@@ -128,8 +71,8 @@ typedef struct group_tally {
  * the case), or inside its caps: a failure under LSTMCHECK_REQUIRE_GPU=1. */
 static void count_skip(const runner_ops *r, const numerics_case *nc, int strict, group_tally *t)
 {
-    int ragged[MAX_BATCH];
-    switch (gate_classify_skip(r, &nc->shape, lengths_of(nc, ragged))) {
+    int ragged[NUMERICS_MAX_BATCH];
+    switch (gate_classify_skip(r, &nc->shape, numerics_case_lengths(nc, ragged))) {
     case GATE_SKIP_OUTSIDE_CAPS:
         t->outside_caps++;
         break;
@@ -152,7 +95,7 @@ static void count_skip(const runner_ops *r, const numerics_case *nc, int strict,
 static void run_group(const runner_ops *r, const numerics_group *g, int strict, group_tally *t)
 {
     memset(t, 0, sizeof *t);
-    for (int c = 0; c < MAX_CASES && g->cases[c].shape.seq_length; c++) {
+    for (int c = 0; c < g->ncases; c++) {
         double ratio = 0;
         const lc_status st = run_case(r, &g->cases[c], &ratio);
         if (st == LC_OK) t->passed++;
@@ -191,7 +134,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "numerics_test: unknown runner '%s'\n", argv[1]);
         return 2;
     }
-    const numerics_group *g = find_group(argv[2]);
+    const numerics_group *g = numerics_group_find(argv[2]);
     if (!g) {
         fprintf(stderr, "numerics_test: unknown group '%s'\n", argv[2]);
         return 2;
