@@ -6,7 +6,10 @@
 # scratch folder and its control times scaled by 1.6 (drift -37.5%); its
 # commit is set to the newest reproducible commit of the committed baselines.
 #   drift_falls_back_to_ab.sh LSTMCHECK BASELINES_DIR
-# Exit 77 (skip) when no committed baseline names a reproducible commit.
+# Exit 77 (skip), with the reason, when no committed baseline names a
+# reproducible commit or the A/B cannot run here (a shallow clone, a commit
+# that does not build): the fallback was then chosen but nothing compared.
+# Registered with lstmcheck_git_test: outside a git checkout it is skipped.
 set -euo pipefail
 lstmcheck=$1 committed=$2
 dir=$(mktemp -d)
@@ -46,6 +49,10 @@ echo "$out"
 echo "exit $rc"
 grep -q "comparing A/B against the baseline's commit ${commit:0:12}" <<<"$out" || { echo "FAIL: no fallback note"; exit 1; }
 # the A/B ran (a line naming the commit), or could not here (a skip naming why)
-grep -Eq "^A/B cpu .* against ${commit:0:12} \(A\), the commit of this machine's entry|^SKIP cpu .*(cannot compare|shallow|not in)" <<<"$out" \
+if grep -Eq "^SKIP cpu .*(cannot compare|shallow|not in)" <<<"$out"; then
+  echo "SKIP: the fallback was chosen, but the A/B against ${commit:0:12} cannot run here (above)"
+  exit 77
+fi
+grep -Eq "^A/B cpu .* against ${commit:0:12} \(A\), the commit of this machine's entry" <<<"$out" \
   || { echo "FAIL: neither an A/B against ${commit:0:12} nor a skip with its reason"; exit 1; }
 case $rc in 0|3) ;; *) echo "FAIL: exit $rc (0: decided SAME/FASTER, 3: not decided here)"; exit 1 ;; esac
