@@ -28,14 +28,16 @@
 # step, but no baselines).
 set -uo pipefail # no -e: a failed step is recorded and the next one runs
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# the physical path: git names the top of a checkout reached through a link by it
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 cd "$root" || exit 1
+usage="usage: bash ci/gpu-proof.sh [--dry-run | --preflight | --check-gpu | --check-gpu-model | --find-tools]"
 mode=${1:-run}
 case "$mode" in
   run | --dry-run | --preflight | --check-gpu | --check-gpu-model | --find-tools) ;;
-  *) echo "usage: bash ci/gpu-proof.sh [--dry-run | --preflight | --check-gpu | --check-gpu-model | --find-tools]" >&2
-     exit 2 ;;
+  *) echo "$usage" >&2; exit 2 ;;
 esac
+(( $# <= 1 )) || { echo "gpu-proof: one mode at most; $usage" >&2; exit 2; }
 
 export OUT=${OUT:-$root/proof-out}
 export BUILD=${PROOF_BUILD_DIR:-$root/build-proof}
@@ -45,6 +47,28 @@ DEADLINE_S=${PROOF_DEADLINE_S:-540}
 PROOF_STEPS=${PROOF_STEPS:-proof}
 export LOGS=$OUT/logs
 export SUMMARY=$OUT/summary.txt
+
+# The settings, checked before any work: a typo must not make a call that
+# ran nothing pass.
+STEP_NAMES="ctest racecheck default_math_gate bench cublas_math pytorch baselines memcheck"
+case $PROOF_STEPS in
+  proof) PROOF_STEPS="ctest racecheck default_math_gate bench cublas_math pytorch baselines" ;;
+  all) PROOF_STEPS=$STEP_NAMES ;;
+esac
+for s in $PROOF_STEPS; do
+  case " $STEP_NAMES " in *" $s "*) ;; *)
+    echo "gpu-proof: PROOF_STEPS: unknown step '$s' (proof, memcheck, all, or some of: $STEP_NAMES)" >&2; exit 2 ;;
+  esac
+done
+[ -n "${PROOF_STEPS// /}" ] || { echo "gpu-proof: PROOF_STEPS is empty (proof, memcheck, all, or step names)" >&2; exit 2; }
+if ! [[ $DEADLINE_S =~ ^[0-9]+$ ]] || (( 10#$DEADLINE_S < 60 || 10#$DEADLINE_S > 600 )); then
+  echo "gpu-proof: PROOF_DEADLINE_S must be whole seconds in 60..600, not '$DEADLINE_S'" >&2; exit 2
+fi
+DEADLINE_S=$(( 10#$DEADLINE_S ))
+if ! [[ $JOBS =~ ^[0-9]+$ ]] || (( 10#$JOBS < 1 )); then
+  echo "gpu-proof: PROOF_JOBS must be a whole number of at least 1, not '$JOBS'" >&2; exit 2
+fi
+[ -n "${EXPECT_GPU// /}" ] || { echo "gpu-proof: PROOF_EXPECT_GPU is blank: name the GPU the baselines are for (H100)" >&2; exit 2; }
 
 # The GPU runners: the cuda lines of the roster, src/runners/runners.def.
 GPU_RUNNERS=$(sed -n 's/^LSTM_RUNNER(\([a-z0-9_]*\), *cuda,.*/\1/p' src/runners/runners.def | tr '\n' ' ')
@@ -79,11 +103,11 @@ preflight() {
 }
 
 gpu_present() {
-  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then return 0; fi
+  if command -v nvidia-smi >/dev/null 2>&1 && timeout 30 nvidia-smi -L >/dev/null 2>&1; then return 0; fi
   [ -e /dev/nvidiactl ]
 }
 
-gpu_model() { nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1; }
+gpu_model() { timeout 30 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1; }
 
 # Baselines are per machine, and docs/gpu-proof.md expects an H100's figures:
 # a fallback machine (an H200) must not record them under that expectation.
@@ -159,7 +183,7 @@ esac
 # of $SUMMARY.
 
 step_env() {
-  nvidia-smi || true
+  timeout 30 nvidia-smi || true
   print_tools
   "$NVCC" --version
   echo "cmake: $(cmake --version | head -1); generator: $GENERATOR; jobs: $JOBS; build: $BUILD"
@@ -202,7 +226,7 @@ skip_is_allowed() { # TEST GPU-TESTS
 
 step_ctest() {
   (cd "$BUILD" && LSTMCHECK_REQUIRE_GPU=1 ctest -L "unit|numerics" -j"$(( JOBS / 2 > 1 ? JOBS / 2 : 1 ))" \
-     --output-on-failure) | tee "$LOGS/ctest.out"
+     --output-on-failure --no-tests=error) | tee "$LOGS/ctest.out"
   local rc=${PIPESTATUS[0]} bad="" other="" t gpu_tests
   gpu_tests=$(cd "$BUILD" && ctest -N -L gpu | sed -n 's/^ *Test *#[0-9]*: *//p' | tr '\n' ' ')
   for t in $(grep -o '[0-9]* - [^ ]* (Skipped)' "$LOGS/ctest.out" | awk '{print $3}'); do
@@ -228,7 +252,7 @@ memcheck_one() {
   rc=$?
   case $rc in
     0) what=ok ;;
-    77) what="skipped: $(grep -m1 -E 'refuses|SKIP' "$log" | cut -c1-160)" ;;
+    77) what="skipped: $(grep -m1 -o -E 'CUDNN_STATUS_[A-Z_]+|SKIP .*' "$log" | cut -c1-160)" ;;
     99) what="FINDINGS (see memcheck.$r.log)" ;;
     124 | 137) what="CUT at ${left}s" ;;
     *) what="FAIL (exit $rc)" ;;
@@ -250,8 +274,8 @@ step_memcheck() {
   local total reached bad
   total=$(echo $GPU_RUNNERS | wc -w)
   reached=$(grep -c -v 'NOT STARTED' "$LOGS/memcheck.status")
-  # clean: ok, or skipped because cuDNN refused the shape (the line names it)
-  bad=$(grep -v -E ': ok,' "$LOGS/memcheck.status" | grep -v -E ': skipped: .*(refuses|CUDNN_STATUS)' |
+  # clean: ok, or skipped because cuDNN refused the shape (the line names its status)
+  bad=$(grep -v -E ': ok,' "$LOGS/memcheck.status" | grep -v -E ': skipped: CUDNN_STATUS_' |
         cut -d' ' -f1 | tr '\n' ' ')
   echo "memcheck reached $reached of $total GPU runners; not clean or not reached: ${bad:-none}"
   [ -z "$bad" ]
@@ -308,7 +332,7 @@ step_bench() {
   local rc=$? other
   cat "$LOGS/bench.table"
   if (( rc == 3 )); then
-    other=$(grep '^SKIP ' "$LOGS/bench.table" | grep -v 'cuDNN refuses this configuration')
+    other=$(grep '^SKIP ' "$LOGS/bench.table" | grep -v 'cuDNN refuses this configuration: .*CUDNN_STATUS_')
     [ -n "$other" ] && { echo "skipped for another reason than a cuDNN refusal: $other"; return 1; }
     echo "bench: every skip is a cuDNN refusal (named above)"
     return 0
@@ -351,11 +375,6 @@ export -f find_tools print_tools wheel_file gpu_model gpu_is_expected skip_is_al
 STEPS_CORRECTNESS="ctest:300 racecheck:180 default_math_gate:180"
 STEPS_TIMING="bench:120 cublas_math:60 pytorch:90 baselines:300"
 STEPS_SANITIZER="memcheck:600"
-case $PROOF_STEPS in
-  proof) PROOF_STEPS="ctest racecheck default_math_gate bench cublas_math pytorch baselines" ;;
-  all) PROOF_STEPS="ctest racecheck default_math_gate bench cublas_math pytorch baselines memcheck" ;;
-esac
-
 if [ "$mode" = --dry-run ]; then
   echo "gpu-proof --dry-run: OUT=$OUT BUILD=$BUILD JOBS=$JOBS deadline ${DEADLINE_S}s steps: $PROOF_STEPS"
   echo "GPU runners: $GPU_RUNNERS"
@@ -376,8 +395,12 @@ fi
 
 # ---------------------------------------------------------------------------
 # Setup on the lent machine.
+if ! mkdir -p "$OUT" 2>/dev/null || [ ! -d "$OUT" ] || [ ! -w "$OUT" ]; then
+  echo "gpu-proof: OUT='$OUT' is not a folder that can be written" >&2
+  exit 2
+fi
 rm -rf "$OUT/logs" "$SUMMARY"
-mkdir -p "$LOGS" "$OUT/baselines"
+mkdir -p "$LOGS" "$OUT/baselines" || exit 2
 if [ -f .devdeps/unpack.sh ]; then
   # shellcheck disable=SC1091
   set +u; source .devdeps/unpack.sh > "$LOGS/unpack.log" 2>&1; set -u

@@ -106,7 +106,8 @@ enum {
     LSTMCHECK_STATE_GRADS = 1u << 4,
     /* A library it calls decides at create() which shapes it takes within
      * these caps (cuDNN's persistent algorithm, taken for some shapes only):
-     * its refusal, LSTMCHECK_UNSUPPORTED naming the library's status in err,
+     * its refusal, LSTMCHECK_UNSUPPORTED naming the library's status in err
+     * (its enumerator, such as CUDNN_STATUS_NOT_SUPPORTED_SHAPE),
      * stays a skip where a GPU proof (LSTMCHECK_REQUIRE_GPU=1) fails every
      * other skip inside the caps. */
     LSTMCHECK_LIBRARY_DECIDES = 1u << 5,

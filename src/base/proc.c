@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -129,4 +130,12 @@ void proc_remove_dir(const char *dir)
         closedir(d);
     }
     rmdir(dir);
+}
+
+void proc_die_with_parent(void)
+{
+    const pid_t parent = getppid();
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) /* it died before the request was in place */
+        _exit(1);
 }

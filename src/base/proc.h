@@ -26,6 +26,10 @@ int proc_run(char *const argv[], const proc_io *io, lc_error *err);
 /* The last non-empty line of a log file (for one-line errors). */
 void proc_log_last_line(const char *log_path, char *buf, size_t n);
 
+/* In a forked child: be killed when the parent dies (a killed lstmcheck
+ * must not leave children measuring beside whatever runs next). */
+void proc_die_with_parent(void);
+
 /* Remove a directory and the plain files directly inside it. */
 void proc_remove_dir(const char *dir);
 

@@ -290,7 +290,8 @@ lc_status gate_run(const runner_ops *r, numerics_context *c, const char *dump_di
     return rep->status;
 }
 
-gate_skip_class gate_classify_skip(const runner_ops *r, const lstm_shape *s, const int *lengths)
+gate_skip_class gate_classify_skip(const runner_ops *r, const lstm_shape *s, const int *lengths,
+                                   const char *reason)
 {
     lstm_problem shape_only;
     memset(&shape_only, 0, sizeof shape_only);
@@ -299,7 +300,10 @@ gate_skip_class gate_classify_skip(const runner_ops *r, const lstm_shape *s, con
     lc_error why;
     if (runner_supports_shape(r, &shape_only, &why) != LC_OK)
         return GATE_SKIP_OUTSIDE_CAPS;
-    return (r->caps & RUNNER_LIBRARY_DECIDES) ? GATE_SKIP_LIBRARY_REFUSED : GATE_SKIP_INSIDE_CAPS;
+    /* a library's refusal names its status (CUDNN_STATUS_NOT_SUPPORTED, ...):
+     * a skip of such a runner for any other reason is not the library's */
+    const int named = reason && strstr(reason, "_STATUS_");
+    return (r->caps & RUNNER_LIBRARY_DECIDES) && named ? GATE_SKIP_LIBRARY_REFUSED : GATE_SKIP_INSIDE_CAPS;
 }
 
 void gate_format_summary(const runner_ops *r, const gate_report *rep, char *buf, size_t n)

@@ -94,10 +94,12 @@ lc_status gate_run(const runner_ops *r, numerics_context *c, const char *dump_di
 /* Why a runner skipped a case it was given (the gate said LC_UNSUPPORTED). */
 typedef enum gate_skip_class {
     GATE_SKIP_OUTSIDE_CAPS,      /* the shape is outside its declared caps (layers, lengths) */
-    GATE_SKIP_LIBRARY_REFUSED,   /* inside them, and its library decides (RUNNER_LIBRARY_DECIDES) */
+    GATE_SKIP_LIBRARY_REFUSED,   /* inside them, and its library, which decides (RUNNER_LIBRARY_DECIDES),
+                                    refused naming its status (a "..._STATUS_..." enumerator in reason) */
     GATE_SKIP_INSIDE_CAPS,       /* inside them, for no declared reason: a failure where a GPU is required */
 } gate_skip_class;
-gate_skip_class gate_classify_skip(const runner_ops *r, const lstm_shape *s, const int *lengths);
+gate_skip_class gate_classify_skip(const runner_ops *r, const lstm_shape *s, const int *lengths,
+                                   const char *reason);
 
 /* One line: "PASS cpu worst dw_hh.0[12,7] ratio 0.03" or the failure. */
 void gate_format_summary(const runner_ops *r, const gate_report *rep, char *buf, size_t n);

@@ -2,6 +2,7 @@
 #include "check/isolate.h"
 
 #include "base/files.h"
+#include "base/proc.h"
 
 #include "device/device.h"
 #include "runners/plugin.h"
@@ -52,6 +53,7 @@ int isolate_run(isolate_child_fn child, isolate_parent_fn parent, void *arg, lc_
     }
     if (pid == 0) {
         close(fds[0]);
+        proc_die_with_parent();
         const int rc = child(arg, fds[1]);
         close(fds[1]);
         fflush(stdout);

@@ -386,6 +386,13 @@ static lc_status update_item(update_run *ur, const work_item *it)
     }
     snprintf(j.entry.git_commit, sizeof j.entry.git_commit, "%s", ur->commit);
     j.entry.reproducible = ur->reproducible;
+    /* what the file could not hold (a noise beyond its limit on a busy
+     * machine) is this runner's failure, said now, not the whole update's later */
+    if (baseline_check_entry(&j.entry, &j.err)) {
+        fprintf(stderr, "lstmcheck: %s %s: %s; not recorded\n", it->runner->name, j.tag, j.err.msg);
+        baseline_entry_free(&j.entry);
+        return LC_ERROR;
+    }
     print_update_row(&j.entry, ur->file, !ur->measured);
     ur->fresh[ur->measured++] = j.entry;
     /* --keep-going stores each entry at once: what was measured survives a
@@ -437,17 +444,18 @@ static lc_status cmd_update(const cli_options *o, lc_device device, const char *
         goto out;
     }
     /* without --keep-going the first runner that fails stops the update with nothing written */
-    for (int i = 0; i < n && rc != LC_BAD_INPUT && (!rc || o->keep_going); i++) {
-        const lc_status item = update_item(&ur, &items[i]);
+    int tried = 0;
+    for (; tried < n && rc != LC_BAD_INPUT && (!rc || o->keep_going); tried++) {
+        const lc_status item = update_item(&ur, &items[tried]);
         ur.failed += item != LC_OK;
         rc = item == LC_BAD_INPUT || !rc ? item : rc;
     }
     if (o->keep_going) {
         if (ur.failed)
-            printf("--keep-going: %d of %d (runner, shape) pairs not recorded (above); %d recorded\n", ur.failed, n,
-                   ur.stored);
+            printf("--keep-going: %d of %d (runner, shape) pairs not recorded (above), %d not tried; %d recorded\n",
+                   ur.failed, n, n - tried, ur.stored);
     } else if (rc) {
-        printf("nothing written\n");
+        printf("nothing written (%d of %d (runner, shape) pairs not tried)\n", n - tried, n);
     } else if (ur.measured) {
         rc = store_entries(ur.fresh, ur.measured, &b, path);
     }

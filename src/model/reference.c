@@ -105,10 +105,11 @@ static lstm_reference_tape *tape_alloc(const lstm_shape *s, lc_error *err)
     return t;
 }
 
-/* The reference's thread count (0: every online processor). Results do
- * not depend on it: the work is split only where elements are independent
- * (sequences in the forward and in the backward recurrence, weight rows in
- * the parameter gradients), and each element is summed in the same order. */
+/* The reference's thread count (0: as many as pay off, up to every
+ * processor it may use). Results do not depend on it: the work is split
+ * only where elements are independent (sequences in the forward and in
+ * the backward recurrence, weight rows in the parameter gradients), and
+ * each element is summed in the same order. */
 static int reference_threads;
 
 void lstm_reference_set_threads(int n)
@@ -119,6 +120,23 @@ void lstm_reference_set_threads(int n)
 int lstm_reference_threads(void)
 {
     return reference_threads ? reference_threads : lc_online_cpus();
+}
+
+/* Starting a thread costs tens of microseconds: each thread takes at
+ * least this much work (a stack of 1e6 one-unit layers ran 12x slower on
+ * two threads than on one when every loop was split). */
+#define REFERENCE_MIN_FLOPS_PER_THREAD 4e6
+
+/* Threads for one layer's loops (each about 2 T B 4H (I_l + H) operations). */
+static int layer_threads(const lstm_shape *s, int l)
+{
+    if (reference_threads)
+        return reference_threads; /* set: exactly that many (the tests) */
+    const double flops = 2.0 * s->seq_length * s->batch * 4.0 * s->hidden_size *
+                         (lstm_layer_input_size(s, l) + (double)s->hidden_size);
+    const double n = flops / REFERENCE_MIN_FLOPS_PER_THREAD;
+    const int most = lc_online_cpus();
+    return n < 1 ? 1 : n < most ? (int)n : most;
 }
 
 /* One layer's forward, shared by the chunks of sequences. */
@@ -195,7 +213,6 @@ int lstm_reference_forward(const lstm_problem *p, lstm_results *r, lstm_referenc
 {
     const lstm_shape *s = &p->shape;
     const int B = s->batch, H = s->hidden_size, L = s->num_layers;
-    const int threads = lstm_reference_threads();
     lstm_reference_tape *t = tape_alloc(s, err);
     if (!t)
         return 1;
@@ -210,7 +227,7 @@ int lstm_reference_forward(const lstm_problem *p, lstm_results *r, lstm_referenc
         lstm_copy_to_double(t->w_hh[l], p->w_hh[l], lstm_w_hh_elems(s));
         forward_layer fl = {p, t, r, l, (l + 1 < L) ? t->input[l + 1] : r->y, scratch};
         memset(fl.out, 0, lstm_seq_elems(s, H) * sizeof(double));
-        lc_parallel_for(B, threads, forward_sequences, &fl);
+        lc_parallel_for(B, layer_threads(s, l), forward_sequences, &fl);
     }
     free(scratch);
     if (tape_out)
@@ -329,7 +346,6 @@ int lstm_reference_backward(const lstm_problem *p, const lstm_reference_tape *t,
     const lstm_shape *s = &p->shape;
     const int B = s->batch, H = s->hidden_size, L = s->num_layers;
     const size_t H4 = 4 * (size_t)H;
-    const int threads = lstm_reference_threads();
     /* gradient w.r.t. the current layer's output sequence: starts as dy */
     double *d_out = alloc_doubles(lstm_seq_elems(s, H), err);
     double *d_in = alloc_doubles(lstm_seq_elems(s, s->input_size > H ? s->input_size : H), err);
@@ -349,8 +365,8 @@ int lstm_reference_backward(const lstm_problem *p, const lstm_reference_tape *t,
         memset(r->db_hh[l], 0, H4 * sizeof(double));
         memset(d_in, 0, lstm_seq_elems(s, In) * sizeof(double));
         backward_layer bl = {p, t, r, l, d_out, d_in, dgates, scratch};
-        lc_parallel_for(B, threads, backward_sequences, &bl);
-        lc_parallel_for((int)H4, threads, backward_weight_rows, &bl);
+        lc_parallel_for(B, layer_threads(s, l), backward_sequences, &bl);
+        lc_parallel_for((int)H4, layer_threads(s, l), backward_weight_rows, &bl);
         /* this layer's input gradient is the gradient of the layer below's output */
         if (l > 0)
             memcpy(d_out, d_in, lstm_seq_elems(s, H) * sizeof(double));

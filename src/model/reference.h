@@ -26,9 +26,10 @@ int lstm_reference_backward(const lstm_problem *p, const lstm_reference_tape *ta
 
 void lstm_reference_tape_free(lstm_reference_tape *tape);
 
-/* How many threads the reference uses: n, or with 0 (the default) every
- * online processor. Its results are the same bit for bit at any count
- * (unit.reference_threads_bit_identical). */
+/* How many threads the reference uses: exactly n, or with 0 (the default)
+ * as many as a layer's work pays for, up to every processor it may use
+ * (lstm_reference_threads() says how many that is). Its results are the
+ * same bit for bit at any count (unit.reference_threads_bit_identical). */
 void lstm_reference_set_threads(int n);
 int lstm_reference_threads(void);
 

@@ -2,6 +2,7 @@
 #include "perf/perf.h"
 
 #include "base/files.h"
+#include "base/proc.h"
 
 #include "device/timer.h"
 
@@ -119,6 +120,7 @@ static int measure_round(const runner_ops *r, const lstm_problem *p, const perf_
     }
     if (pid == 0) {
         close(fds[0]);
+        proc_die_with_parent();
         harness_result hr;
         round_header h;
         memset(&h, 0, sizeof h);

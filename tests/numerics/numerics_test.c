@@ -20,27 +20,26 @@ static int gpu_required(void)
     return v && !strcmp(v, "1");
 }
 
-/* Gate r on one case and print the line; the gate's status, or LC_ERROR. */
-static lc_status run_case(const runner_ops *r, const numerics_case *nc, double *ratio)
+/* Gate r on one case into rep and print the line; the gate's status. */
+static lc_status run_case(const runner_ops *r, const numerics_case *nc, gate_report *rep)
 {
     int ragged[NUMERICS_MAX_BATCH];
     const int *lengths = numerics_case_lengths(nc, ragged);
     const lstm_shape *s = &nc->shape;
     numerics_context ctx;
     lc_error err;
+    memset(rep, 0, sizeof *rep);
     if (numerics_context_init(&ctx, s, nc->seed, lengths, &err)) {
         printf("ERROR %s: %s\n", r->name, err.msg);
-        return LC_ERROR;
+        return rep->status = LC_ERROR;
     }
-    gate_report rep;
     char line[1024];
-    gate_run(r, &ctx, NULL, &rep);
-    gate_format_summary(r, &rep, line, sizeof line);
+    gate_run(r, &ctx, NULL, rep);
+    gate_format_summary(r, rep, line, sizeof line);
     numerics_context_free(&ctx);
     printf("T=%d B=%d I=%d H=%d L=%d%s seed=%llu: %s\n", s->seq_length, s->batch, s->input_size,
            s->hidden_size, s->num_layers, lengths ? " varlen" : "", nc->seed, line);
-    *ratio = rep.worst.ratio;
-    return rep.status;
+    return rep->status;
 }
 
 /* 0 when r can run here; else the exit code, with the line printed (an
@@ -67,12 +66,14 @@ typedef struct group_tally {
     double worst; /* the worst ratio of the cases the gate compared */
 } group_tally;
 
-/* A skip: outside the runner's caps, its library's refusal (printed with
- * the case), or inside its caps: a failure under LSTMCHECK_REQUIRE_GPU=1. */
-static void count_skip(const runner_ops *r, const numerics_case *nc, int strict, group_tally *t)
+/* A skip: outside the runner's caps, its library's refusal naming the
+ * library's status (printed with the case), or inside its caps: a failure
+ * under LSTMCHECK_REQUIRE_GPU=1. */
+static void count_skip(const runner_ops *r, const numerics_case *nc, const char *reason, int strict,
+                       group_tally *t)
 {
     int ragged[NUMERICS_MAX_BATCH];
-    switch (gate_classify_skip(r, &nc->shape, numerics_case_lengths(nc, ragged))) {
+    switch (gate_classify_skip(r, &nc->shape, numerics_case_lengths(nc, ragged), reason)) {
     case GATE_SKIP_OUTSIDE_CAPS:
         t->outside_caps++;
         break;
@@ -96,13 +97,13 @@ static void run_group(const runner_ops *r, const numerics_group *g, int strict, 
 {
     memset(t, 0, sizeof *t);
     for (int c = 0; c < g->ncases; c++) {
-        double ratio = 0;
-        const lc_status st = run_case(r, &g->cases[c], &ratio);
+        gate_report rep;
+        const lc_status st = run_case(r, &g->cases[c], &rep);
         if (st == LC_OK) t->passed++;
         else if (st != LC_UNSUPPORTED) t->failed++;
-        else count_skip(r, &g->cases[c], strict, t);
-        if ((st == LC_OK || st == LC_FAILED) && ratio > t->worst)
-            t->worst = ratio;
+        else count_skip(r, &g->cases[c], rep.reason, strict, t);
+        if ((st == LC_OK || st == LC_FAILED) && rep.worst.ratio > t->worst)
+            t->worst = rep.worst.ratio;
     }
 }
 

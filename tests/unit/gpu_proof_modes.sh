@@ -3,6 +3,7 @@
 #   gpu_proof_modes.sh ROOT no_git      a copy of the script outside a git checkout refuses (exit 2)
 #   gpu_proof_modes.sh ROOT gpu_model   baselines only on the expected GPU (nvidia-smi stubbed)
 #   gpu_proof_modes.sh ROOT cu13_wheels nvcc, compute-sanitizer and CUPTI found in CUDA 13 wheels
+#   gpu_proof_modes.sh ROOT settings    a typo in a setting is refused (exit 2) before any work
 set -uo pipefail
 root=$1 case=$2
 scratch=$(mktemp -d)
@@ -40,6 +41,21 @@ case $case in
     grep -qF "(wheel: $w/bin/nvcc)" <<<"$out" || fail "nvcc of the cu13 wheel not found"
     grep -qF "(wheel: $w/bin/compute-sanitizer)" <<<"$out" || fail "compute-sanitizer of the cu13 wheel not found"
     grep -qF "CUPTI from a wheel: $w/include/cupti.h $w/lib/libcupti.so.13" <<<"$out" || fail "CUPTI of the cu13 wheel not found" ;;
-  *) echo "usage: gpu_proof_modes.sh ROOT no_git|gpu_model|cu13_wheels" >&2; exit 2 ;;
+  settings)
+    proof=$root/ci/gpu-proof.sh
+    expect 2 "unknown step 'memchek'" env PROOF_STEPS=memchek bash "$proof" --dry-run
+    expect 2 "PROOF_STEPS is empty" env PROOF_STEPS=' ' bash "$proof" --dry-run
+    expect 2 "must be whole seconds in 60..600, not '60s'" env PROOF_DEADLINE_S=60s bash "$proof" --dry-run
+    expect 2 "not '1)'" env PROOF_DEADLINE_S='1)' bash "$proof" --dry-run
+    expect 2 "PROOF_JOBS must be" env PROOF_JOBS=0 bash "$proof" --dry-run
+    expect 2 "PROOF_EXPECT_GPU is blank" env PROOF_EXPECT_GPU=' ' bash "$proof" --check-gpu-model
+    expect 2 "one mode at most" bash "$proof" --preflight extra
+    # OUT is checked right after the GPU check, before anything is built (a stub answers it)
+    mkdir -p "$scratch/bin"
+    printf '#!/bin/sh\necho "NVIDIA H100 80GB HBM3"\n' > "$scratch/bin/nvidia-smi"; chmod +x "$scratch/bin/nvidia-smi"
+    echo keep > "$scratch/out-file"
+    expect 2 "is not a folder that can be written" env PATH="$scratch/bin:$PATH" OUT="$scratch/out-file" bash "$proof"
+    [ "$(cat "$scratch/out-file")" = keep ] || fail "OUT's file was changed" ;;
+  *) echo "usage: gpu_proof_modes.sh ROOT no_git|gpu_model|cu13_wheels|settings" >&2; exit 2 ;;
 esac
 echo "PASS: $case"

@@ -342,14 +342,18 @@ int test_gate_classify_skip(void)
     runner_ops r = *registry_find("cpu");
     const lstm_shape s = {.seq_length = 3, .batch = 2, .input_size = 4, .hidden_size = 5, .num_layers = 2};
     const int lengths[] = {3, 1};
+    const char *refusal = "cudnn_persist create: cuDNN refuses this configuration: CUDNN_STATUS_NOT_SUPPORTED (3000)";
     r.caps &= ~(unsigned)RUNNER_VARLEN;
-    CHECK(gate_classify_skip(&r, &s, lengths) == GATE_SKIP_OUTSIDE_CAPS, "lengths without varlen");
-    CHECK(gate_classify_skip(&r, &s, NULL) == GATE_SKIP_INSIDE_CAPS, "a fixed-length shape inside the caps");
+    CHECK(gate_classify_skip(&r, &s, lengths, "") == GATE_SKIP_OUTSIDE_CAPS, "lengths without varlen");
+    CHECK(gate_classify_skip(&r, &s, NULL, refusal) == GATE_SKIP_INSIDE_CAPS, "a library that does not decide");
     r.caps |= RUNNER_LIBRARY_DECIDES;
-    CHECK(gate_classify_skip(&r, &s, NULL) == GATE_SKIP_LIBRARY_REFUSED, "the library decides");
-    CHECK(gate_classify_skip(&r, &s, lengths) == GATE_SKIP_OUTSIDE_CAPS, "outside the caps comes first");
+    CHECK(gate_classify_skip(&r, &s, NULL, refusal) == GATE_SKIP_LIBRARY_REFUSED, "the library decides");
+    CHECK(gate_classify_skip(&r, &s, NULL, "cudnn_persist create: out of device memory") == GATE_SKIP_INSIDE_CAPS,
+          "a skip that names no library status");
+    CHECK(gate_classify_skip(&r, &s, NULL, NULL) == GATE_SKIP_INSIDE_CAPS, "no reason at all");
+    CHECK(gate_classify_skip(&r, &s, lengths, refusal) == GATE_SKIP_OUTSIDE_CAPS, "outside the caps comes first");
     r.caps &= ~(unsigned)RUNNER_MULTILAYER;
     r.max_layers = 1;
-    CHECK(gate_classify_skip(&r, &s, NULL) == GATE_SKIP_OUTSIDE_CAPS, "two layers for a one-layer runner");
+    CHECK(gate_classify_skip(&r, &s, NULL, refusal) == GATE_SKIP_OUTSIDE_CAPS, "two layers for a one-layer runner");
     return 0;
 }
