@@ -9,17 +9,17 @@
 typedef struct parallel_chunk {
     lc_parallel_fn fn;
     void *arg;
-    int chunk, begin, end;
+    int begin, end;
 } parallel_chunk;
 
 static void *run_chunk(void *p)
 {
     parallel_chunk *c = p;
-    c->fn(c->arg, c->chunk, c->begin, c->end);
+    c->fn(c->arg, c->begin, c->end);
     return NULL;
 }
 
-int lc_parallel_chunks(int n, int threads)
+static int chunks_for(int n, int threads)
 {
     if (threads > LC_PARALLEL_MAX_THREADS)
         threads = LC_PARALLEL_MAX_THREADS;
@@ -30,12 +30,12 @@ int lc_parallel_chunks(int n, int threads)
 
 void lc_parallel_for(int n, int threads, lc_parallel_fn fn, void *arg)
 {
-    const int k = lc_parallel_chunks(n, threads);
+    const int k = chunks_for(n, threads);
     parallel_chunk chunks[LC_PARALLEL_MAX_THREADS];
     pthread_t tid[LC_PARALLEL_MAX_THREADS];
     int started[LC_PARALLEL_MAX_THREADS] = {0};
     for (int c = 0; c < k; c++)
-        chunks[c] = (parallel_chunk){fn, arg, c, (int)((long long)n * c / k), (int)((long long)n * (c + 1) / k)};
+        chunks[c] = (parallel_chunk){fn, arg, (int)((long long)n * c / k), (int)((long long)n * (c + 1) / k)};
     for (int c = 1; c < k; c++)
         started[c] = pthread_create(&tid[c], NULL, run_chunk, &chunks[c]) == 0;
     run_chunk(&chunks[0]);

@@ -12,15 +12,12 @@ extern "C" {
 
 #define LC_PARALLEL_MAX_THREADS 64
 
-/* Does indices [begin, end) as the chunk-th of the chunks. */
-typedef void (*lc_parallel_fn)(void *arg, int chunk, int begin, int end);
+/* Does indices [begin, end). */
+typedef void (*lc_parallel_fn)(void *arg, int begin, int end);
 
-/* The number of chunks lc_parallel_for(n, threads, ...) makes: at most
- * threads, at most n, at least 1 (callers size per-chunk scratch with it). */
-int lc_parallel_chunks(int n, int threads);
-
-/* Runs fn over [0, n) in lc_parallel_chunks(n, threads) contiguous chunks,
- * one thread each (the caller's thread does the first). A thread that
+/* Runs fn over [0, n) in contiguous chunks, as many as threads (at most n
+ * and LC_PARALLEL_MAX_THREADS), one thread each (the caller's thread does
+ * the first). A thread that
  * cannot be started leaves its chunk to the caller's thread: never an error. */
 void lc_parallel_for(int n, int threads, lc_parallel_fn fn, void *arg);
 

@@ -265,7 +265,7 @@ lc_status gate_run(const runner_ops *r, numerics_context *c, const char *dump_di
         return not_compared(rep, avail == LC_ERROR ? LC_ERROR : LC_UNSUPPORTED, "", err.msg);
     if (numerics_context_get(c, r, &p, &ref, &err))
         return not_compared(rep, LC_ERROR, "reference: ", err.msg);
-    if (runner_supports_shape(r, p, &err) != LC_OK)
+    if (runner_supports_shape(r, &p->shape, p->lengths, &err) != LC_OK)
         return not_compared(rep, LC_UNSUPPORTED, "", err.msg);
     lstm_results got;
     if (lstm_results_alloc(&got, &p->shape, &err))
@@ -293,12 +293,8 @@ lc_status gate_run(const runner_ops *r, numerics_context *c, const char *dump_di
 gate_skip_class gate_classify_skip(const runner_ops *r, const lstm_shape *s, const int *lengths,
                                    const char *reason)
 {
-    lstm_problem shape_only;
-    memset(&shape_only, 0, sizeof shape_only);
-    shape_only.shape = *s;
-    shape_only.lengths = (int *)lengths;
     lc_error why;
-    if (runner_supports_shape(r, &shape_only, &why) != LC_OK)
+    if (runner_supports_shape(r, s, lengths, &why) != LC_OK)
         return GATE_SKIP_OUTSIDE_CAPS;
     /* a library's refusal names its status (CUDNN_STATUS_NOT_SUPPORTED, ...):
      * a skip of such a runner for any other reason is not the library's */

@@ -111,11 +111,7 @@ int isolate_precheck(const runner_ops *r, const numerics_context *c, gate_report
 {
     lc_error why = {{0}};
     const int avail = r->available(&why);
-    lstm_problem shape_only;
-    memset(&shape_only, 0, sizeof shape_only);
-    shape_only.shape = c->shape;
-    shape_only.lengths = c->lengths;
-    if (avail == LC_OK && runner_supports_shape(r, &shape_only, &why) == LC_OK)
+    if (avail == LC_OK && runner_supports_shape(r, &c->shape, c->lengths, &why) == LC_OK)
         return 0;
     rep->status = avail == LC_ERROR ? LC_ERROR : LC_UNSUPPORTED;
     snprintf(rep->reason, sizeof rep->reason, "%s", why.msg);

@@ -342,13 +342,16 @@ static void update_job_run(update_job *j)
         j->rc = gate_said(r, &rep, j->tag, stdout, j->skip, sizeof j->skip);
         return;
     }
+    if (!isolate_runner(r)) {
+        gate_and_measure(j);
+        return;
+    }
+    /* the reference, made here before the fork, is the child's too */
     const lstm_problem *p;
     const lstm_results *ref;
-    if (!isolate_runner(r) || numerics_context_get(j->ctx, r, &p, &ref, &j->err)) {
-        if (!j->err.msg[0])
-            gate_and_measure(j);
-        else
-            j->rc = LC_ERROR, j->measure_failed = 1;
+    if (numerics_context_get(j->ctx, r, &p, &ref, &j->err)) {
+        j->rc = LC_ERROR;
+        j->measure_failed = 1;
         return;
     }
     lc_error why = {{0}};

@@ -153,9 +153,8 @@ typedef struct forward_layer {
  * weight row is read once per step for the whole chunk (from cache), and
  * every sum is still one row's dot with one sequence's vector, as when the
  * sequences ran one after another. */
-static void forward_sequences(void *arg, int chunk, int b0, int b1)
+static void forward_sequences(void *arg, int b0, int b1)
 {
-    (void)chunk;
     const forward_layer *fl = arg;
     const lstm_problem *p = fl->p;
     const lstm_shape *s = &p->shape;
@@ -254,9 +253,8 @@ typedef struct backward_layer {
 
 /* Sequences [b0, b1) back through their steps, a step at a time for all
  * of them (as in the forward): dgates, d_in, dh0, dc0. */
-static void backward_sequences(void *arg, int chunk, int b0, int b1)
+static void backward_sequences(void *arg, int b0, int b1)
 {
-    (void)chunk;
     const backward_layer *bl = arg;
     const lstm_problem *p = bl->p;
     const lstm_shape *s = &p->shape;
@@ -314,9 +312,8 @@ static void backward_sequences(void *arg, int chunk, int b0, int b1)
 /* Weight rows [j0, j1): dW and db summed over sequences, then steps from
  * the last (the order of the recurrence); the step's input row is read
  * once for all rows of the chunk. */
-static void backward_weight_rows(void *arg, int chunk, int j0, int j1)
+static void backward_weight_rows(void *arg, int j0, int j1)
 {
-    (void)chunk;
     const backward_layer *bl = arg;
     const lstm_problem *p = bl->p;
     const lstm_shape *s = &p->shape;

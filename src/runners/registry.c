@@ -151,9 +151,8 @@ int registry_validate(const runner_ops *const *table, lc_error *err)
     return 0;
 }
 
-int runner_supports_shape(const runner_ops *r, const lstm_problem *p, lc_error *why)
+int runner_supports_shape(const runner_ops *r, const lstm_shape *s, const int *lengths, lc_error *why)
 {
-    const lstm_shape *s = &p->shape;
     if (s->num_layers > 1 && !(r->caps & RUNNER_MULTILAYER)) {
         lc_error_set(why, "%s runs one layer only (numLayers=%d)", r->name, s->num_layers);
         return LC_UNSUPPORTED;
@@ -163,7 +162,7 @@ int runner_supports_shape(const runner_ops *r, const lstm_problem *p, lc_error *
                      s->num_layers);
         return LC_UNSUPPORTED;
     }
-    if (p->lengths && !(r->caps & RUNNER_VARLEN)) {
+    if (lengths && !(r->caps & RUNNER_VARLEN)) {
         lc_error_set(why, "%s takes no variable-length batches", r->name);
         return LC_UNSUPPORTED;
     }

@@ -67,8 +67,9 @@ const runner_ops *registry_runner(int i);
 const runner_ops *registry_default_runner(int i);
 /* 0 when every entry is complete and names are unique; else err says which. */
 int registry_validate(const runner_ops *const *table, lc_error *err);
-/* LC_OK when r can take this problem's shape (caps, layers); else why. */
-int runner_supports_shape(const runner_ops *r, const lstm_problem *p, lc_error *why);
+/* LC_OK when r can take this shape, with these lengths (NULL: fixed
+ * length), by its caps and layers; else why. */
+int runner_supports_shape(const runner_ops *r, const lstm_shape *s, const int *lengths, lc_error *why);
 
 #ifdef __cplusplus
 }
