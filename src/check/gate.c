@@ -7,9 +7,41 @@
 #include "model/reference.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+void gate_report_start(gate_report *rep, lc_status status)
+{
+    memset(rep, 0, sizeof *rep);
+    rep->worst.ratio = -1;
+    rep->status = status;
+}
+
+void gate_report_startf(gate_report *rep, lc_status status, const char *fmt, ...)
+{
+    gate_report_start(rep, status);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rep->reason, sizeof rep->reason, fmt, ap);
+    va_end(ap);
+}
+
+static int clamp_int(int v, int lo, int hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+void gate_report_received(gate_report *rep)
+{
+    rep->reason[sizeof rep->reason - 1] = 0;
+    rep->worst.tensor[sizeof rep->worst.tensor - 1] = 0;
+    rep->worst.ndim = clamp_int(rep->worst.ndim, 0, 3);
+    rep->ntensors = clamp_int(rep->ntensors, 0, GATE_MAX_TENSORS);
+    for (int i = 0; i < rep->ntensors; i++)
+        rep->tensors[i].name[sizeof rep->tensors[i].name - 1] = 0;
+}
 
 int numerics_context_init(numerics_context *c, const lstm_shape *s, uint64_t seed,
                           const int *lengths, lc_error *err)
@@ -197,11 +229,9 @@ void gate_compare(const runner_ops *r, const lstm_results *ref, const lstm_resul
     const lstm_shape *s = &ref->shape;
     const int cap = lstm_results_view_capacity(s);
     lstm_tensor_view *rv = calloc((size_t)cap, sizeof *rv), *gv = calloc((size_t)cap, sizeof *gv);
-    memset(rep, 0, sizeof *rep);
-    rep->worst.ratio = -1;
+    gate_report_start(rep, LC_OK);
     if (!rv || !gv) {
-        rep->status = LC_ERROR;
-        snprintf(rep->reason, sizeof rep->reason, "out of host memory comparing results");
+        gate_report_startf(rep, LC_ERROR, "out of host memory comparing results");
         free(rv); free(gv);
         return;
     }
@@ -248,15 +278,14 @@ static int run_once(const runner_ops *r, const lstm_problem *p, lstm_results *go
 /* A skip or an error before any comparison: status and reason. */
 static lc_status not_compared(gate_report *rep, lc_status status, const char *prefix, const char *why)
 {
-    rep->status = status;
-    snprintf(rep->reason, sizeof rep->reason, "%s%s", prefix, why);
+    gate_report_startf(rep, status, "%s%s", prefix, why);
     return status;
 }
 
 lc_status gate_run(const runner_ops *r, numerics_context *c, const char *dump_dir,
                      gate_report *rep)
 {
-    memset(rep, 0, sizeof *rep);
+    gate_report_start(rep, LC_OK);
     lc_error err = {{0}};
     const lstm_problem *p;
     const lstm_results *ref;
@@ -276,8 +305,8 @@ lc_status gate_run(const runner_ops *r, numerics_context *c, const char *dump_di
     const char *stage;
     const int rc = run_once(r, p, &got, &stage, &err);
     if (rc != LC_OK) {
-        rep->status = rc == LC_UNSUPPORTED ? LC_UNSUPPORTED : LC_ERROR;
-        snprintf(rep->reason, sizeof rep->reason, "%s %s: %s", r->name, stage, err.msg);
+        gate_report_startf(rep, rc == LC_UNSUPPORTED ? LC_UNSUPPORTED : LC_ERROR, "%s %s: %s", r->name, stage,
+                          err.msg);
         lstm_results_free(&got);
         return rep->status;
     }
@@ -306,9 +335,9 @@ void gate_format_summary(const runner_ops *r, const gate_report *rep, char *buf,
 {
     const gate_worst *w = &rep->worst;
     char idx[64] = "";
-    int k = 0;
-    for (int d = 0; d < w->ndim; d++)
-        k += snprintf(idx + k, sizeof idx - (size_t)k, "%s%d", d ? "," : "", w->index[d]);
+    size_t k = 0;
+    for (int d = 0; d < w->ndim && d < 3 && k < sizeof idx; d++)
+        k += (size_t)snprintf(idx + k, sizeof idx - k, "%s%d", d ? "," : "", w->index[d]);
     switch (rep->status) {
     case LC_OK:
         snprintf(buf, n, "PASS %s: %d tensors within tolerance; worst %s[%s] error %.3g of allowed %.3g (ratio %.3f)",
@@ -322,6 +351,10 @@ void gate_format_summary(const runner_ops *r, const gate_report *rep, char *buf,
             snprintf(buf, n, "FAIL %s: %d of %d tensors out of tolerance; worst %s[%s] = %.6g, reference %.6g, error %.3g > allowed %.3g (ratio %.3g)",
                      r->name, rep->tensors_failed, rep->tensors_checked, w->tensor, idx, w->value, w->ref,
                      w->err, w->allowed, w->ratio);
+        if (rep->reason[0]) { /* where it was seen, when not in the gate's own run */
+            const size_t k = strlen(buf);
+            snprintf(buf + k, n - k, " (%s)", rep->reason);
+        }
         break;
     case LC_UNSUPPORTED:
         snprintf(buf, n, "SKIP %s: %s", r->name, rep->reason);

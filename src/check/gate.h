@@ -34,12 +34,24 @@ typedef struct gate_worst {
 
 typedef struct gate_report {
     lc_status status;
-    char reason[512];       /* why it skipped or errored */
+    char reason[512];       /* why it skipped or errored; for a failure seen in a timed
+                               iteration (perf/harness.h), which one */
     gate_worst worst;       /* the element with the largest error/allowed */
     int tensors_checked, tensors_failed;
     int ntensors;
     gate_tensor_summary tensors[GATE_MAX_TENSORS];
 } gate_report;
+
+/* The one way a report starts: nothing compared, no worst element, the
+ * status set, no reason; gate_report_startf sets a reason too. Every
+ * function that fills a report starts it so, whatever path it takes. */
+void gate_report_start(gate_report *rep, lc_status status);
+void gate_report_startf(gate_report *rep, lc_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A report read from a child process: strings terminated and counts and
+ * dimensions within their arrays, so that a child that sent garbage cannot
+ * make its reader read or write past them. */
+void gate_report_received(gate_report *rep);
 
 /* The inputs and reference results of one (shape, seed, lengths), made
  * once and shared by every runner checked or timed on them. Every output a

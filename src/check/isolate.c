@@ -104,6 +104,7 @@ static int gate_parent(void *arg, int fd, lc_error *err)
         lc_error_set(err, "its process sent no gate report");
         return 1;
     }
+    gate_report_received(j->rep);
     return 0;
 }
 
@@ -111,17 +112,17 @@ int isolate_precheck(const runner_ops *r, const numerics_context *c, gate_report
 {
     lc_error why = {{0}};
     const int avail = r->available(&why);
-    if (avail == LC_OK && runner_supports_shape(r, &c->shape, c->lengths, &why) == LC_OK)
+    if (avail == LC_OK && runner_supports_shape(r, &c->shape, c->lengths, &why) == LC_OK) {
+        gate_report_start(rep, LC_OK);
         return 0;
-    rep->status = avail == LC_ERROR ? LC_ERROR : LC_UNSUPPORTED;
-    snprintf(rep->reason, sizeof rep->reason, "%s", why.msg);
+    }
+    gate_report_startf(rep, avail == LC_ERROR ? LC_ERROR : LC_UNSUPPORTED, "%s", why.msg);
     return 1;
 }
 
 lc_status isolate_gate_run(const runner_ops *r, numerics_context *c, const char *dump_dir,
                              gate_report *rep)
 {
-    memset(rep, 0, sizeof *rep);
     if (isolate_precheck(r, c, rep))
         return rep->status;
     if (!isolate_runner(r))
@@ -130,17 +131,13 @@ lc_status isolate_gate_run(const runner_ops *r, numerics_context *c, const char 
     const lstm_results *ref;
     lc_error err = {{0}};
     if (numerics_context_get(c, r, &p, &ref, &err)) {
-        rep->status = LC_ERROR;
-        snprintf(rep->reason, sizeof rep->reason, "reference: %s", err.msg);
+        gate_report_startf(rep, LC_ERROR, "reference: %s", err.msg);
         return rep->status;
     }
     gate_job job = {r, c, dump_dir, rep};
     if (isolate_run(gate_child, gate_parent, &job, &err)) {
         const char *plugin = registry_origin(r);
-        memset(rep, 0, sizeof *rep);
-        rep->status = LC_ERROR;
-        snprintf(rep->reason, sizeof rep->reason, "%s%s: %s", plugin ? "plugin " : "", plugin ? plugin : r->name,
-                 err.msg);
+        gate_report_startf(rep, LC_ERROR, "%s%s: %s", plugin ? "plugin " : "", plugin ? plugin : r->name, err.msg);
     }
     return rep->status;
 }

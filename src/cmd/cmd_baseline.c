@@ -148,6 +148,16 @@ static lc_status gate_said(const runner_ops *r, const gate_report *rep, const ch
     return rep->status;
 }
 
+/* The timing found what the gate did not (perf/harness.h): a timed
+ * iteration's results differ from the reference. Said as gate_said says a
+ * failure; the runner's times are discarded. */
+static lc_status timed_results_wrong(const runner_ops *r, const char *tag, const char *line, FILE *out)
+{
+    fprintf(out, "WRONG %s: %s\n", tag, line);
+    fprintf(out, "  %s passed the gate, but results of its timed calls differ: its times are discarded\n", r->name);
+    return LC_FAILED;
+}
+
 /* Gate the runner on the shape (a GPU runner's fault stays in its child),
  * and say how it went (gate_said). */
 static lc_status gate_first(const runner_ops *r, numerics_context *ctx, const char *tag, FILE *out, char *skip,
@@ -305,7 +315,10 @@ static void gate_and_measure(update_job *j)
     const lstm_results *ref;
     numerics_context_get(j->ctx, r, &p, &ref, &j->err); /* ready: the gate made it */
     fprintf(stderr, "measuring %s %s (%d rounds)...\n", r->name, j->tag, j->ur->settings.baseline_rounds);
-    if (perf_measure_entry(r, p, j->ur->o->seed, &j->ur->settings, &j->entry, &j->err)) {
+    const lc_status st = perf_measure_entry(r, p, ref, j->ur->o->seed, &j->ur->settings, &j->entry, &j->err);
+    if (st == LC_FAILED) {
+        j->rc = timed_results_wrong(r, j->tag, j->err.msg, stdout);
+    } else if (st != LC_OK) {
         j->rc = LC_ERROR;
         j->measure_failed = 1;
     }
@@ -803,9 +816,12 @@ static void compare_item(compare_run *cr, const work_item *it)
     const lstm_results *ref;
     numerics_context_get(ctx, it->runner, &p, &ref, &err);
     perf_comparison c;
-    int rc = perf_compare(it->runner, p, e, &cr->settings, cr->comparisons, &c, &err);
-    if (rc) {
+    const lc_status rc = perf_compare(it->runner, p, ref, e, &cr->settings, cr->comparisons, &c, &err);
+    if (rc == LC_FAILED)
+        timed_results_wrong(it->runner, tag, err.msg, cr->o->json ? stderr : stdout);
+    else if (rc)
         fprintf(stderr, "lstmcheck: %s %s: %s\n", it->runner->name, tag, err.msg);
+    if (rc) {
         cr->failed++;
         return;
     }

@@ -90,6 +90,7 @@ static void bench_time(bench_job *j)
         .progress = j->progress ? show_progress : NULL,
         .progress_ctx = &pc,
         .hooks = j->prof ? prof_hooks(j->prof) : NULL,
+        .reference = ref, /* what is timed is what was checked */
     };
     if (j->budget > 0 && cfg.min_samples > 2)
         cfg.min_samples = 2; /* std needs two; the budget may stop after them */
@@ -97,11 +98,15 @@ static void bench_time(bench_job *j)
         snprintf(e->error, sizeof e->error, "%s", err.msg);
         return;
     }
-    int rc = harness_run(r, p, &cfg, &e->res, &err);
+    const lc_status rc = harness_run(r, p, &cfg, &e->res, &err);
     if (j->prof)
         bench_trace_end(j, rc);
     if (j->progress)
         fprintf(stderr, "\r%60s\r", "");
+    if (rc == LC_FAILED) { /* a timed iteration's results differ: the runner fails, untimed */
+        e->gate = e->res.timed_check;
+        return;
+    }
     if (rc) {
         snprintf(e->error, sizeof e->error, "%s", err.msg);
         return;
@@ -150,6 +155,8 @@ static int bench_parent(void *arg, int fd, lc_error *err)
         lc_error_set(err, "its process sent no result");
         return 1;
     }
+    gate_report_received(&e->gate);
+    e->error[sizeof e->error - 1] = 0;
     harness_result *res = &e->res;
     res->fwd_ms = res->bwd_ms = res->ctl_ms = NULL; /* the child's pointers */
     if (!e->timed)
@@ -189,8 +196,7 @@ static void bench_runner(bench_job *j)
     memset(e, 0, sizeof *e);
     e->runner = r;
     e->group = group;
-    e->gate.status = LC_ERROR;
-    snprintf(e->gate.reason, sizeof e->gate.reason, "%s: %s", r->name, err.msg);
+    gate_report_startf(&e->gate, LC_ERROR, "%s: %s", r->name, err.msg);
 }
 
 /* One bench: its options (the command's defaults filled in), the session,

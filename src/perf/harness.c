@@ -5,9 +5,11 @@
 #include "device/timer.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 double harness_median_rel_error(const sample_summary *s)
 {
@@ -58,14 +60,19 @@ static void pop(const harness_hooks *h)
         h->range_pop(h->ctx);
 }
 
+/* The gradients are zeroed before the timed forward, outside the timed
+ * regions, so that after an iteration its results stay readable: the
+ * last iteration's are checked once the stopping rule has ended sampling. */
 static int one_iteration(const runner_ops *r, void *state, device_timer *timer,
                          const harness_hooks *hooks, const char *label, double *fwd, double *bwd,
                          lc_error *err)
 {
     int rc = 0;
     push(hooks, label);
+    if (r->caps & RUNNER_BACKWARD)
+        rc = r->zero_grads(state, err) != LC_OK;
     push(hooks, "forward");
-    rc = device_timer_start(timer, err) || r->forward(state, err) != LC_OK ||
+    rc = rc || device_timer_start(timer, err) || r->forward(state, err) != LC_OK ||
          device_timer_stop(timer, fwd, err);
     pop(hooks);
     *bwd = 0;
@@ -74,14 +81,127 @@ static int one_iteration(const runner_ops *r, void *state, device_timer *timer,
         rc = device_timer_start(timer, err) || r->backward(state, err) != LC_OK ||
              device_timer_stop(timer, bwd, err);
         pop(hooks);
-        rc = rc || r->zero_grads(state, err) != LC_OK;
     }
     pop(hooks);
     return rc;
 }
 
-int harness_run(const runner_ops *r, const lstm_problem *p, const harness_config *cfg,
-                harness_result *res, lc_error *err)
+/* Which timed iterations are compared with the reference: one drawn from
+ * the clock and the process, unknown to the runner, among those every run
+ * takes (the first min), and the last. */
+typedef struct timed_checker {
+    const lstm_results *reference; /* NULL: none compared */
+    lstm_results got;
+    int drawn;
+} timed_checker;
+
+static int checker_open(timed_checker *c, const lstm_results *reference, int min, lc_error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->reference = reference;
+    if (!reference)
+        return 0;
+    uint64_t x = (uint64_t)(wall_seconds() * 1e9) ^ ((uint64_t)getpid() << 32);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL; /* splitmix64's finalizer */
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    c->drawn = (int)((x ^ (x >> 31)) % (uint64_t)min);
+    return lstm_results_alloc(&c->got, &reference->shape, err);
+}
+
+static void checker_close(timed_checker *c)
+{
+    if (c->reference)
+        lstm_results_free(&c->got);
+}
+
+/* Iteration i's results (of n so far) read back and compared: LC_OK,
+ * LC_FAILED (res->timed_check says where) or LC_ERROR. */
+static lc_status check_iteration(const runner_ops *r, void *state, timed_checker *c, int i, harness_result *res,
+                                 lc_error *err)
+{
+    /* NaN until the runner writes it, as in the gate */
+    lstm_results_fill(&c->got, NAN);
+    if (r->read_results(state, &c->got, err) != LC_OK)
+        return LC_ERROR;
+    gate_compare(r, c->reference, &c->got, gate_views(r), &res->timed_check);
+    res->checked++;
+    snprintf(res->timed_check.reason, sizeof res->timed_check.reason, "timed iteration %d", i + 1);
+    if (res->timed_check.status == LC_OK)
+        return LC_OK;
+    char line[1024];
+    gate_format_summary(r, &res->timed_check, line, sizeof line);
+    lc_error_set(err, "%s", line);
+    return res->timed_check.status;
+}
+
+/* Warm-up: at most a quarter of the budget, but at least one iteration. */
+static int warm_up(const runner_ops *r, void *state, device_timer *timer, control_workload *control,
+                   const harness_config *cfg, double start, harness_result *res, lc_error *err)
+{
+    double fwd, bwd, ctl;
+    for (int i = 0; i < cfg->warmup; i++) {
+        if (i > 0 && cfg->time_budget_s > 0 && wall_seconds() - start > 0.25 * cfg->time_budget_s)
+            break;
+        char label[96];
+        snprintf(label, sizeof label, "%s warmup %d", r->name, i);
+        if (one_iteration(r, state, timer, cfg->hooks, label, &fwd, &bwd, err) ||
+            (control && control_run(control, &ctl, err)))
+            return 1;
+        res->warmup_done++;
+        if (cfg->progress)
+            cfg->progress(cfg->progress_ctx, "warmup", i + 1, cfg->warmup);
+    }
+    return 0;
+}
+
+/* 1 when the stopping rule ends sampling after res->n samples. */
+static int enough_samples(const runner_ops *r, const harness_config *cfg, int min, int max, double start,
+                          harness_result *res)
+{
+    if (res->n >= max)
+        return 1;
+    if (res->n < min)
+        return 0;
+    if (cfg->time_budget_s > 0 && wall_seconds() - start > cfg->time_budget_s) {
+        res->budget_hit = 1;
+        return 1;
+    }
+    if (cfg->target_rel_error > 0) {
+        harness_result_summarize(res);
+        const int fwd_ok = harness_median_rel_error(&res->fwd) < cfg->target_rel_error;
+        const int bwd_ok = !(r->caps & RUNNER_BACKWARD) || harness_median_rel_error(&res->bwd) < cfg->target_rel_error;
+        res->converged = fwd_ok && bwd_ok;
+    }
+    return res->converged;
+}
+
+/* Samples until the stopping rule ends them, the drawn iteration and the
+ * last compared with the reference. */
+static lc_status sample(const runner_ops *r, void *state, device_timer *timer, control_workload *control,
+                        const harness_config *cfg, int min, int max, double start, timed_checker *chk,
+                        harness_result *res, lc_error *err)
+{
+    for (;;) {
+        const int i = res->n;
+        char label[96];
+        snprintf(label, sizeof label, "%s iteration %d", r->name, i);
+        if (one_iteration(r, state, timer, cfg->hooks, label, &res->fwd_ms[i], &res->bwd_ms[i], err) ||
+            (control && control_run(control, &res->ctl_ms[i], err)))
+            return LC_ERROR;
+        res->n++;
+        if (cfg->progress)
+            cfg->progress(cfg->progress_ctx, "sample", res->n, max);
+        const int last = enough_samples(r, cfg, min, max, start, res);
+        lc_status st = LC_OK;
+        if (chk->reference && (i == chk->drawn || last))
+            st = check_iteration(r, state, chk, i, res, err);
+        if (st != LC_OK || last)
+            return st;
+    }
+}
+
+lc_status harness_run(const runner_ops *r, const lstm_problem *p, const harness_config *cfg,
+                      harness_result *res, lc_error *err)
 {
     memset(res, 0, sizeof *res);
     int max = cfg->max_samples > 0 ? cfg->max_samples : 1;
@@ -95,14 +215,15 @@ int harness_run(const runner_ops *r, const lstm_problem *p, const harness_config
     if (!res->fwd_ms || !res->bwd_ms || (cfg->with_control && !res->ctl_ms)) {
         lc_error_set(err, "out of host memory for %d samples", max);
         harness_result_free(res);
-        return 1;
+        return LC_ERROR;
     }
     device_timer *timer = NULL;
     control_workload *control = NULL;
     void *state = NULL;
-    int rc = 1;
+    timed_checker chk;
+    lc_status rc = LC_ERROR;
     double start = wall_seconds();
-    if (device_timer_create(r->device, &timer, err))
+    if (checker_open(&chk, cfg->reference, min, err) || device_timer_create(r->device, &timer, err))
         goto done;
     if (cfg->with_control) {
         if (control_create(r->device, &control, err))
@@ -113,62 +234,29 @@ int harness_run(const runner_ops *r, const lstm_problem *p, const harness_config
         state = NULL;
         goto done;
     }
-    double fwd, bwd, ctl;
-    /* warm-up: at most a quarter of the budget, but at least one iteration */
-    for (int i = 0; i < cfg->warmup; i++) {
-        if (i > 0 && cfg->time_budget_s > 0 && wall_seconds() - start > 0.25 * cfg->time_budget_s)
-            break;
-        char label[96];
-        snprintf(label, sizeof label, "%s warmup %d", r->name, i);
-        if (one_iteration(r, state, timer, cfg->hooks, label, &fwd, &bwd, err) ||
-            (control && control_run(control, &ctl, err)))
-            goto done;
-        res->warmup_done++;
-        if (cfg->progress)
-            cfg->progress(cfg->progress_ctx, "warmup", i + 1, cfg->warmup);
+    if (warm_up(r, state, timer, control, cfg, start, res, err))
+        goto done;
+    rc = sample(r, state, timer, control, cfg, min, max, start, &chk, res, err);
+    if (rc == LC_OK) {
+        res->peak_device_bytes = r->peak_device_bytes(state);
+        harness_result_summarize(res);
     }
-    while (res->n < max) {
-        int i = res->n;
-        char label[96];
-        snprintf(label, sizeof label, "%s iteration %d", r->name, i);
-        if (one_iteration(r, state, timer, cfg->hooks, label, &res->fwd_ms[i], &res->bwd_ms[i], err))
-            goto done;
-        if (control && control_run(control, &res->ctl_ms[i], err))
-            goto done;
-        res->n++;
-        if (cfg->progress)
-            cfg->progress(cfg->progress_ctx, "sample", res->n, max);
-        if (res->n < min)
-            continue;
-        if (cfg->time_budget_s > 0 && wall_seconds() - start > cfg->time_budget_s) {
-            res->budget_hit = res->n < max;
-            break;
-        }
-        if (cfg->target_rel_error > 0) {
-            harness_result_summarize(res);
-            int fwd_ok = harness_median_rel_error(&res->fwd) < cfg->target_rel_error;
-            int bwd_ok = !(r->caps & RUNNER_BACKWARD) ||
-                         harness_median_rel_error(&res->bwd) < cfg->target_rel_error;
-            if (fwd_ok && bwd_ok) {
-                res->converged = 1;
-                break;
-            }
-        }
-    }
-    res->peak_device_bytes = r->peak_device_bytes(state);
-    harness_result_summarize(res);
-    rc = 0;
 done:
     if (state)
         r->destroy(state);
+    checker_close(&chk);
     control_destroy(control);
     device_timer_destroy(timer);
     res->elapsed_s = wall_seconds() - start;
-    if (rc) {
-        /* keep the error; drop the partial samples */
-        double el = res->elapsed_s;
+    if (rc != LC_OK) {
+        /* keep the error and where the results differed; drop the samples */
+        const double el = res->elapsed_s;
+        const gate_report check = res->timed_check;
+        const int checked = res->checked;
         harness_result_free(res);
         res->elapsed_s = el;
+        res->timed_check = check;
+        res->checked = checked;
     }
     return rc;
 }

@@ -5,6 +5,7 @@
 #ifndef LSTMCHECK_HARNESS_H
 #define LSTMCHECK_HARNESS_H
 
+#include "check/gate.h"
 #include "model/lstm.h"
 #include "runners/runner.h"
 #include "perf/stats.h"
@@ -35,7 +36,15 @@ typedef struct harness_config {
     void (*progress)(void *ctx, const char *phase, int done, int total);
     void *progress_ctx;
     const harness_hooks *hooks; /* NULL: none */
+    /* The gate's reference for p. What is timed must be what was checked:
+     * the results of HARNESS_CHECKED timed iterations (one drawn at random
+     * among the first min_samples, and the last) are read back after their
+     * timed regions and compared with it by the gate's rule. NULL: not
+     * compared (only for tests of the harness itself). */
+    const lstm_results *reference;
 } harness_config;
+
+#define HARNESS_CHECKED 2
 
 typedef struct harness_result {
     int n, warmup_done;
@@ -47,9 +56,18 @@ typedef struct harness_result {
     double elapsed_s;
     size_t peak_device_bytes;
     char control_name[96];
+    /* The comparison of the timed iterations with the reference: how many
+     * were compared, and the report of the last one compared (its reason
+     * names the iteration). Kept when a difference discards the samples. */
+    int checked;
+    gate_report timed_check;
 } harness_result;
 
-int harness_run(const runner_ops *r, const lstm_problem *p, const harness_config *cfg,
+/* LC_OK; LC_FAILED when a timed iteration's results differ from the
+ * reference (res->timed_check says where; the samples are discarded and
+ * err has the gate's one-line summary); LC_ERROR when the runner or the
+ * timer failed (err says why). */
+lc_status harness_run(const runner_ops *r, const lstm_problem *p, const harness_config *cfg,
                 harness_result *res, lc_error *err);
 void harness_result_free(harness_result *res);
 /* Recompute the summaries from the sample arrays (after appending). */

@@ -72,8 +72,8 @@ void perf_default_settings(lc_device device, perf_settings *s)
     s->compare_budget_s = cuda ? 60 : 60;
 }
 
-static int measure_round_here(const runner_ops *r, const lstm_problem *p, const perf_settings *s,
-                              harness_result *res, lc_error *err)
+static lc_status measure_round_here(const runner_ops *r, const lstm_problem *p, const lstm_results *ref,
+                                    const perf_settings *s, harness_result *res, lc_error *err)
 {
     harness_config cfg = {
         .warmup = s->warmup,
@@ -82,12 +82,14 @@ static int measure_round_here(const runner_ops *r, const lstm_problem *p, const 
         .target_rel_error = s->target_rel_error,
         .time_budget_s = s->round_budget_s,
         .with_control = 1,
+        .reference = ref,
     };
     return harness_run(r, p, &cfg, res, err);
 }
 
 typedef struct round_header {
-    int rc, n, warmup_done, budget_hit, converged;
+    lc_status rc;
+    int n, warmup_done, budget_hit, converged;
     double elapsed_s;
     char control_name[96];
     char msg[512];
@@ -99,11 +101,11 @@ typedef struct round_header {
  * Measured in one process, the reference's rounds agreed within 0.3-1.3%
  * while fresh processes differed by up to 4.7%. CUDA rounds stay in
  * process: a CUDA context does not survive fork(). */
-static int measure_round(const runner_ops *r, const lstm_problem *p, const perf_settings *s,
-                         harness_result *res, lc_error *err)
+static lc_status measure_round(const runner_ops *r, const lstm_problem *p, const lstm_results *ref,
+                               const perf_settings *s, harness_result *res, lc_error *err)
 {
     if (r->device != LC_DEVICE_CPU)
-        return measure_round_here(r, p, s, res, err);
+        return measure_round_here(r, p, ref, s, res, err);
     int fds[2];
     if (pipe(fds) != 0) {
         lc_error_set(err, "pipe: %s", strerror(errno));
@@ -125,7 +127,7 @@ static int measure_round(const runner_ops *r, const lstm_problem *p, const perf_
         round_header h;
         memset(&h, 0, sizeof h);
         lc_error e = {{0}};
-        h.rc = measure_round_here(r, p, s, &hr, &e);
+        h.rc = measure_round_here(r, p, ref, s, &hr, &e);
         if (!h.rc) {
             h.n = hr.n;
             h.warmup_done = hr.warmup_done;
@@ -144,12 +146,14 @@ static int measure_round(const runner_ops *r, const lstm_problem *p, const perf_
     }
     close(fds[1]);
     round_header h;
-    int rc = 1;
+    lc_status rc = LC_ERROR;
     memset(res, 0, sizeof *res);
     if (fd_read_all(fds[0], &h, sizeof h)) {
         lc_error_set(err, "the measuring child process ended without a result");
     } else if (h.rc) {
+        h.msg[sizeof h.msg - 1] = 0;
         lc_error_set(err, "%s", h.msg);
+        rc = h.rc == LC_FAILED ? LC_FAILED : LC_ERROR; /* the timed results differed: wrong, not an error */
     } else {
         res->n = h.n;
         res->fwd_ms = malloc((size_t)(h.n ? h.n : 1) * sizeof(double));
@@ -168,7 +172,7 @@ static int measure_round(const runner_ops *r, const lstm_problem *p, const perf_
             res->elapsed_s = h.elapsed_s;
             snprintf(res->control_name, sizeof res->control_name, "%s", h.control_name);
             harness_result_summarize(res);
-            rc = 0;
+            rc = LC_OK;
         }
     }
     close(fds[0]);
@@ -229,8 +233,8 @@ static double rel_sd(const double *v, int n)
 _Static_assert(sizeof(((baseline_entry *)0)->runner) > LSTMCHECK_QUALIFIED_NAME_MAX,
                "baseline_entry.runner must hold <plugin>:<runner>");
 
-int perf_measure_entry(const runner_ops *r, const lstm_problem *p, unsigned long long seed,
-                       const perf_settings *s, baseline_entry *e, lc_error *err)
+lc_status perf_measure_entry(const runner_ops *r, const lstm_problem *p, const lstm_results *ref,
+                             unsigned long long seed, const perf_settings *s, baseline_entry *e, lc_error *err)
 {
     memset(e, 0, sizeof *e);
     snprintf(e->runner, sizeof e->runner, "%s", r->name);
@@ -249,10 +253,11 @@ int perf_measure_entry(const runner_ops *r, const lstm_problem *p, unsigned long
     }
     for (int k = 0; k < rounds; k++) {
         harness_result res;
-        if (measure_round(r, p, s, &res, err)) {
+        const lc_status st = measure_round(r, p, ref, s, &res, err);
+        if (st != LC_OK) {
             free(med_f); free(med_b);
             baseline_entry_free(e);
-            return 1;
+            return st;
         }
         snprintf(e->control, sizeof e->control, "%s", res.control_name);
         med_f[k] = res.fwd_ratio.median;
@@ -262,7 +267,7 @@ int perf_measure_entry(const runner_ops *r, const lstm_problem *p, unsigned long
         if (rc) {
             free(med_f); free(med_b);
             baseline_entry_free(e);
-            return 1;
+            return LC_ERROR;
         }
     }
     e->rounds = rounds;
@@ -291,8 +296,9 @@ static int decide_rounds(const perf_source *src, const perf_settings *s, int com
                          int *rounds, lc_error *err)
 {
     for (int here = 1;; here++) {
-        if (src->measure(src->ctx, base, cur, err))
-            return 1;
+        const int st = src->measure(src->ctx, base, cur, err);
+        if (st)
+            return st; /* LC_FAILED: a runner whose timed results differ, as the source said */
         (*rounds)++;
         sample_summary cb, cc;
         stats_summarize(base->ctl.samples, base->ctl.n, &cb);
@@ -349,7 +355,7 @@ static int confirm_slower(const perf_source *src, const perf_settings *s, int co
         decided_on(&cb.bwd_ratio, &cc.bwd_ratio, cb.noise_bwd, &out->on_bwd);
     free_measured(src, &cb, &cc);
     if (rc)
-        return 1;
+        return rc;
     verdict_confirm(&out->fwd, &vf);
     verdict_confirm(&out->bwd, &vb);
     return 0;
@@ -361,18 +367,19 @@ int perf_compare_source(const perf_source *src, const perf_settings *s, int comp
     memset(out, 0, sizeof *out);
     baseline_entry base, cur;
     double start = wall_seconds();
-    if (decide_fresh(src, s, comparisons, &base, &cur, &out->fwd, &out->bwd, &out->rounds, err)) {
+    int rc = decide_fresh(src, s, comparisons, &base, &cur, &out->fwd, &out->bwd, &out->rounds, err);
+    if (rc) {
         free_measured(src, &base, &cur);
-        return 1;
+        return rc;
     }
     decided_on(&base.fwd_ratio, &cur.fwd_ratio, base.noise_fwd, &out->on_fwd);
     decided_on(&base.bwd_ratio, &cur.bwd_ratio, base.noise_bwd, &out->on_bwd);
     /* a SLOWER is confirmed with independent measurements, decided on
      * their own (with a budget of their own) */
     if ((out->fwd.kind == VERDICT_SLOWER || out->bwd.kind == VERDICT_SLOWER) &&
-        confirm_slower(src, s, comparisons, out, err)) {
+        (rc = confirm_slower(src, s, comparisons, out, err))) {
         free_measured(src, &base, &cur);
-        return 1;
+        return rc;
     }
     out->samples = cur.fwd.n;
     stats_summarize(base.fwd.samples, base.fwd.n, &out->base_fwd);
@@ -390,6 +397,7 @@ int perf_compare_source(const perf_source *src, const perf_settings *s, int comp
 typedef struct in_process {
     const runner_ops *r;
     const lstm_problem *p;
+    const lstm_results *ref;
     const perf_settings *s;
 } in_process;
 
@@ -398,17 +406,18 @@ static int measure_in_process(void *ctx, baseline_entry *base, baseline_entry *c
     (void)base;
     const in_process *ip = ctx;
     harness_result res;
-    if (measure_round(ip->r, ip->p, ip->s, &res, err))
-        return 1;
+    const lc_status st = measure_round(ip->r, ip->p, ip->ref, ip->s, &res, err);
+    if (st != LC_OK)
+        return st;
     int rc = append_round(cur, &res, err);
     harness_result_free(&res);
     return rc;
 }
 
-int perf_compare(const runner_ops *r, const lstm_problem *p, const baseline_entry *e,
-                 const perf_settings *s, int comparisons, perf_comparison *out, lc_error *err)
+lc_status perf_compare(const runner_ops *r, const lstm_problem *p, const lstm_results *ref, const baseline_entry *e,
+                       const perf_settings *s, int comparisons, perf_comparison *out, lc_error *err)
 {
-    in_process ip = {r, p, s};
+    in_process ip = {r, p, ref, s};
     perf_source src = {.measure = measure_in_process, .ctx = &ip, .fixed_base = e};
     return perf_compare_source(&src, s, comparisons, out, err);
 }

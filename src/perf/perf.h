@@ -42,9 +42,12 @@ const perf_shape_set *perf_find_shape_set(lc_device device, const char *name);
 /* (runner, shape set) pairs of the device's perf matrix: the family of one perf run. */
 int perf_matrix_size(lc_device device);
 
-/* Measure rounds of r on p and fill a baseline entry (owns its arrays). */
-int perf_measure_entry(const runner_ops *r, const lstm_problem *p, unsigned long long seed,
-                       const perf_settings *s, baseline_entry *e, lc_error *err);
+/* Measure rounds of r on p and fill a baseline entry (owns its arrays).
+ * ref: the gate's reference for p, which the timed iterations' results are
+ * compared with (harness.h). LC_OK; LC_FAILED when they differed (err says
+ * where; nothing is kept); LC_ERROR. */
+lc_status perf_measure_entry(const runner_ops *r, const lstm_problem *p, const lstm_results *ref,
+                             unsigned long long seed, const perf_settings *s, baseline_entry *e, lc_error *err);
 
 /* What one phase's verdict was decided on: the runner/control ratios of
  * both sides (of the confirmation, where one replaced the first decision)
@@ -69,6 +72,7 @@ typedef struct perf_comparison {
  * comparison (fixed_base NULL) it appends to both sides, measured now, and
  * keeps base->noise_* at the noise of unchanged code measured so far. */
 typedef struct perf_source {
+    /* 0, or a status that ends the comparison (LC_FAILED: wrong results) */
     int (*measure)(void *ctx, baseline_entry *base, baseline_entry *cur, lc_error *err);
     void *ctx;
     const baseline_entry *fixed_base;
@@ -77,13 +81,15 @@ typedef struct perf_source {
 
 /* Measure and decide with the verdict rule: more measurements while
  * inconclusive, within s->compare_budget_s; a SLOWER is confirmed by fresh
- * measurements decided on their own. comparisons: the family size m. */
+ * measurements decided on their own. comparisons: the family size m.
+ * 0, or the status a measure() ended it with. */
 int perf_compare_source(const perf_source *src, const perf_settings *s, int comparisons, perf_comparison *out,
                         lc_error *err);
 
-/* perf_compare_source with r measured in rounds here against e. */
-int perf_compare(const runner_ops *r, const lstm_problem *p, const baseline_entry *e,
-                 const perf_settings *s, int comparisons, perf_comparison *out, lc_error *err);
+/* perf_compare_source with r measured in rounds here against e, its
+ * timed results compared with ref (as perf_measure_entry). */
+lc_status perf_compare(const runner_ops *r, const lstm_problem *p, const lstm_results *ref, const baseline_entry *e,
+                       const perf_settings *s, int comparisons, perf_comparison *out, lc_error *err);
 
 /* The worse of the two verdicts (SLOWER > INCONCLUSIVE > FASTER > SAME). */
 verdict_kind perf_overall(const perf_comparison *c);

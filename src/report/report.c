@@ -190,6 +190,7 @@ static void json_timing(json_writer *w, const bench_entry *x)
         json_member_string(w, "control_workload", x->res.control_name);
     }
     json_member_int(w, "warmup", x->res.warmup_done);
+    json_member_int(w, "checked_iterations", x->res.checked); /* timed ones compared with the reference */
     json_member_bool(w, "budget_hit", x->res.budget_hit);
     json_member_uint(w, "peak_device_bytes", x->res.peak_device_bytes);
     json_member_uint(w, "peak_rss_bytes", x->peak_rss_bytes);

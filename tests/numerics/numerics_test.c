@@ -28,10 +28,10 @@ static lc_status run_case(const runner_ops *r, const numerics_case *nc, gate_rep
     const lstm_shape *s = &nc->shape;
     numerics_context ctx;
     lc_error err;
-    memset(rep, 0, sizeof *rep);
     if (numerics_context_init(&ctx, s, nc->seed, lengths, &err)) {
         printf("ERROR %s: %s\n", r->name, err.msg);
-        return rep->status = LC_ERROR;
+        gate_report_startf(rep, LC_ERROR, "%s", err.msg);
+        return rep->status;
     }
     char line[1024];
     gate_run(r, &ctx, NULL, rep);

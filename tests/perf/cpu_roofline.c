@@ -135,7 +135,7 @@ int main(int argc, char **argv)
     numerics_context ctx;
     const lstm_problem *p;
     const lstm_results *ref;
-    const harness_config cfg = {.warmup = 2, .min_samples = nloops, .max_samples = nloops};
+    harness_config cfg = {.warmup = 2, .min_samples = nloops, .max_samples = nloops};
     harness_result res;
     sgemm_rates g;
     memset(&res, 0, sizeof res);
@@ -149,6 +149,7 @@ int main(int argc, char **argv)
     printf("OpenBLAS: %s, core %s, %d threads\n", openblas_get_config(), openblas_get_corename(),
            openblas_get_num_threads());
     g.before = sgemm_peak(&s, g.shape_before, sizeof g.shape_before);
+    cfg.reference = ref;
     if (harness_run(cpu, p, &cfg, &res, &err)) {
         fprintf(stderr, "cpu_roofline: %s\n", err.msg);
         goto out;

@@ -48,6 +48,7 @@ typedef struct power_setup {
     const char *ab_exe;        /* NULL: against the baseline */
     const runner_ops *runner;
     const lstm_problem *problem;
+    const lstm_results *reference;
     const baseline_entry *base;
     perf_settings settings;
 } power_setup;
@@ -56,7 +57,7 @@ static int run_trial(const power_setup *ps, double level, perf_comparison *c, lc
 {
     if (!ps->ab_exe) {
         lstm_extra_work_percent = level;
-        return perf_compare(ps->runner, ps->problem, ps->base, &ps->settings, POWER_COMPARISONS, c, err);
+        return perf_compare(ps->runner, ps->problem, ps->reference, ps->base, &ps->settings, POWER_COMPARISONS, c, err);
     }
     char env[64];
     snprintf(env, sizeof env, "LSTMCHECK_TEST_EXTRA_WORK=%g", level);
@@ -152,7 +153,7 @@ static int prepare_reference(power_setup *ps, const char *set_name, baseline_ent
         return 0;
     }
     lstm_extra_work_percent = 0;
-    if (perf_measure_entry(ps->runner, ps->problem, 17, &ps->settings, base, err))
+    if (perf_measure_entry(ps->runner, ps->problem, ps->reference, 17, &ps->settings, base, err))
         return 1;
     printf("baseline: cpu %s, %d samples in %d rounds, run-to-run noise fwd %.2f%% bwd %.2f%%, "
            "minimum effect fwd %.1f%% bwd %.1f%%\n",
@@ -316,6 +317,7 @@ static int measure_power(power_setup *ps, const power_args *a, numerics_context 
         return -1;
     perf_default_settings(LC_DEVICE_CPU, &ps->settings);
     ps->problem = p;
+    ps->reference = ref;
     const double t0 = wall_seconds();
     if (prepare_reference(ps, a->set_name, base, err))
         return -1;

@@ -112,6 +112,7 @@ static void fixed_entries(bench_entry *e, runner_ops *ops)
     timed(&e[0], fwd_a, bwd_a, NULL, 3);
     e[0].res.warmup_done = 1;
     e[0].res.budget_hit = 1;
+    e[0].res.checked = 2;
     e[0].peak_rss_bytes = 123456789;
     e[1].gate.status = LC_FAILED;
     e[1].gate.worst.ratio = INFINITY;
@@ -121,6 +122,7 @@ static void fixed_entries(bench_entry *e, runner_ops *ops)
     e[4].gate.worst.ratio = 0.5;
     timed(&e[4], fwd_b, bwd_b, ctl_b, 4);
     e[4].res.warmup_done = 10;
+    e[4].res.checked = 1;
     e[4].res.peak_device_bytes = (size_t)1 << 30;
     e[4].peak_rss_bytes = 2048;
     e[4].dev_used_before = 1000;

@@ -8,7 +8,9 @@
  *   PLANT_ABI        exports the symbols by hand, with the next ABI version
  *   PLANT_NO_INFO    exports the ABI version but not the description
  *   PLANT_LOAD_CRASH its initialization code crashes while lstmcheck loads it
- *   PLANT_AVAILABLE_CRASH its available() crashes */
+ *   PLANT_AVAILABLE_CRASH its available() crashes
+ *   PLANT_LAZY       forward and backward compute on their first call in a
+ *                    process (the gate's) and return at once afterwards */
 #include "cpu_lstm.h"
 
 #include <signal.h>
@@ -33,8 +35,24 @@ static int lstm_create(const lstmcheck_runner *self, const lstmcheck_problem *p,
     return cpu_lstm_runner.create(self, p, state, err);
 }
 
-static int lstm_forward(void *state, lstmcheck_error *err) { return cpu_lstm_runner.forward(state, err); }
-static int lstm_backward(void *state, lstmcheck_error *err) { return cpu_lstm_runner.backward(state, err); }
+#ifdef PLANT_LAZY
+static int forward_calls, backward_calls;
+#define LAZY(calls) if ((calls)++ > 0) return LSTMCHECK_OK
+#else
+#define LAZY(calls)
+#endif
+
+static int lstm_forward(void *state, lstmcheck_error *err)
+{
+    LAZY(forward_calls);
+    return cpu_lstm_runner.forward(state, err);
+}
+
+static int lstm_backward(void *state, lstmcheck_error *err)
+{
+    LAZY(backward_calls);
+    return cpu_lstm_runner.backward(state, err);
+}
 static int lstm_zero_grads(void *state, lstmcheck_error *err) { return cpu_lstm_runner.zero_grads(state, err); }
 static size_t lstm_peak_device_bytes(void *state) { return cpu_lstm_runner.peak_device_bytes(state); }
 static void lstm_destroy(void *state) { cpu_lstm_runner.destroy(state); }

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# What is timed is what was checked (docs/perf.md): the lazy plugin computes
+# on its first call and returns at once afterwards. It passes the gate; every
+# command that times it must call it wrong, keep none of its times, and say
+# which timed iteration differed.
+#   timed_check.sh LSTMCHECK GOOD_PLUGIN LAZY_PLUGIN WORK_DIR
+set -uo pipefail
+lstmcheck=$1 good=$2 lazy=$3 dir=$4
+shape=(--device cpu --seqLength 4 --hiddenSize 8 --inputSize 5 --miniBatch 2)
+rm -rf "$dir"
+mkdir -p "$dir"
+fails=0
+
+# expect NAME CODE PATTERN... -- ARGS: lstmcheck ARGS exits CODE and its
+# output holds every PATTERN
+expect() {
+  local name=$1 code=$2 patterns=()
+  shift 2
+  while [ "$1" != -- ]; do patterns+=("$1"); shift; done
+  shift
+  local out rc=0
+  out=$("$lstmcheck" "$@" 2>&1) || rc=$?
+  local ok=1
+  [ "$rc" = "$code" ] || ok=0
+  for p in "${patterns[@]}"; do grep -qF -- "$p" <<<"$out" || ok=0; done
+  if [ $ok = 1 ]; then
+    echo "PASS $name (exit $rc)"
+  else
+    echo "FAIL $name: exit $rc (want $code), output:"
+    sed 's/^/    /' <<<"$out"
+    fails=$((fails + 1))
+  fi
+}
+
+expect check 0 "PASS lazy:lstm" -- check --plugin "$lazy" "${shape[@]}"
+expect bench 1 "FAIL lazy:lstm" "(timed iteration" "(not timed)" -- \
+  bench --plugin "$lazy" "${shape[@]}" --nloops 5 --warmup 1 --no-progress
+expect update 1 "WRONG" "results of its timed calls differ" "refusing to record a baseline for lazy:lstm" -- \
+  baseline update --plugin "$lazy" --baseline-dir "$dir/update" --allow-dirty --nloops 5 --no-progress "${shape[@]}"
+if ls "$dir"/update/*.json >/dev/null 2>&1 && grep -q 'lazy:lstm' "$dir"/update/*.json; then
+  echo "FAIL update: a baseline entry of lazy:lstm was written"
+  fails=$((fails + 1))
+fi
+
+# compare against an entry recorded by the good plugin under the lazy one's name
+"$lstmcheck" baseline update --plugin "$good" --baseline-dir "$dir/base" --allow-dirty --nloops 10 --no-progress \
+  "${shape[@]}" >"$dir/update-good.log" 2>&1 || { echo "FAIL: recording good:lstm"; cat "$dir/update-good.log"; exit 1; }
+sed -i 's/"good:lstm"/"lazy:lstm"/' "$dir"/base/*.json
+expect compare 1 "WRONG" "results of its timed calls differ" -- \
+  baseline compare --plugin "$lazy" --baseline-dir "$dir/base" --max-seconds 5 "${shape[@]}"
+
+[ $fails = 0 ] && echo "PASS: lazy:lstm is wrong wherever it is timed" || { echo "$fails failed"; exit 1; }
