@@ -177,7 +177,33 @@ static int check_length(const char *s, size_t n, const char *name, const char *f
     return 0;
 }
 
-/* Every series of one measurement holds one value per sample. */
+/* An entry as messages name it: where it is, its runner and its shape. A
+ * runner's control characters (a file may hold them) are shown as '?': the
+ * message stays one line. */
+static void entry_label(const baseline_entry *e, const char *where, char *out, size_t n)
+{
+    char runner[sizeof e->runner], shape[128];
+    size_t i = 0;
+    for (; i < sizeof runner - 1 && e->runner[i]; i++)
+        runner[i] = (unsigned char)e->runner[i] < 0x20 || e->runner[i] == 0x7f ? '?' : e->runner[i];
+    runner[i] = '\0';
+    lstm_shape_format(&e->shape, LSTM_SHAPE_TAG, shape, sizeof shape);
+    snprintf(out, n, "%s (runner %s, shape %s)", where, runner, shape);
+}
+
+/* stored is time / control as measured, within BASELINE_RATIO_TOLERANCE of
+ * what the stored numbers give (an overflowed or vanished quotient never). */
+static int ratio_agrees(double stored, double time, double control)
+{
+    const double q = time / control;
+    return stored == q || (isfinite(q) && q > 0 && fabs(stored - q) <= BASELINE_RATIO_TOLERANCE * q);
+}
+
+/* The rule of an entry's series, in one place for the writer and the reader:
+ * every series of one measurement holds one value per sample, every sample
+ * is a positive finite number, and every ratio is its time over its control
+ * time (the verdict decides on the ratios: one that is not its times'
+ * quotient would decide what the times do not say). */
 static int check_series(const baseline_entry *e, const char *name, const char *where, lc_error *err)
 {
     const baseline_series *all[] = {&e->fwd, &e->bwd, &e->ctl, &e->fwd_ratio, &e->bwd_ratio};
@@ -192,6 +218,26 @@ static int check_series(const baseline_entry *e, const char *name, const char *w
                          where, names[i], all[i]->n, where, e->fwd.n);
             return 1;
         }
+    }
+    for (int i = 0; i < 5; i++)
+        for (int k = 0; k < all[i]->n; k++)
+            if (!isfinite(all[i]->samples[k]) || !(all[i]->samples[k] > 0)) {
+                lc_error_set(err, "%s: %s.%s.samples[%d] must be a positive finite number", name, where, names[i],
+                             k);
+                return 1;
+            }
+    for (int i = 0; i < 2; i++) {
+        const baseline_series *time = all[i], *ratio = all[3 + i];
+        for (int k = 0; k < ratio->n; k++)
+            if (!ratio_agrees(ratio->samples[k], time->samples[k], e->ctl.samples[k])) {
+                char label[256], stored[32], quotient[32];
+                entry_label(e, where, label, sizeof label);
+                json_format_double(ratio->samples[k], stored, sizeof stored);
+                json_format_double(time->samples[k] / e->ctl.samples[k], quotient, sizeof quotient);
+                lc_error_set(err, "%s: %s: %s[%d] is %s but %s/control is %s: a stored ratio must be its times' "
+                             "quotient", name, label, names[3 + i], k, stored, names[i], quotient);
+                return 1;
+            }
     }
     return 0;
 }
@@ -223,7 +269,7 @@ int baseline_check_entry(const baseline_entry *e, lc_error *err)
            check_limit(BL_ROUNDS, e->rounds, 1, name, "rounds", err) ||
            check_limit(BL_NOISE, e->noise_fwd, 0, name, "noise.forward", err) ||
            check_limit(BL_NOISE, e->noise_bwd, 0, name, "noise.backward", err) ||
-           check_series(e, name, e->runner, err);
+           check_series(e, name, "entry", err);
 }
 
 /* ---- reading: every field checked, errors name file and field ---- */
@@ -313,7 +359,7 @@ static int read_series(reader *r, const cJSON *obj, const char *where, const cha
     const cJSON *v;
     cJSON_ArrayForEach(v, arr)
     {
-        if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble <= 0) {
+        if (!cJSON_IsNumber(v)) { /* its value: check_series, the writer's rule */
             lc_error_set(r->err, "%s: %s.samples[%d] must be a positive finite number", r->path, at, i);
             return 1;
         }

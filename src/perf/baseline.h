@@ -8,6 +8,8 @@
 #include "model/lstm.h"
 #include "device/machine.h"
 
+#include <float.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -40,6 +42,21 @@ typedef struct baseline_limit {
     double lo, hi;
 } baseline_limit;
 extern const baseline_limit baseline_limits[BL_COUNT];
+/* A stored ratio (forward_ratio[i], backward_ratio[i]) must be its stored
+ * time over its stored control time (forward[i] / control[i]) within this
+ * relative difference, or the file is refused: the verdict decides on the
+ * ratios, so a ratio that is not its times' quotient would decide unseen.
+ * This writer prints every number as the shortest text that reads back to
+ * the same double, so its files give the very same quotient (0 would do).
+ * Files written before by cJSON 1.7 (the committed baselines among them)
+ * printed 15 digits whenever they read back within DBL_EPSILON relative
+ * (cJSON's compare_double), so each of time, control and ratio may be off
+ * by up to DBL_EPSILON, and the division made at measurement and the one
+ * made on reading by half of it each: at most about 4 DBL_EPSILON (the
+ * committed files: 1.8 at most). Twice that bound, about 1.8e-15: some
+ * thirteen orders of magnitude under the verdict's 3% floor, so no edit
+ * that could move a verdict passes. */
+#define BASELINE_RATIO_TOLERANCE (8 * DBL_EPSILON)
 /* Files larger than this are refused before they are read. */
 #define BASELINE_MAX_FILE_BYTES (256L << 20)
 
@@ -78,10 +95,13 @@ lc_status baseline_load_for(const char *path, const machine_key *key, baseline_f
 /* The same from len bytes in memory (name: what messages call them). A
  * strict reader: one JSON document and nothing after it, no NUL byte, no
  * key twice in one object, every number within BASELINE_LIMITS, every
- * string within its field, series lengths consistent. */
+ * string within its field, series lengths consistent, every stored ratio
+ * the quotient of its stored times (BASELINE_RATIO_TOLERANCE). */
 lc_status baseline_parse(const char *buf, size_t len, const char *name, baseline_file *b, lc_error *err);
-/* 0 when e is within every limit (what the reader accepts); else err names
- * the field. */
+/* 0 when e is within every limit (what the reader accepts): strings, sizes,
+ * noise, every series as long as the others, every sample positive and
+ * finite, every ratio its times' quotient (BASELINE_RATIO_TOLERANCE); else
+ * err names the field. The reader applies the same rules to every entry. */
 int baseline_check_entry(const baseline_entry *e, lc_error *err);
 /* Writes atomically (temporary file + rename); refuses an entry outside the
  * limits (nothing written). */

@@ -126,7 +126,7 @@ static int write_baseline(const char *dir, const char *name, const char *device,
     "\"hiddenSize\": 4, \"miniBatch\": 2}, \"seed\": 17, \"lstmcheck_version\": \"0.1.0\", \"git_commit\": \"" \
     commit "\", \"date\": \"" date "\", \"control_workload\": \"x\", \"rounds\": 1, " extra                   \
     "\"noise\": {\"forward\": 0.01, \"backward\": 0.01}, \"forward\": {\"samples\": [1, 2]}, \"backward\": "  \
-    "{\"samples\": [1, 2]}, \"control\": {\"samples\": [1, 2]}, \"forward_ratio\": {\"samples\": [1, 2]}, "  \
+    "{\"samples\": [1, 2]}, \"control\": {\"samples\": [1, 1]}, \"forward_ratio\": {\"samples\": [1, 2]}, "  \
     "\"backward_ratio\": {\"samples\": [1, 2]}}"
 
 int test_baseline_reference_commit(void)

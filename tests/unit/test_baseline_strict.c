@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "base/files.h"
+#include "base/json.h"
 #include "model/inputs.h"
 #include "perf/baseline.h"
 
@@ -69,13 +71,18 @@ static int random_entry(baseline_entry *e, int k, lc_rng *rng)
     awkward_string(e->control, sizeof e->control - 1, rng);
     e->reproducible = 0; /* an awkward commit is never reproducible */
     const int n = 1 + (int)(lc_rng_next(rng) % 40);
-    baseline_series *all[] = {&e->fwd, &e->bwd, &e->ctl, &e->fwd_ratio, &e->bwd_ratio};
-    for (int s = 0; s < 5; s++)
+    baseline_series *times[] = {&e->fwd, &e->bwd, &e->ctl};
+    for (int s = 0; s < 3; s++)
         for (int i = 0; i < n; i++) {
             /* positive, over many magnitudes, with all 53 bits of mantissa */
             const double v = ldexp(1 + lc_rng_uniform(rng) + ldexp(lc_rng_uniform(rng), -24), (int)(lc_rng_next(rng) % 80) - 40);
-            CHECK(!baseline_series_append(all[s], &v, 1, &err), "%s", err.msg);
+            CHECK(!baseline_series_append(times[s], &v, 1, &err), "%s", err.msg);
         }
+    for (int i = 0; i < n; i++) { /* the ratios are the times' quotients, as measured */
+        const double f = e->fwd.samples[i] / e->ctl.samples[i], b = e->bwd.samples[i] / e->ctl.samples[i];
+        CHECK(!baseline_series_append(&e->fwd_ratio, &f, 1, &err) &&
+                  !baseline_series_append(&e->bwd_ratio, &b, 1, &err), "%s", err.msg);
+    }
     return 0;
 }
 
@@ -160,10 +167,10 @@ static char *valid_text(size_t *len)
     snprintf(e.runner, sizeof e.runner, "cpu");
     snprintf(e.git_commit, sizeof e.git_commit, "0123456789abcdef0123456789abcdef01234567");
     snprintf(e.control, sizeof e.control, "control");
-    const double v[3] = {1, 2, 3};
+    const double v[3] = {1, 2, 3}, one[3] = {1, 1, 1};
     baseline_series *all[] = {&e.fwd, &e.bwd, &e.ctl, &e.fwd_ratio, &e.bwd_ratio};
-    for (int s = 0; s < 5; s++)
-        baseline_series_append(all[s], v, 3, &err);
+    for (int s = 0; s < 5; s++) /* control 1: every ratio is its time */
+        baseline_series_append(all[s], all[s] == &e.ctl ? one : v, 3, &err);
     baseline_put(&f, &e, &err);
     char path[4096];
     if (!scratch_file(path, sizeof path, "v.json") || baseline_save(path, &f, &err))
@@ -356,13 +363,16 @@ int test_baseline_linear_read(void)
     baseline_entry e = {.shape = {.seq_length = 1, .num_layers = 1, .input_size = 1, .hidden_size = 1, .batch = 1},
                         .rounds = 5};
     snprintf(e.runner, sizeof e.runner, "cpu");
-    double *v = malloc(N * sizeof *v);
-    for (int i = 0; i < N; i++)
+    double *v = malloc(N * sizeof *v), *one = malloc(N * sizeof *one);
+    for (int i = 0; i < N; i++) {
         v[i] = 1 + i * 1e-6;
+        one[i] = 1;
+    }
     baseline_series *all[] = {&e.fwd, &e.bwd, &e.ctl, &e.fwd_ratio, &e.bwd_ratio};
-    for (int s = 0; s < 5; s++)
-        CHECK(!baseline_series_append(all[s], v, N, &err), "%s", err.msg);
+    for (int s = 0; s < 5; s++) /* control 1: every ratio is its time */
+        CHECK(!baseline_series_append(all[s], all[s] == &e.ctl ? one : v, N, &err), "%s", err.msg);
     free(v);
+    free(one);
     baseline_put(&a, &e, &err);
     char path[4096];
     CHECK(scratch_file(path, sizeof path, "big.json"), "mkdtemp");
@@ -419,5 +429,196 @@ int test_baseline_store(void)
     baseline_free(&f);
     baseline_free(&g);
     baseline_free(&h);
+    return 0;
+}
+
+/* ---- the stored ratios are their stored times' quotients (issue 19) ---- */
+
+/* Where samples[index] of `series` starts in text (NULL when not found). */
+static const char *sample_at(const char *text, const char *series, int index)
+{
+    char key[64];
+    snprintf(key, sizeof key, "\"%s\": {", series);
+    const char *at = strstr(text, key);
+    at = at ? strstr(at, "\"samples\": [") : NULL;
+    if (!at)
+        return NULL;
+    at += strlen("\"samples\": [");
+    for (int k = 0; k < index; k++) {
+        at = strpbrk(at, ",]");
+        if (!at || *at != ',')
+            return NULL;
+        at += 2; /* ", " */
+    }
+    return at;
+}
+
+/* text with the number at samples[index] of `series` replaced by `value`
+ * (NULL when not found; free it). */
+static char *with_sample(const char *text, const char *series, int index, const char *value)
+{
+    const char *at = sample_at(text, series, index);
+    if (!at)
+        return NULL;
+    const size_t len = strcspn(at, ",]");
+    const size_t n = strlen(text) - len + strlen(value) + 1;
+    char *out = malloc(n);
+    snprintf(out, n, "%.*s%s%s", (int)(at - text), text, value, at + len);
+    return out;
+}
+
+/* samples[index] of `series` in text, as a double (NaN when not found). */
+static double sample_of(const char *text, const char *series, int index)
+{
+    const char *at = sample_at(text, series, index);
+    return at ? strtod(at, NULL) : NAN;
+}
+
+/* An entry measured as `baseline update` measures one: times in ms, each
+ * ratio its time over its control time. */
+static void measured_entry(baseline_entry *e)
+{
+    lc_error err;
+    memset(e, 0, sizeof *e);
+    snprintf(e->runner, sizeof e->runner, "cpu");
+    e->shape = (lstm_shape){.seq_length = 20, .num_layers = 1, .input_size = 128, .hidden_size = 128, .batch = 16};
+    e->seed = 17;
+    e->rounds = 5;
+    e->noise_fwd = 0.005;
+    e->noise_bwd = 0.004;
+    e->reproducible = 1;
+    snprintf(e->git_commit, sizeof e->git_commit, "0123456789abcdef0123456789abcdef01234567");
+    snprintf(e->control, sizeof e->control, "OpenBLAS sgemm 384^3");
+    lc_rng rng;
+    lc_rng_init(&rng, 19, 0, 0);
+    for (int i = 0; i < 8; i++) {
+        const double f = 3.2 + 0.4 * lc_rng_uniform(&rng), b = 5.7 + 0.3 * lc_rng_uniform(&rng),
+                     c = 3.5 + 0.2 * lc_rng_uniform(&rng), fr = f / c, br = b / c;
+        baseline_series_append(&e->fwd, &f, 1, &err);
+        baseline_series_append(&e->bwd, &b, 1, &err);
+        baseline_series_append(&e->ctl, &c, 1, &err);
+        baseline_series_append(&e->fwd_ratio, &fr, 1, &err);
+        baseline_series_append(&e->bwd_ratio, &br, 1, &err);
+    }
+}
+
+/* 0 when text, written to path, loads; else the loader's status (err set). */
+static lc_status load_text(const char *path, const char *text, baseline_file *b, lc_error *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f)) {
+        lc_error_set(err, "cannot write %s", path);
+        return LC_ERROR;
+    }
+    return baseline_load(path, b, err);
+}
+
+/* A valid file loads; a copy with one ratio (or one time) edited so that a
+ * ratio is no longer its times' quotient is refused, naming the file, the
+ * entry (runner and shape), the series and the first index that disagrees,
+ * by every reader (load, the command's load_for, the A/B commit search);
+ * the writer refuses such an entry. The one-ulp slack of files cJSON wrote
+ * is kept (BASELINE_RATIO_TOLERANCE). */
+int test_baseline_ratios_recomputed(void)
+{
+    baseline_file f = {0}, b;
+    lc_error err;
+    test_machine(&f.machine);
+    baseline_entry e;
+    measured_entry(&e);
+    CHECK(!baseline_put(&f, &e, &err), "%s", err.msg);
+    char path[4096], dir[4096], bad[4200];
+    CHECK(scratch_file(path, sizeof path, "valid.json"), "mkdtemp");
+    snprintf(dir, sizeof dir, "%.*s", (int)(strrchr(path, '/') - path), path);
+    snprintf(bad, sizeof bad, "%s/%s.json", dir, f.machine.slug); /* where the commands look */
+    CHECK(!baseline_save(path, &f, &err), "%s", err.msg);
+    size_t len;
+    char *text = NULL;
+    CHECK(file_read_regular(path, BASELINE_MAX_FILE_BYTES, &text, &len, &err) == LC_OK, "%s", err.msg);
+    CHECK(baseline_load(path, &b, &err) == LC_OK, "the valid file: %s", err.msg);
+    baseline_free(&b);
+
+    const double f3 = sample_of(text, "forward", 3), c3 = sample_of(text, "control", 3);
+    const double b0 = sample_of(text, "backward", 0), c0 = sample_of(text, "control", 0);
+    const double r0 = sample_of(text, "backward_ratio", 0), r1 = sample_of(text, "forward_ratio", 1);
+    char q3[32], q0[32], r0x[32], near[32], off[32], want[256];
+    json_format_double(f3 / c3, q3, sizeof q3);
+    json_format_double(b0 / c0, q0, sizeof q0);
+    json_format_double(r0 * 1.01, r0x, sizeof r0x);
+    json_format_double(nextafter(r1, 2 * r1), near, sizeof near);  /* one ulp: cJSON's slack */
+    json_format_double(r1 * (1 + 1e-12), off, sizeof off);          /* far under any verdict, still refused */
+    struct {
+        const char *series;
+        int index;
+        const char *value, *expect;
+    } cases[] = {
+        {"forward_ratio", 3, "1e308", "forward_ratio[3] is 1e+308 but forward/control is "},
+        {"backward_ratio", 0, r0x, "backward_ratio[0] is "},
+        {"forward_ratio", 1, off, "forward_ratio[1] is "},
+        {"forward", 2, "1e300", "forward_ratio[2] is "},      /* a time edited: the same rule */
+        {"control", 5, "1e-308", "forward_ratio[5] is "},     /* a quotient that overflows */
+        {"backward", 4, "0", "entries[0].backward.samples[4] must be a positive finite number"},
+        {"control", 6, "1e999", "entries[0].control.samples[6] must be a positive finite number"},
+    };
+    const char *entry = "entries[0] (runner cpu, shape s20-l1-i128-h128-b16): ";
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *t = with_sample(text, cases[i].series, cases[i].index, cases[i].value);
+        CHECK(t, "case %zu: no %s[%d] in the file", i, cases[i].series, cases[i].index);
+        const lc_status st = load_text(bad, t, &b, &err);
+        free(t);
+        CHECK(st == LC_BAD_INPUT && strstr(err.msg, bad) && strstr(err.msg, cases[i].expect) && !strchr(err.msg, '\n'),
+              "case %zu (%s[%d] = %s): status %d: %s", i, cases[i].series, cases[i].index, cases[i].value, st, err.msg);
+        CHECK(strstr(cases[i].expect, "must be") || strstr(err.msg, entry), "case %zu: the entry unnamed: %s", i,
+              err.msg);
+    }
+    /* the exact message of the two the issue names */
+    char *t = with_sample(text, "forward_ratio", 3, "1e308");
+    CHECK(load_text(bad, t, &b, &err) == LC_BAD_INPUT, "1e308 loaded");
+    snprintf(want, sizeof want, "%s: %sforward_ratio[3] is 1e+308 but forward/control is %s: a stored ratio must be "
+             "its times' quotient", bad, entry, q3);
+    CHECK(!strcmp(err.msg, want), "message\n  '%s'\nexpected\n  '%s'", err.msg, want);
+    /* every reader refuses it: the command's, the A/B commit search's (passed over) */
+    CHECK(baseline_load_for(bad, &f.machine, &b, &err) == LC_BAD_INPUT && strstr(err.msg, "forward_ratio[3]"),
+          "load_for: %s", err.msg);
+    CHECK(unlink(path) == 0, "unlink");
+    char commit[48], why[600];
+    CHECK(baseline_reference_commit(dir, LC_DEVICE_CPU, "cpu", &f.entries[0].shape, commit, why, sizeof why) == 1,
+          "the A/B commit search took %s from a tampered file", commit);
+    free(t);
+    t = with_sample(text, "backward_ratio", 0, r0x);
+    CHECK(load_text(bad, t, &b, &err) == LC_BAD_INPUT, "x1.01 loaded");
+    snprintf(want, sizeof want, "%s: %sbackward_ratio[0] is %s but backward/control is %s: a stored ratio must be "
+             "its times' quotient", bad, entry, r0x, q0);
+    CHECK(!strcmp(err.msg, want), "message\n  '%s'\nexpected\n  '%s'", err.msg, want);
+    free(t);
+    /* one ulp off (what cJSON's 15 digits left in the committed files) loads */
+    t = with_sample(text, "forward_ratio", 1, near);
+    CHECK(load_text(bad, t, &b, &err) == LC_OK, "one ulp: %s", err.msg);
+    baseline_free(&b);
+    free(t);
+    /* a ratio series shorter than its times, its n made to agree */
+    t = with_sample(text, "forward_ratio", 7, "");
+    char *shorter = t ? strstr(t, "\"forward_ratio\": {") : NULL;
+    CHECK(shorter, "no forward_ratio");
+    char *comma = strstr(shorter, ", ]");
+    char *n8 = strstr(shorter, "\"n\": 8");
+    CHECK(comma && n8 && n8 < comma, "layout of forward_ratio");
+    memmove(comma, comma + 2, strlen(comma + 2) + 1); /* "..., x, ]" -> "..., x]" */
+    n8[5] = '7';
+    CHECK(load_text(bad, t, &b, &err) == LC_BAD_INPUT && strstr(err.msg, "entries[0].forward_ratio has 7 samples") &&
+              strstr(err.msg, "every series has one per sample"), "%s", err.msg);
+    free(t);
+    /* the writer refuses what the reader would: nothing written */
+    CHECK(unlink(bad) == 0, "unlink");
+    f.entries[0].fwd_ratio.samples[3] = 1e308;
+    CHECK(baseline_save(bad, &f, &err) == 1 && strstr(err.msg, "forward_ratio[3] is 1e+308") && access(bad, F_OK) != 0,
+          "the writer: %s", err.msg);
+    f.entries[0].fwd_ratio.samples[3] = f3 / c3;
+    f.entries[0].ctl.samples[2] = -1;
+    CHECK(baseline_save(bad, &f, &err) == 1 && strstr(err.msg, "control.samples[2] must be a positive finite number") &&
+              access(bad, F_OK) != 0, "the writer: %s", err.msg);
+    free(text);
+    baseline_free(&f);
+    rmdir(dir);
     return 0;
 }

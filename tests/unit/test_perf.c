@@ -85,7 +85,7 @@ static const char *valid_entry =
     "\"miniBatch\": 2}, \"seed\": 17, \"lstmcheck_version\": \"0.1.0\", \"git_commit\": \"abc\", "
     "\"date\": \"2026-01-01T00:00:00Z\", \"control_workload\": \"x\", \"rounds\": 1, "
     "\"noise\": {\"forward\": 0.01, \"backward\": 0.01}, "
-    "\"forward\": {\"samples\": [1, 2]}, \"backward\": {\"samples\": [1, 2]}, \"control\": {\"samples\": [1, 2]}, "
+    "\"forward\": {\"samples\": [1, 2]}, \"backward\": {\"samples\": [1, 2]}, \"control\": {\"samples\": [1, 1]}, "
     "\"forward_ratio\": {\"samples\": [1, 2]}, \"backward_ratio\": {\"samples\": [%s]}}";
 
 /* A whole baseline file of one valid entry whose backward_ratio samples

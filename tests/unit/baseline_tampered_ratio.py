@@ -1,0 +1,85 @@
+"""A baseline file whose stored ratios are not its stored times' quotients
+(issue 19: the verdict decides on the ratios, so ratios of 1e308 made
+`baseline compare` say FASTER while its own raw column said +19.9%) is
+refused by every command that reads it: exit 2, one line on stderr naming
+the file, the entry (runner and shape) and the first sample that disagrees,
+nothing else on stdout than the JSON error under --json, the file untouched.
+usage: baseline_tampered_ratio.py LSTMCHECK
+Skips (77) when this machine measures its tiny entry too noisily for a
+baseline file to hold it (the only way to get a file with this machine's key)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SHAPE = ["--rnns", "cpu", "--seqLength", "2", "--numLayers", "1", "--inputSize", "2", "--hiddenSize", "3",
+         "--miniBatch", "1"]
+TAG = "s2-l1-i2-h3-b1"
+
+
+def run(exe, args):
+    return subprocess.run([exe, "baseline"] + args, capture_output=True, text=True)
+
+
+def measure(exe, folder):
+    """This machine's file with one entry of SHAPE: its path."""
+    for _ in range(3):
+        p = run(exe, ["update"] + SHAPE + ["--nloops", "5", "--allow-dirty", "--no-progress", "--baseline-dir",
+                                           folder])
+        if p.returncode == 0:
+            (path,) = [os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".json")]
+            return path
+        assert "is outside the noise range" in p.stderr, (p.returncode, p.stdout, p.stderr)
+    print("SKIP: three updates of a tiny entry measured noise beyond what a baseline file holds")
+    sys.exit(77)
+
+
+def expect_refused(exe, args, message, path):
+    before = open(path, "rb").read()
+    p = run(exe, args)
+    assert p.returncode == 2, (args, p.returncode, p.stdout, p.stderr)
+    # one line: the message (update adds why the file is left as it is)
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith("lstmcheck: " + message), (args, p.stderr, message)
+    if args[0] != "update":
+        assert p.stderr == "lstmcheck: " + message + "\n", (args, p.stderr, message)
+    if "--json" in args:
+        assert json.loads(p.stdout) == {"error": message, "status": "bad input"}, (args, p.stdout)
+    else:
+        assert p.stdout == "", (args, p.stdout)
+    assert open(path, "rb").read() == before, (args, "the file was changed")
+
+
+def main(exe):
+    folder = tempfile.mkdtemp(prefix="lstmcheck_tampered_")
+    try:
+        path = measure(exe, folder)
+        good = json.load(open(path))
+        p = run(exe, ["show", "--baseline-dir", folder])
+        assert p.returncode == 0, ("the valid file", p.returncode, p.stdout, p.stderr)
+        e = good["entries"][0]
+        cases = [("forward", 3, lambda r: 1e308), ("backward", 0, lambda r: r * 1.01)]
+        for series, i, tamper in cases:
+            doc = json.loads(json.dumps(good))
+            ratios = doc["entries"][0][series + "_ratio"]["samples"]
+            ratios[i] = tamper(ratios[i])
+            with open(path, "w") as f:
+                json.dump(doc, f, indent=2)  # repr: every other number reads back the same
+            quotient = e[series]["samples"][i] / e["control"]["samples"][i]
+            message = ("%s: entries[0] (runner cpu, shape %s): %s_ratio[%d] is %r but %s/control is %r: "
+                       "a stored ratio must be its times' quotient" % (path, TAG, series, i, ratios[i], series,
+                                                                       quotient))
+            d = ["--baseline-dir", folder]
+            expect_refused(exe, ["show"] + d, message, path)
+            expect_refused(exe, ["show", "--json"] + d, message, path)
+            expect_refused(exe, ["compare"] + SHAPE + d, message, path)
+            expect_refused(exe, ["compare", "--json"] + SHAPE + d, message, path)
+            expect_refused(exe, ["update"] + SHAPE + ["--allow-dirty", "--no-progress"] + d, message, path)
+    finally:
+        shutil.rmtree(folder)
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
