@@ -3,8 +3,9 @@
 # (control drift beyond the verdict's guard) is not left INCONCLUSIVE when its
 # commit can be rebuilt: compare falls back to an A/B against that commit.
 # The drift is made, not waited for: this machine's entry is recorded into a
-# scratch folder and its control times scaled by 1.6 (drift -37.5%); its
-# commit is set to the newest reproducible commit of the committed baselines.
+# scratch folder, its control times scaled by 1.6 (drift -37.5%) and its
+# ratios with them; its commit is set to the newest reproducible commit of
+# the committed baselines.
 #   drift_falls_back_to_ab.sh LSTMCHECK BASELINES_DIR
 # Exit 77 (skip), with the reason, when no committed baseline names a
 # reproducible commit or the A/B cannot run here (a shallow clone, a commit
@@ -30,12 +31,15 @@ if best is None:
 doc = json.load(open(path))
 for e in doc["entries"]:
     e["git_commit"], e["reproducible"] = best["git_commit"], True
-    ctl = e["control"]
-    for k, v in ctl.items():
-        if k == "samples":
-            ctl[k] = [x * 1.6 for x in v]
-        elif k != "n":
-            ctl[k] = v * 1.6
+    # control times x1.6, and the ratios runner/control with them: a file
+    # whose ratios are not its times' quotients is refused (docs/baselines.md)
+    for key, f in (("control", 1.6), ("forward_ratio", 1 / 1.6), ("backward_ratio", 1 / 1.6)):
+        series = e[key]
+        for k, v in series.items():
+            if k == "samples":
+                series[k] = [x * f for x in v]
+            elif k != "n":
+                series[k] = v * f
 json.dump(doc, open(path, "w"), indent=1)
 print(best["git_commit"])
 PY
