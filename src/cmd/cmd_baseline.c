@@ -376,6 +376,25 @@ static void update_job_run(update_job *j)
     }
 }
 
+/* 1 when the noise alone, beyond what a file holds, kept e out of it (why
+ * says so): the machine's state while it measured (a busy host whose load
+ * varies spreads the rounds), not the runner's failure. */
+static int refused_for_noise(const baseline_entry *e, lc_error *why)
+{
+    const double hi = baseline_limits[BL_NOISE].hi;
+    baseline_entry within = *e; /* its arrays shared, only read */
+    lc_error ignored;
+    within.noise_fwd = e->noise_fwd > hi ? hi : e->noise_fwd;
+    within.noise_bwd = e->noise_bwd > hi ? hi : e->noise_bwd;
+    if ((within.noise_fwd == e->noise_fwd && within.noise_bwd == e->noise_bwd) ||
+        baseline_check_entry(&within, &ignored))
+        return 0;
+    lc_error_set(why, "cannot measure here now: the run-to-run noise of its %d rounds is fwd %.1f%% bwd %.1f%%, "
+                 "beyond the %.0f%% a baseline file holds (this machine's load varies)", e->rounds,
+                 100 * e->noise_fwd, 100 * e->noise_bwd, 100 * hi);
+    return 1;
+}
+
 /* Gate and measure one (runner, shape) into ur->fresh: LC_OK (measured or
  * skipped), or what went wrong after saying it (nothing of it recorded). */
 static lc_status update_item(update_run *ur, const work_item *it)
@@ -402,12 +421,14 @@ static lc_status update_item(update_run *ur, const work_item *it)
     }
     snprintf(j.entry.git_commit, sizeof j.entry.git_commit, "%s", ur->commit);
     j.entry.reproducible = ur->reproducible;
-    /* what the file could not hold (a noise beyond its limit on a busy
-     * machine) is this runner's failure, said now, not the whole update's later */
+    /* what the file could not hold is this runner's failure, said now, not
+     * the whole update's later; a noise beyond its limit is the machine's
+     * state: not measurable here now (exit 3) */
     if (baseline_check_entry(&j.entry, &j.err)) {
+        const lc_status st = refused_for_noise(&j.entry, &j.err) ? LC_UNSUPPORTED : LC_ERROR;
         fprintf(stderr, "lstmcheck: %s %s: %s; not recorded\n", it->runner->name, j.tag, j.err.msg);
         baseline_entry_free(&j.entry);
-        return LC_ERROR;
+        return st;
     }
     print_update_row(&j.entry, ur->file, !ur->measured);
     ur->fresh[ur->measured++] = j.entry;
@@ -464,7 +485,8 @@ static lc_status cmd_update(const cli_options *o, lc_device device, const char *
     for (; tried < n && rc != LC_BAD_INPUT && (!rc || o->keep_going); tried++) {
         const lc_status item = update_item(&ur, &items[tried]);
         ur.failed += item != LC_OK;
-        rc = item == LC_BAD_INPUT || !rc ? item : rc;
+        /* the worst so far: bad input, then an error, then "not here now" */
+        rc = item == LC_BAD_INPUT || !rc || (rc == LC_UNSUPPORTED && item) ? item : rc;
     }
     if (o->keep_going) {
         if (ur.failed)

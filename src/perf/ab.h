@@ -37,11 +37,19 @@ typedef struct ab_outcome {
     char control[96];
     char commit[2][48];   /* the commit each side recorded */
     double process_noise_fwd, process_noise_bwd; /* relative sd of the block-normalized process medians */
+    int blocks_left_out;  /* blocks a side could not measure here (exit 3) */
+    char left_out_why[256]; /* the last such side's reason */
 } ab_outcome;
 
 /* LC_OK with out filled; LC_ERROR when side B (this build) failed to
  * measure, an error of this build; LC_UNSUPPORTED when side A failed or the
- * sides cannot be compared (not decidable here). err says why. */
+ * sides cannot be compared (not decidable here). err says why.
+ * A side that could not measure here (exit 3, "cannot run or compare here":
+ * the host's state, such as a run-to-run noise beyond what a baseline
+ * holds) is no error of either side: its block is left out (both sides'
+ * processes of it, so the blocks stay paired) and more are measured; a
+ * verdict left INCONCLUSIVE says how many and why, and 3 left out in a row
+ * end the comparison INCONCLUSIVE with that reason (still LC_OK). */
 lc_status ab_compare(const ab_side sides[2], const ab_request *rq, const perf_settings *s, int comparisons,
                      ab_outcome *out, lc_error *err);
 

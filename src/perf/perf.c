@@ -287,6 +287,19 @@ verdict_kind perf_overall(const perf_comparison *c)
     return rank[c->fwd.kind] >= rank[c->bwd.kind] ? c->fwd.kind : c->bwd.kind;
 }
 
+/* measure() said the host cannot be measured now (why): a phase not
+ * decided so far stays INCONCLUSIVE, for that reason; one decided keeps
+ * its verdict (a SLOWER still needs its confirmation). */
+static void undecided_here(verdict_result *v, int here, const lc_error *why)
+{
+    if (here > 1 && v->kind != VERDICT_INCONCLUSIVE)
+        return;
+    if (here == 1)
+        memset(v, 0, sizeof *v);
+    v->kind = VERDICT_INCONCLUSIVE;
+    snprintf(v->reason, sizeof v->reason, "%s", why->msg);
+}
+
 /* Measure more into (base, cur) and decide, again while inconclusive and
  * within the budget (counted from start), and at least src->min_rounds
  * times: a budget that ended a decision before significance was possible
@@ -297,6 +310,11 @@ static int decide_rounds(const perf_source *src, const perf_settings *s, int com
 {
     for (int here = 1;; here++) {
         const int st = src->measure(src->ctx, base, cur, err);
+        if (st == LC_UNSUPPORTED) { /* the host cannot be measured now: nothing more is decided */
+            undecided_here(fwd, here, err);
+            undecided_here(bwd, here, err);
+            return 0;
+        }
         if (st)
             return st; /* LC_FAILED: a runner whose timed results differ, as the source said */
         (*rounds)++;

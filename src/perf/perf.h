@@ -70,7 +70,10 @@ typedef struct perf_comparison {
 /* Where a comparison's measurements come from. Against a recorded entry
  * (fixed_base), measure() appends to the current side only; in an A/B
  * comparison (fixed_base NULL) it appends to both sides, measured now, and
- * keeps base->noise_* at the noise of unchanged code measured so far. */
+ * keeps base->noise_* at the noise of unchanged code measured so far.
+ * measure() returns LC_OK, LC_UNSUPPORTED when the host cannot be measured
+ * now (err says why: the decision ends INCONCLUSIVE with that reason, not
+ * an error), or anything else for an error. */
 typedef struct perf_source {
     /* 0, or a status that ends the comparison (LC_FAILED: wrong results) */
     int (*measure)(void *ctx, baseline_entry *base, baseline_entry *cur, lc_error *err);

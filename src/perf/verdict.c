@@ -43,7 +43,9 @@ void verdict_decide(const double *base, int nb, const double *cur, int nc, doubl
     memset(out, 0, sizeof *out);
     if (comparisons < 1)
         comparisons = 1;
-    out->delta = verdict_min_effect(noise);
+    /* the ratio cancels the control's drift to first order only: what it
+     * leaves is at most about the drift itself (docs/perf.md) */
+    out->delta = verdict_min_effect(noise) + (isfinite(control_drift) ? fabs(control_drift) : 0);
     out->alpha_each = VERDICT_ALPHA / comparisons;
     out->kind = VERDICT_INCONCLUSIVE;
     out->control_drift = control_drift;

@@ -7,6 +7,11 @@
  *   p        = two-sided Mann-Whitney U p-value
  *   delta    = the minimum effect: max(VERDICT_MIN_EFFECT, VERDICT_NOISE_FACTOR *
  *              run-to-run noise of unchanged code measured on this machine)
+ *              + |control drift|: the ratio cancels a drift of the machine
+ *              only to first order, and what it left of a control drift of
+ *              a few percent was 0.6 to 1 times that drift, the other way
+ *              (a baseline measured beside a busy neighbour, compared on a
+ *              quiet machine, looked 3-5% slower: docs/perf.md)
  * m comparisons share one family-wise false-alarm rate alpha (Bonferroni).
  *   INCONCLUSIVE first, when the control workload itself moved more than
  *                VERDICT_MAX_CONTROL_DRIFT from its baseline median: the
@@ -45,7 +50,7 @@ typedef struct verdict_result {
     double change;           /* relative change of the median ratio */
     double ci_low, ci_high;  /* interval of change */
     double p;                /* Mann-Whitney p-value */
-    double delta;            /* minimum effect used */
+    double delta;            /* minimum effect used (noise and control drift) */
     double alpha_each;       /* alpha / m */
     double control_drift;    /* median(control now) / median(control at baseline) - 1 */
     char reason[256];
@@ -53,7 +58,8 @@ typedef struct verdict_result {
 
 const char *verdict_name(verdict_kind k);
 
-/* The minimum effect for a measured run-to-run noise (relative sd). */
+/* The minimum effect for a measured run-to-run noise (relative sd), with
+ * no control drift. */
 double verdict_min_effect(double noise);
 
 /* Decide for one (runner, shape, forward|backward) from the per-sample

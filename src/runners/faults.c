@@ -1,13 +1,42 @@
 /* Fault names, and the switches themselves in the test build. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS: the noisy fault's counter shared with forked rounds */
 #include "runners/faults.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #ifdef LSTMCHECK_FAULTS
 lstm_fault lstm_active_fault = FAULT_NONE;
 double lstm_extra_work_percent = 0.0;
+
+/* FAULT_NOISY_ROUNDS' counter of processes, shared with forked children
+ * (a measuring round runs in one): made before the first fork. */
+static unsigned *noisy_tickets;
+
+static void noisy_tickets_map(void)
+{
+    void *m = mmap(NULL, sizeof *noisy_tickets, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    noisy_tickets = m == MAP_FAILED ? NULL : m;
+}
+
+double lstm_extra_work_now(void)
+{
+    static pid_t taken_by;
+    static double noisy;
+    if (lstm_active_fault != FAULT_NOISY_ROUNDS)
+        return lstm_extra_work_percent;
+    if (taken_by != getpid()) { /* this process's first run: its ticket */
+        taken_by = getpid();
+        if (!noisy_tickets)
+            noisy_tickets_map();
+        const unsigned t = noisy_tickets ? __atomic_fetch_add(noisy_tickets, 1, __ATOMIC_SEQ_CST) : 1;
+        noisy = t % NOISY_ROUNDS_EVERY == 1 ? NOISY_ROUNDS_PERCENT : 0;
+    }
+    return lstm_extra_work_percent + noisy;
+}
 #endif
 
 const char *lstm_fault_name(lstm_fault f)
@@ -34,6 +63,8 @@ int lstm_faults_from_env(char *why, unsigned long n)
             return 1;
         }
         lstm_active_fault = (lstm_fault)f;
+        if (f == FAULT_NOISY_ROUNDS)
+            noisy_tickets_map();
     }
     if (extra && *extra) {
         char *end;

@@ -15,13 +15,18 @@
  *   - unchanged code is never SLOWER (on any host),
  *   - a planted slowdown is never FASTER,
  *   - a slowdown of at least 2R is SLOWER in >= 95% of trials (all, under 20),
- *     not counting trials the control drift made INCONCLUSIVE (the host
- *     changed state: the guard's answer, not a miss).
+ *     not counting trials the host decided (its state, not a miss): those
+ *     the control drift made INCONCLUSIVE, those of an A/B that a side could
+ *     not measure here (exit 3: a noise beyond what a baseline holds), and
+ *     those not SLOWER whose own resolution (measured in the trial) was
+ *     worse than half the planted level: the host could not resolve it then.
  * Levels between 0 and 2R are reported, not judged for power. `auto` plants
  * 2R (rounded up), so every run judges power at some level; a host so noisy
- * that 2R exceeds MAX_AUTO_LEVEL is a skip (exit 77) after the false-alarm
- * check. --budget bounds the run: each level starts no trial after its share
- * of the budget is spent (at least one trial per level). */
+ * that 2R exceeds MAX_AUTO_LEVEL, or that decided every trial of the judged
+ * level itself, is a skip (exit 77) after the false-alarm check, its reason
+ * the resolution measured. --budget bounds the run: each level starts no
+ * trial after its share of the budget is spent (at least one trial per
+ * level). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,8 +58,12 @@ typedef struct power_setup {
     perf_settings settings;
 } power_setup;
 
-static int run_trial(const power_setup *ps, double level, perf_comparison *c, lc_error *err)
+/* One trial into c; *left_out: A/B blocks a side could not measure here
+ * (the host's state), and why. */
+static int run_trial(const power_setup *ps, double level, perf_comparison *c, int *left_out, char why[256],
+                     lc_error *err)
 {
+    *left_out = 0;
     if (!ps->ab_exe) {
         lstm_extra_work_percent = level;
         return perf_compare(ps->runner, ps->problem, ps->reference, ps->base, &ps->settings, POWER_COMPARISONS, c, err);
@@ -70,6 +79,8 @@ static int run_trial(const power_setup *ps, double level, perf_comparison *c, lc
     if (ab_compare(sides, &rq, &ps->settings, POWER_COMPARISONS, &out, err) != LC_OK)
         return 1;
     *c = out.cmp;
+    *left_out = out.blocks_left_out;
+    snprintf(why, 256, "%s", out.left_out_why);
     return 0;
 }
 
@@ -166,7 +177,8 @@ static int prepare_reference(power_setup *ps, const char *set_name, baseline_ent
 /* The verdicts of one slowdown level's trials. */
 typedef struct level_tally {
     int trials;
-    int drifted; /* INCONCLUSIVE because the control drifted: the host, not the verdict */
+    int host;          /* trials the host's state decided, not the verdict (header comment) */
+    char host_why[320]; /* the last such trial's reason */
     int count[4];
     double changes[1024], deltas[1024], resolutions[1024];
     int nchanges;
@@ -176,10 +188,11 @@ typedef struct level_tally {
 
 static void print_trial(int t, const perf_comparison *c)
 {
-    printf("  trial %d: fwd %s %+.1f%% [%+.1f, %+.1f] min %.1f%%; bwd %s %+.1f%% [%+.1f, %+.1f] min %.1f%%\n",
+    printf("  trial %d: fwd %s %+.1f%% [%+.1f, %+.1f] min %.1f%%; bwd %s %+.1f%% [%+.1f, %+.1f] min %.1f%%; "
+           "control %+.1f%%\n",
            t, verdict_name(c->fwd.kind), 100 * c->fwd.change, 100 * c->fwd.ci_low, 100 * c->fwd.ci_high,
            100 * c->fwd.delta, verdict_name(c->bwd.kind), 100 * c->bwd.change, 100 * c->bwd.ci_low,
-           100 * c->bwd.ci_high, 100 * c->bwd.delta);
+           100 * c->bwd.ci_high, 100 * c->bwd.delta, 100 * c->fwd.control_drift);
 }
 
 /* The smallest slowdown this trial's interval would have cleared its
@@ -191,14 +204,32 @@ static double trial_resolution(const verdict_result *v)
     return 100 * (v->delta + (v->ci_high - v->ci_low) / 2);
 }
 
-static void tally_trial(level_tally *tl, const perf_comparison *c)
+/* Whether the host's state decided this trial at `level` (percent), and
+ * why: 0 when the verdict did. */
+static int host_decided(const perf_comparison *c, double level, double resolution, int left_out,
+                        const char *left_out_why, char *why, size_t n)
 {
+    const verdict_kind k = perf_overall(c);
+    if (k == VERDICT_INCONCLUSIVE && fabs(c->fwd.control_drift) > VERDICT_MAX_CONTROL_DRIFT)
+        snprintf(why, n, "the control workload drifted %+.0f%%", 100 * c->fwd.control_drift);
+    else if (k == VERDICT_INCONCLUSIVE && left_out)
+        snprintf(why, n, "%d A/B blocks left out: %s", left_out, left_out_why);
+    else if (level > 0 && k != VERDICT_SLOWER && level < 2 * resolution)
+        snprintf(why, n, "the trial resolved only %.1f%% (2x that > %.1f%% planted)", resolution, level);
+    else
+        return 0;
+    return 1;
+}
+
+static void tally_trial(level_tally *tl, double level, const perf_comparison *c, int left_out, const char *left_out_why)
+{
+    const double rf = trial_resolution(&c->fwd), rb = trial_resolution(&c->bwd);
+    const double resolution = rf > rb ? rf : rb;
     tl->trials++;
     tl->count[perf_overall(c)]++;
-    tl->drifted += perf_overall(c) == VERDICT_INCONCLUSIVE && fabs(c->fwd.control_drift) > VERDICT_MAX_CONTROL_DRIFT;
+    tl->host += host_decided(c, level, resolution, left_out, left_out_why, tl->host_why, sizeof tl->host_why);
     if (tl->nchanges < 1024) {
-        const double rf = trial_resolution(&c->fwd), rb = trial_resolution(&c->bwd);
-        tl->resolutions[tl->nchanges] = rf > rb ? rf : rb;
+        tl->resolutions[tl->nchanges] = resolution;
         tl->deltas[tl->nchanges] = (c->fwd.delta + c->bwd.delta) / 2;
         tl->changes[tl->nchanges++] = (c->fwd.change + c->bwd.change) / 2;
     }
@@ -215,9 +246,11 @@ static int run_level(const power_setup *ps, double level, int trials, double bud
         if (t > 0 && budget_s > 0 && wall_seconds() - tl->t0 > budget_s)
             break;
         perf_comparison c;
-        if (run_trial(ps, level, &c, err))
+        char why[256];
+        int left_out;
+        if (run_trial(ps, level, &c, &left_out, why, err))
             return 1;
-        tally_trial(tl, &c);
+        tally_trial(tl, level, &c, left_out, why);
         if (getenv("PERF_POWER_VERBOSE"))
             print_trial(t, &c);
     }
@@ -232,16 +265,20 @@ static void print_row(double level, const level_tally *tl)
     printf("%7.1f%% %7d %7d %7d %7d %12d %+13.1f%% %14.1f %10.1f%% %9.1f%s\n", level, tl->trials,
            tl->count[VERDICT_SLOWER], tl->count[VERDICT_SAME], tl->count[VERDICT_FASTER],
            tl->count[VERDICT_INCONCLUSIVE], 100 * ch.median, (double)tl->samples / tl->trials, 100 * dl.median,
-           (wall_seconds() - tl->t0) / tl->trials, tl->drifted ? "  (some INCONCLUSIVE: control drift)" : "");
+           (wall_seconds() - tl->t0) / tl->trials, tl->host ? "  (some decided by the host, below)" : "");
+    if (tl->host)
+        printf("  -> %d of %d trials decided by the host's state, last: %s\n", tl->host, tl->trials, tl->host_why);
     fflush(stdout);
 }
 
 /* The pass rule for one level (header comment), given the resolution R
  * (percent) measured at level 0: 1 when it holds. *judged is set when the
- * level was judged for power. */
-static int judge_level(double level, double resolution, const level_tally *tl, int *judged)
+ * level was judged for power; why a level at or beyond 2R was not, in
+ * skip_why. */
+static int judge_level(double level, double resolution, const level_tally *tl, int *judged, char *skip_why,
+                       size_t n)
 {
-    const int judged_trials = tl->trials - tl->drifted;
+    const int judged_trials = tl->trials - tl->host;
     const double slower_rate = judged_trials ? (double)tl->count[VERDICT_SLOWER] / judged_trials : 0;
     const double needed = judged_trials < 20 ? 1.0 : POWER_RATE;
     if (level == 0 && tl->count[VERDICT_SLOWER] > 0) {
@@ -252,17 +289,19 @@ static int judge_level(double level, double resolution, const level_tally *tl, i
         printf("  -> a planted slowdown was called FASTER\n");
         return 0;
     }
-    if (level == 0 || level < 2 * resolution || judged_trials == 0) {
-        if (level > 0 && judged_trials)
-            printf("  -> under 2R = %.1f%%: reported, not judged for power\n", 2 * resolution);
-        else if (level > 0)
-            printf("  -> every trial met a drifted control (the host changed state): not judged for power\n");
-        return 1;
+    if (level > 0 && level < 2 * resolution)
+        printf("  -> under 2R = %.1f%%: reported, not judged for power\n", 2 * resolution);
+    if (level > 0 && level >= 2 * resolution && !judged_trials) {
+        snprintf(skip_why, n, "the host's state decided every trial of the %.1f%% level (last: %s)", level,
+                 tl->host_why);
+        printf("  -> %s: not judged for power\n", skip_why);
     }
+    if (level == 0 || level < 2 * resolution || !judged_trials)
+        return 1;
     *judged = 1;
     if (slower_rate < needed) {
-        printf("  -> a %.1f%% slowdown (>= 2R = %.1f%%) was caught in only %.0f%% of trials\n", level,
-               2 * resolution, 100 * slower_rate);
+        printf("  -> a %.1f%% slowdown (>= 2R = %.1f%%) was caught in only %.0f%% of the %d trials the host "
+               "did not decide\n", level, 2 * resolution, 100 * slower_rate, judged_trials);
         return 0;
     }
     return 1;
@@ -275,34 +314,53 @@ static double auto_level(double resolution)
     return l < MAX_AUTO_LEVEL ? l : MAX_AUTO_LEVEL;
 }
 
+/* R: the median over the unchanged trials that resolved anything (an
+ * interval); INFINITY when none did (the host decided them all). */
+static double measured_resolution(const level_tally *tl)
+{
+    double finite[1024];
+    int n = 0;
+    for (int i = 0; i < tl->nchanges; i++)
+        if (isfinite(tl->resolutions[i]))
+            finite[n++] = tl->resolutions[i];
+    sample_summary r;
+    stats_summarize(finite, n, &r);
+    return n ? r.median : INFINITY;
+}
+
 /* Every level's trials and rows; 0: the pass rule held with power judged
- * somewhere, EXIT_SKIP: it held but no level could be judged for power,
- * 1: it did not hold, -1: a trial failed (err). */
+ * somewhere, EXIT_SKIP: it held but no level could be judged for power
+ * (why printed), 1: it did not hold, -1: a trial failed (err). */
 static int run_levels(const power_setup *ps, const power_args *a, lc_error *err)
 {
     level_tally tl;
     int ok = 1, judged = 0;
     double resolution = 0;
+    char skip_why[512] = "";
     const double share = a->budget_s / a->nlevels;
     printf("%8s %7s %7s %7s %7s %12s %14s %14s %11s %9s\n", "slowdown", "trials", "SLOWER", "SAME", "FASTER",
            "INCONCLUSIVE", "median change", "mean samples", "min effect", "s/trial");
-    for (int li = 0; li < a->nlevels; li++) {
+    for (int li = 0; li < a->nlevels && isfinite(resolution); li++) {
         const double level = a->levels[li] == AUTO_LEVEL ? auto_level(resolution) : a->levels[li];
         if (run_level(ps, level, a->trials, share, &tl, err))
             return -1;
         print_row(level, &tl);
-        if (li == 0) {
-            sample_summary r;
-            stats_summarize(tl.resolutions, tl.nchanges, &r);
-            resolution = r.median;
+        if (li == 0 && isfinite(resolution = measured_resolution(&tl)))
             printf("  -> resolution R = %.1f%% (minimum effect + half the interval, median of these trials)\n",
                    resolution);
-        }
-        ok = judge_level(level, resolution, &tl, &judged) && ok;
+        else if (li == 0)
+            snprintf(skip_why, sizeof skip_why, "no unchanged trial resolved anything, R unknown (%s)",
+                     tl.host_why[0] ? tl.host_why : "no interval");
+        ok = judge_level(level, resolution, &tl, &judged, skip_why, sizeof skip_why) && ok;
     }
-    if (ok && !judged)
-        printf("  -> no level reached 2R = %.1f%% (at most %.0f%% is planted): power not judged on this host\n",
-               2 * resolution, MAX_AUTO_LEVEL);
+    if (ok && !judged && !skip_why[0])
+        snprintf(skip_why, sizeof skip_why, "no level reached 2R = %.1f%% (at most %.0f%% is planted)",
+                 2 * resolution, MAX_AUTO_LEVEL);
+    if (ok && !judged && isfinite(resolution))
+        printf("SKIP: power not judged on this host now: %s; measured resolution R = %.1f%%\n", skip_why,
+               resolution);
+    else if (ok && !judged)
+        printf("SKIP: power not judged on this host now: %s\n", skip_why);
     return !ok ? 1 : judged ? 0 : EXIT_SKIP;
 }
 

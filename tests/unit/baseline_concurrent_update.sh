@@ -17,13 +17,15 @@ for h in "${sizes[@]}"; do
 done
 # An update may be refused for the machine's noise alone: on tiny shapes with
 # eight updates on a few cores a measurement's run-to-run noise can pass the
-# 100% a baseline file holds (BASELINE_LIMITS). That is not the lock's doing:
-# such a run is left out of the count; any other failure fails the test.
+# 100% a baseline file holds (BASELINE_LIMITS); the update then exits 3 (not
+# here now) naming the noise. That is not the lock's doing: such a run is
+# left out of the count; any other failure fails the test.
 ok=0 noisy=0
 for h in "${sizes[@]}"; do
-  if wait "${pids[$h]}"; then ok=$((ok + 1))
-  elif grep -q "is outside the noise range" "$dir/log.$h"; then noisy=$((noisy + 1))
-  else cat "$dir/log.$h"; echo "FAIL: the update of hiddenSize $h exited non-zero"; exit 1
+  rc=0; wait "${pids[$h]}" || rc=$?
+  if [ "$rc" = 0 ]; then ok=$((ok + 1))
+  elif [ "$rc" = 3 ] && grep -q "run-to-run noise" "$dir/log.$h"; then noisy=$((noisy + 1))
+  else cat "$dir/log.$h"; echo "FAIL: the update of hiddenSize $h exited $rc"; exit 1
   fi
 done
 if [ "$ok" -lt 2 ]; then
