@@ -220,7 +220,11 @@ static void bench_report(bench_run *run, const bench_job *j)
     if (e->gate.status != LC_OK) {
         char line[1024];
         gate_format_summary(e->runner, &e->gate, line, sizeof line);
-        fprintf(stderr, "%s%s\n", line, e->gate.status == LC_UNSUPPORTED ? "" : " (not timed)");
+        /* a failure seen in a timed iteration (its reason says which) was timed: its times are dropped */
+        const char *what = e->gate.status == LC_UNSUPPORTED ? ""
+                           : e->gate.status == LC_FAILED && e->gate.reason[0] ? " (its times are discarded)"
+                                                                              : " (not timed)";
+        fprintf(stderr, "%s%s\n", line, what);
         if (e->gate.status == LC_UNSUPPORTED) run->skipped++;
         else run->failed++;
         return;

@@ -86,25 +86,33 @@ static int one_iteration(const runner_ops *r, void *state, device_timer *timer,
     return rc;
 }
 
-/* Which timed iterations are compared with the reference: one drawn from
- * the clock and the process, unknown to the runner, among those every run
- * takes (the first min), and the last. */
+/* Which timed iterations are compared with the reference: two drawn from
+ * the clock and the process, unknown to the runner, one among those every
+ * run takes (the first min) and one among all it may take (max: a run that
+ * stops before it has its last checked anyway), and the last. */
 typedef struct timed_checker {
     const lstm_results *reference; /* NULL: none compared */
     lstm_results got;
-    int drawn;
+    int drawn[2];
 } timed_checker;
 
-static int checker_open(timed_checker *c, const lstm_results *reference, int min, lc_error *err)
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t x = (*state += 0x9e3779b97f4a7c15ULL);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+static int checker_open(timed_checker *c, const lstm_results *reference, int min, int max, lc_error *err)
 {
     memset(c, 0, sizeof *c);
     c->reference = reference;
     if (!reference)
         return 0;
-    uint64_t x = (uint64_t)(wall_seconds() * 1e9) ^ ((uint64_t)getpid() << 32);
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL; /* splitmix64's finalizer */
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    c->drawn = (int)((x ^ (x >> 31)) % (uint64_t)min);
+    uint64_t state = (uint64_t)(wall_seconds() * 1e9) ^ ((uint64_t)getpid() << 32);
+    c->drawn[0] = (int)(splitmix64(&state) % (uint64_t)min);
+    c->drawn[1] = (int)(splitmix64(&state) % (uint64_t)max);
     return lstm_results_alloc(&c->got, &reference->shape, err);
 }
 
@@ -175,7 +183,7 @@ static int enough_samples(const runner_ops *r, const harness_config *cfg, int mi
     return res->converged;
 }
 
-/* Samples until the stopping rule ends them, the drawn iteration and the
+/* Samples until the stopping rule ends them, the drawn iterations and the
  * last compared with the reference. */
 static lc_status sample(const runner_ops *r, void *state, device_timer *timer, control_workload *control,
                         const harness_config *cfg, int min, int max, double start, timed_checker *chk,
@@ -193,7 +201,7 @@ static lc_status sample(const runner_ops *r, void *state, device_timer *timer, c
             cfg->progress(cfg->progress_ctx, "sample", res->n, max);
         const int last = enough_samples(r, cfg, min, max, start, res);
         lc_status st = LC_OK;
-        if (chk->reference && (i == chk->drawn || last))
+        if (chk->reference && (i == chk->drawn[0] || i == chk->drawn[1] || last))
             st = check_iteration(r, state, chk, i, res, err);
         if (st != LC_OK || last)
             return st;
@@ -223,7 +231,7 @@ lc_status harness_run(const runner_ops *r, const lstm_problem *p, const harness_
     timed_checker chk;
     lc_status rc = LC_ERROR;
     double start = wall_seconds();
-    if (checker_open(&chk, cfg->reference, min, err) || device_timer_create(r->device, &timer, err))
+    if (checker_open(&chk, cfg->reference, min, max, err) || device_timer_create(r->device, &timer, err))
         goto done;
     if (cfg->with_control) {
         if (control_create(r->device, &control, err))
