@@ -2,6 +2,8 @@
 # The CPU part built with -DLSTMCHECK_SANITIZE=ON (ASan with LeakSanitizer,
 # UBSan; every report fatal) into ${ASAN_BUILD_DIR:-${BUILD_DIR:-build}-asan},
 # then ctest -L "unit|numerics" there. Extra arguments go to ctest.
+# The plugin tests are labelled unit;plugin, so they run here, the hostile
+# plugins (plugin.hostile_*: an error message without its NUL) among them.
 # No test is excluded: the perf label (timings) is not in "unit|numerics",
 # and the few seconds of timing in plugin.baseline and report.compare_run
 # only check that a verdict is written, not which.

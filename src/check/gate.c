@@ -248,8 +248,8 @@ void gate_compare(const runner_ops *r, const lstm_results *ref, const lstm_resul
 
 /* Create, forward, zero_grads, backward, read back: one run of r into got.
  * LC_OK, or the runner's status with *stage naming the step that failed. */
-static int run_once(const runner_ops *r, const lstm_problem *p, lstm_results *got, const char **stage,
-                    lc_error *err)
+static int run_steps(const runner_ops *r, const lstm_problem *p, lstm_results *got, const char **stage,
+                     lc_error *err)
 {
     void *state = NULL;
     *stage = "create";
@@ -272,6 +272,35 @@ static int run_once(const runner_ops *r, const lstm_problem *p, lstm_results *go
     }
     if (state)
         r->destroy(state);
+    return rc;
+}
+
+int gate_inputs_changed(const lstm_problem *given, const lstm_problem *used, lc_error *err)
+{
+    char where[sizeof err->msg - sizeof " (they are read-only)"];
+    if (!lstm_problem_differs(given, used, where, sizeof where))
+        return 0;
+    lc_error_set(err, "%s (they are read-only)", where);
+    return 1;
+}
+
+/* run_steps on a copy of p's inputs of the runner's own: a runner that
+ * writes them (the ABI forbids it) spoils nothing of the runners after it,
+ * in this process, and is an error that names what it changed. LC_OK, or
+ * the status with *stage and err saying why. */
+static int run_once(const runner_ops *r, const lstm_problem *p, lstm_results *got, const char **stage,
+                    lc_error *err)
+{
+    lstm_problem own;
+    *stage = "copying its inputs";
+    if (lstm_problem_copy(&own, p, err))
+        return LC_ERROR;
+    int rc = run_steps(r, &own, got, stage, err);
+    if (rc == LC_OK && gate_inputs_changed(p, &own, err)) {
+        *stage = GATE_CHANGED_INPUTS;
+        rc = LC_ERROR;
+    }
+    lstm_problem_free(&own);
     return rc;
 }
 

@@ -97,11 +97,22 @@ unsigned gate_views(const runner_ops *r);
 void gate_compare(const runner_ops *r, const lstm_results *ref, const lstm_results *got,
                   unsigned views, gate_report *rep);
 
-/* Run r once (forward, zero grads, backward, read back) on the context's
- * inputs and compare. With dump_dir, write inputs, reference and runner
- * tensors as .npy files plus index.json under dump_dir/<runner>/. */
+/* Run r once (forward, zero grads, backward, read back) on a copy of the
+ * context's inputs of its own, and compare. A runner that writes its
+ * inputs (include/lstmcheck/runner.h: read-only) spoils only its copy, and
+ * is an ERROR: "<runner> changed its inputs: <the first element changed>".
+ * With dump_dir, write inputs, reference and runner tensors as .npy files
+ * plus index.json under dump_dir/<runner>/. */
 lc_status gate_run(const runner_ops *r, numerics_context *c, const char *dump_dir,
                      gate_report *rep);
+
+/* What a runner that wrote its inputs did, after its name (gate_run and
+ * perf/harness.h report it so). */
+#define GATE_CHANGED_INPUTS "changed its inputs"
+/* 0 when used, the copy a runner was given (lstm_problem_copy), still
+ * equals given, the inputs it was copied from; else 1, and err says what
+ * changed: the first element that differs, and how many tensors did. */
+int gate_inputs_changed(const lstm_problem *given, const lstm_problem *used, lc_error *err);
 
 /* Why a runner skipped a case it was given (the gate said LC_UNSUPPORTED). */
 typedef enum gate_skip_class {

@@ -69,6 +69,15 @@ size_t lstm_param_count(const lstm_shape *s);
 /* Allocation of zeroed bundles; 0 on success. */
 int lstm_problem_alloc(lstm_problem *p, const lstm_shape *s, lc_error *err);
 void lstm_problem_free(lstm_problem *p);
+/* dst: a copy of src's inputs in memory of its own (seeds src has not
+ * drawn stay NULL); allocates as lstm_problem_alloc. Every runner gets one
+ * (check/gate.h, perf/harness.h): one that writes its inputs, which the
+ * ABI forbids, spoils only its copy. 0, or 1 with err. */
+int lstm_problem_copy(lstm_problem *dst, const lstm_problem *src, lc_error *err);
+/* 0 when the inputs of used equal those of given bit for bit (same shape);
+ * else 1, and where says what changed: the first element that differs
+ * ("w_hh.0[5] was 0.1, is 1.1"), and how many tensors changed. */
+int lstm_problem_differs(const lstm_problem *given, const lstm_problem *used, char *where, size_t n);
 int lstm_results_alloc(lstm_results *r, const lstm_shape *s, lc_error *err);
 void lstm_results_free(lstm_results *r);
 /* Every element of r set to v (the gate fills a runner's results with NaN

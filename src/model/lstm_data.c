@@ -127,9 +127,10 @@ size_t lstm_host_bytes_estimate(const lstm_shape *s)
     /* and one layer's gate gradients of every step, kept between its two backward passes */
     size_t dgates = mul_checked(mul_checked(T, B), 4 * H);
     size_t total = 0;
-    total = add_checked(total, mul_checked(w, 4 + 8 + 8 + 8));       /* params + 2 grads + ref copy */
-    total = add_checked(total, mul_checked(seq, 4 * 2 + 8 * 4 + 4 * 8)); /* x, dy, y, dx, runner work */
-    total = add_checked(total, mul_checked(state, 4 * 4 + 8 * 8));
+    /* the float inputs twice: the problem and the runner's own copy (lstm_problem_copy) */
+    total = add_checked(total, mul_checked(w, 4 * 2 + 8 + 8 + 8));       /* params + 2 grads + ref copy */
+    total = add_checked(total, mul_checked(seq, 4 * 2 * 2 + 8 * 4 + 4 * 8)); /* x, dy, y, dx, runner work */
+    total = add_checked(total, mul_checked(state, 4 * 4 * 2 + 8 * 8));
     total = add_checked(total, mul_checked(acts, 8 + 4));                /* ref + cpu runner */
     total = add_checked(total, mul_checked(dgates, 8));
     if (w == 0 || seq == 0 || state == 0 || acts == 0 || dgates == 0)
@@ -189,6 +190,113 @@ void lstm_problem_free(lstm_problem *p)
     free(p->dy); free(p->dhy); free(p->dcy);
     free(p->lengths);
     memset(p, 0, sizeof *p);
+}
+
+/* The float tensors of a problem, one at a time: x, h0, c0, the seeds dy,
+ * dhy, dcy (data NULL when not drawn), then per layer W_ih, W_hh, b_ih,
+ * b_hh. */
+typedef struct input_tensor {
+    const char *name;
+    int layer; /* -1: not per layer */
+    float *data;
+    size_t count;
+} input_tensor;
+
+enum { INPUTS_NOT_PER_LAYER = 6, INPUTS_PER_LAYER = 4 };
+
+static int input_tensor_count(const lstm_shape *s)
+{
+    return INPUTS_NOT_PER_LAYER + INPUTS_PER_LAYER * s->num_layers;
+}
+
+static input_tensor input_tensor_at(const lstm_problem *p, int k)
+{
+    const lstm_shape *s = &p->shape;
+    const size_t seq_h = lstm_seq_elems(s, s->hidden_size), state = lstm_state_elems(s);
+    const input_tensor fixed[INPUTS_NOT_PER_LAYER] = {
+        {"x", -1, p->x, lstm_seq_elems(s, s->input_size)}, {"h0", -1, p->h0, state}, {"c0", -1, p->c0, state},
+        {"dy", -1, p->dy, seq_h}, {"dhy", -1, p->dhy, state}, {"dcy", -1, p->dcy, state},
+    };
+    if (k < INPUTS_NOT_PER_LAYER)
+        return fixed[k];
+    const int l = (k - INPUTS_NOT_PER_LAYER) / INPUTS_PER_LAYER, bias = 4 * s->hidden_size;
+    const input_tensor layer[INPUTS_PER_LAYER] = {
+        {"w_ih", l, p->w_ih[l], lstm_w_ih_elems(s, l)}, {"w_hh", l, p->w_hh[l], lstm_w_hh_elems(s)},
+        {"b_ih", l, p->b_ih[l], (size_t)bias}, {"b_hh", l, p->b_hh[l], (size_t)bias},
+    };
+    return layer[(k - INPUTS_NOT_PER_LAYER) % INPUTS_PER_LAYER];
+}
+
+/* A seed of src (NULL: not drawn) in dst's memory of its own. */
+static int copy_seed(float **dst, const float *src, size_t count, lc_error *err, const char *what)
+{
+    if (!src)
+        return 0;
+    *dst = zalloc(count, sizeof **dst, err, what);
+    return !*dst;
+}
+
+int lstm_problem_copy(lstm_problem *dst, const lstm_problem *src, lc_error *err)
+{
+    const lstm_shape *s = &src->shape;
+    if (lstm_problem_alloc(dst, s, err))
+        return 1;
+    if (copy_seed(&dst->dy, src->dy, lstm_seq_elems(s, s->hidden_size), err, "dy") ||
+        copy_seed(&dst->dhy, src->dhy, lstm_state_elems(s), err, "dhy") ||
+        copy_seed(&dst->dcy, src->dcy, lstm_state_elems(s), err, "dcy"))
+        goto fail;
+    if (src->lengths) {
+        ALLOC_OR_FAIL(dst->lengths, (size_t)s->batch, int, "lengths");
+        memcpy(dst->lengths, src->lengths, (size_t)s->batch * sizeof *dst->lengths);
+    }
+    for (int k = 0; k < input_tensor_count(s); k++) {
+        const input_tensor from = input_tensor_at(src, k);
+        if (from.data)
+            memcpy(input_tensor_at(dst, k).data, from.data, from.count * sizeof *from.data);
+    }
+    return 0;
+fail:
+    lstm_problem_free(dst);
+    return 1;
+}
+
+/* The first element of a and b that differs bitwise (a NaN is not equal to
+ * itself, its bits are), or n when none does. */
+static size_t first_difference(const void *a, const void *b, size_t n, size_t elem)
+{
+    if (!memcmp(a, b, n * elem))
+        return n;
+    size_t i = 0;
+    while (memcmp((const char *)a + i * elem, (const char *)b + i * elem, elem) == 0)
+        i++;
+    return i;
+}
+
+int lstm_problem_differs(const lstm_problem *given, const lstm_problem *used, char *where, size_t n)
+{
+    const lstm_shape *s = &given->shape;
+    int changed = 0;
+    for (int k = 0; k < input_tensor_count(s); k++) {
+        const input_tensor a = input_tensor_at(given, k), b = input_tensor_at(used, k);
+        const size_t i = a.data && b.data ? first_difference(a.data, b.data, a.count, sizeof *a.data) : a.count;
+        if (i == a.count)
+            continue;
+        if (!changed++) {
+            char name[32];
+            snprintf(name, sizeof name, a.layer < 0 ? "%s" : "%s.%d", a.name, a.layer);
+            snprintf(where, n, "%s[%zu] was %.9g, is %.9g", name, i, (double)a.data[i], (double)b.data[i]);
+        }
+    }
+    if (given->lengths && used->lengths) {
+        const size_t b = first_difference(given->lengths, used->lengths, (size_t)s->batch, sizeof *given->lengths);
+        if (b < (size_t)s->batch && !changed++)
+            snprintf(where, n, "lengths[%zu] was %d, is %d", b, given->lengths[b], used->lengths[b]);
+    }
+    if (changed > 1) {
+        const size_t k = strlen(where);
+        snprintf(where + k, n - k, "; %d of its input tensors changed", changed);
+    }
+    return changed > 0;
 }
 
 int lstm_results_alloc(lstm_results *r, const lstm_shape *s, lc_error *err)

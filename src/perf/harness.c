@@ -208,6 +208,17 @@ static lc_status sample(const runner_ops *r, void *state, device_timer *timer, c
     }
 }
 
+/* 1 when the runner changed the copy of the inputs it was given (used):
+ * err says what, in the gate's words. */
+static int inputs_changed(const runner_ops *r, const lstm_problem *given, const lstm_problem *used, lc_error *err)
+{
+    lc_error what = {{0}};
+    if (!gate_inputs_changed(given, used, &what))
+        return 0;
+    lc_error_set(err, "%s " GATE_CHANGED_INPUTS ": %s", r->name, what.msg);
+    return 1;
+}
+
 lc_status harness_run(const runner_ops *r, const lstm_problem *p, const harness_config *cfg,
                       harness_result *res, lc_error *err)
 {
@@ -229,22 +240,28 @@ lc_status harness_run(const runner_ops *r, const lstm_problem *p, const harness_
     control_workload *control = NULL;
     void *state = NULL;
     timed_checker chk;
+    /* the runner's own copy of the inputs, made before anything is timed:
+     * one that writes them spoils only this copy, and fails (as in the gate) */
+    lstm_problem own = {0};
     lc_status rc = LC_ERROR;
     double start = wall_seconds();
-    if (checker_open(&chk, cfg->reference, min, max, err) || device_timer_create(r->device, &timer, err))
+    if (checker_open(&chk, cfg->reference, min, max, err) || device_timer_create(r->device, &timer, err) ||
+        lstm_problem_copy(&own, p, err))
         goto done;
     if (cfg->with_control) {
         if (control_create(r->device, &control, err))
             goto done;
         snprintf(res->control_name, sizeof res->control_name, "%s", control_describe(control));
     }
-    if (r->create(r, p, &state, err) != LC_OK) {
+    if (r->create(r, &own, &state, err) != LC_OK) {
         state = NULL;
         goto done;
     }
     if (warm_up(r, state, timer, control, cfg, start, res, err))
         goto done;
     rc = sample(r, state, timer, control, cfg, min, max, start, &chk, res, err);
+    if (rc != LC_ERROR && inputs_changed(r, p, &own, err))
+        rc = LC_ERROR; /* what it computed came from inputs it changed */
     if (rc == LC_OK) {
         res->peak_device_bytes = r->peak_device_bytes(state);
         harness_result_summarize(res);
@@ -252,6 +269,7 @@ lc_status harness_run(const runner_ops *r, const lstm_problem *p, const harness_
 done:
     if (state)
         r->destroy(state);
+    lstm_problem_free(&own);
     checker_close(&chk);
     control_destroy(control);
     device_timer_destroy(timer);

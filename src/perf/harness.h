@@ -67,7 +67,10 @@ typedef struct harness_result {
 /* LC_OK; LC_FAILED when a timed iteration's results differ from the
  * reference (res->timed_check says where; the samples are discarded and
  * err has the gate's one-line summary); LC_ERROR when the runner or the
- * timer failed (err says why). */
+ * timer failed (err says why). The runner gets a copy of p's inputs of its
+ * own, made before anything is timed: one that writes them (they are
+ * read-only) spoils only its copy, and is LC_ERROR with err
+ * "<runner> changed its inputs: ..." once sampling has ended. */
 lc_status harness_run(const runner_ops *r, const lstm_problem *p, const harness_config *cfg,
                 harness_result *res, lc_error *err);
 void harness_result_free(harness_result *res);

@@ -11,6 +11,168 @@
 #include <sys/stat.h>
 
 #define PLUGIN_MAX_RUNNERS 32
+/* How much of a runner's description is read: it is one line of `list`. */
+#define PLUGIN_DESCRIPTION_MAX 200
+
+/* A runner loaded from a plugin. lstmcheck registers `outer`, whose
+ * functions (below) call the plugin's and then make what it wrote safe to
+ * read: this is the boundary where control returns from a plugin's code,
+ * and nothing above it (gate, isolation, harness, list) sees the plugin's
+ * text unchecked. The plugin's own functions get `inner`: its table with
+ * the name qualified, available() filled in and the strings bounded (the
+ * self that create() is documented to get; its impl stays the plugin's). */
+typedef struct plugin_runner {
+    runner_ops outer; /* its impl is this plugin_runner */
+    runner_ops inner;
+    char name[LSTMCHECK_QUALIFIED_NAME_MAX + 1];
+    char description[PLUGIN_DESCRIPTION_MAX + 1];
+} plugin_runner;
+
+/* An instance of a plugin's runner: the functions after create() get only
+ * the state, so it carries whose it is. */
+typedef struct plugin_instance {
+    const plugin_runner *runner;
+    void *state;
+} plugin_instance;
+
+/* Control characters as spaces: a message or description is one line. */
+static void one_line(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < ' ' || *s == '\x7f')
+            *s = ' ';
+}
+
+/* What a plugin's function left in lstmcheck's error: it may have filled
+ * the buffer without a NUL (or with newlines), and every caller prints it
+ * with %s. Terminated at the buffer's end and kept on one line, once, here. */
+static void plugin_returned(lc_error *err)
+{
+    err->msg[sizeof err->msg - 1] = '\0';
+    one_line(err->msg);
+}
+
+/* A string a plugin points to, into dst of size bytes, reading at most
+ * size characters of it (the plugin's string may have no end). 0 when it
+ * fits; else 1, and dst holds its start. */
+static int copy_bounded(char *dst, size_t size, const char *src)
+{
+    const size_t len = strnlen(src, size);
+    const size_t kept = len < size ? len : size - 1;
+    memcpy(dst, src, kept);
+    dst[kept] = '\0';
+    return len == size;
+}
+
+static int plugin_create(const runner_ops *self, const lstm_problem *p, void **state, lc_error *err)
+{
+    const plugin_runner *pr = self->impl;
+    plugin_instance *in = calloc(1, sizeof *in);
+    *state = NULL;
+    if (!in) {
+        lc_error_set(err, "%s: out of host memory", self->name);
+        return LC_ERROR;
+    }
+    in->runner = pr;
+    const int rc = pr->inner.create(&pr->inner, p, &in->state, err);
+    plugin_returned(err);
+    if (rc != LC_OK) {
+        if (in->state) /* what it made before it failed */
+            pr->inner.destroy(in->state);
+        free(in);
+        return rc;
+    }
+    *state = in;
+    return rc;
+}
+
+static int plugin_forward(void *state, lc_error *err)
+{
+    const plugin_instance *in = state;
+    const int rc = in->runner->inner.forward(in->state, err);
+    plugin_returned(err);
+    return rc;
+}
+
+static int plugin_backward(void *state, lc_error *err)
+{
+    const plugin_instance *in = state;
+    const int rc = in->runner->inner.backward(in->state, err);
+    plugin_returned(err);
+    return rc;
+}
+
+static int plugin_zero_grads(void *state, lc_error *err)
+{
+    const plugin_instance *in = state;
+    const int rc = in->runner->inner.zero_grads(in->state, err);
+    plugin_returned(err);
+    return rc;
+}
+
+/* lstm_results has no text: only the error needs terminating */
+static int plugin_read_results(void *state, lstm_results *r, lc_error *err)
+{
+    const plugin_instance *in = state;
+    const int rc = in->runner->inner.read_results(in->state, r, err);
+    plugin_returned(err);
+    return rc;
+}
+
+static size_t plugin_peak_device_bytes(void *state)
+{
+    const plugin_instance *in = state;
+    return in->runner->inner.peak_device_bytes(in->state);
+}
+
+static void plugin_destroy(void *state)
+{
+    plugin_instance *in = state;
+    in->runner->inner.destroy(in->state);
+    free(in);
+}
+
+/* available() gets neither a table nor a state: each loaded runner has an
+ * available() of its own, the one of its slot, which calls that runner's. */
+static const plugin_runner *slot_runner[REGISTRY_MAX_LOADED];
+static int slots_used;
+
+static int available_in_slot(int slot, lc_error *why)
+{
+    const int rc = slot_runner[slot]->inner.available(why);
+    plugin_returned(why);
+    return rc;
+}
+
+#define SLOT_ROW 8 /* REGISTRY_MAX_LOADED slots, written as rows of this many */
+#define SLOTS_OF_ROW(X, row) X(row, 0) X(row, 1) X(row, 2) X(row, 3) X(row, 4) X(row, 5) X(row, 6) X(row, 7)
+#define EVERY_SLOT(X)                                                                                        \
+    SLOTS_OF_ROW(X, 0) SLOTS_OF_ROW(X, 1) SLOTS_OF_ROW(X, 2) SLOTS_OF_ROW(X, 3) SLOTS_OF_ROW(X, 4)           \
+    SLOTS_OF_ROW(X, 5) SLOTS_OF_ROW(X, 6) SLOTS_OF_ROW(X, 7)
+#define SLOT_FUNCTION(row, col)                                                                              \
+    static int available_slot_##row##_##col(lc_error *why) { return available_in_slot(SLOT_ROW * row + col, why); }
+#define SLOT_ENTRY(row, col) available_slot_##row##_##col,
+EVERY_SLOT(SLOT_FUNCTION)
+static int (*const available_slot[])(lc_error *) = {EVERY_SLOT(SLOT_ENTRY)};
+_Static_assert(sizeof available_slot / sizeof available_slot[0] == REGISTRY_MAX_LOADED,
+               "one available() per runner that can be loaded");
+
+/* The table lstmcheck registers for pr: the plugin's, its functions ours. */
+static void wrap_runner(plugin_runner *pr, int slot)
+{
+    runner_ops *o = &pr->outer;
+    *o = pr->inner;
+    o->available = available_slot[slot];
+    o->create = plugin_create;
+    o->forward = plugin_forward;
+    o->backward = pr->inner.backward ? plugin_backward : NULL;
+    o->zero_grads = pr->inner.zero_grads ? plugin_zero_grads : NULL;
+    o->read_results = plugin_read_results;
+    o->peak_device_bytes = plugin_peak_device_bytes;
+    o->destroy = plugin_destroy;
+    o->impl = pr;
+    slot_runner[slot] = pr;
+}
 
 /* available() for a plugin runner that brings none: a CPU runner runs
  * anywhere; a CUDA runner where lstmcheck's own probe (run in a child, so
@@ -30,9 +192,10 @@ static int plugin_cuda_available(lc_error *why)
     }
 }
 
+/* [a-z0-9_]+, read no further than a qualified name can be long */
 static int plugin_name_ok(const char *name)
 {
-    if (!name || !*name)
+    if (!name || !*name || strnlen(name, LSTMCHECK_QUALIFIED_NAME_MAX + 1) > LSTMCHECK_QUALIFIED_NAME_MAX)
         return 0;
     for (const char *c = name; *c; c++)
         if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_'))
@@ -116,8 +279,9 @@ static lc_status check_abi(void *handle, const char *path, const lstmcheck_plugi
     if (check_sizes(*info, path, err))
         return LC_BAD_INPUT;
     if (!plugin_name_ok((*info)->name)) {
-        lc_error_set(err, "plugin %s: its name '%s' is not made of [a-z0-9_]", path,
-                     (*info)->name ? (*info)->name : "(NULL)");
+        lc_error_set(err, "plugin %s: its name '%.*s' is not made of [a-z0-9_] or longer than %d characters", path,
+                     LSTMCHECK_QUALIFIED_NAME_MAX, (*info)->name ? (*info)->name : "(NULL)",
+                     LSTMCHECK_QUALIFIED_NAME_MAX);
         return LC_BAD_INPUT;
     }
     if (!(*info)->runners) {
@@ -127,10 +291,35 @@ static lc_status check_abi(void *handle, const char *path, const lstmcheck_plugi
     return LC_OK;
 }
 
-/* Copies of the plugin's runner tables, completed where the ABI lets a
- * plugin leave something out (available) and checked as the built-in
- * table is: every required function there, a valid name and device. */
-static lc_status copy_runners(const lstmcheck_plugin *info, const char *path, runner_ops **copies, int *n,
+/* Runner #index of the plugin (theirs) into pr->inner: its strings copied
+ * into pr, bounded, and available() filled in where the ABI lets a plugin
+ * leave it out. */
+static lc_status take_runner(plugin_runner *pr, const runner_ops *theirs, int index, const char *path,
+                             lc_error *err)
+{
+    pr->inner = *theirs;
+    if (theirs->name) {
+        if (copy_bounded(pr->name, sizeof pr->name, theirs->name)) {
+            lc_error_set(err, "plugin %s: runner #%d's name is longer than %d characters", path, index,
+                         LSTMCHECK_QUALIFIED_NAME_MAX);
+            return LC_BAD_INPUT;
+        }
+        pr->inner.name = pr->name;
+    }
+    if (theirs->description) {
+        copy_bounded(pr->description, sizeof pr->description, theirs->description); /* a longer one is cut */
+        one_line(pr->description);
+        pr->inner.description = pr->description;
+    }
+    if (!pr->inner.available)
+        pr->inner.available = pr->inner.device == LSTMCHECK_CUDA ? plugin_cuda_available : plugin_cpu_available;
+    return LC_OK;
+}
+
+/* Copies of the plugin's runner tables, completed and checked as the
+ * built-in table is: every required function there, a valid name and
+ * device. */
+static lc_status copy_runners(const lstmcheck_plugin *info, const char *path, plugin_runner **copies, int *n,
                               lc_error *err)
 {
     int count = 0;
@@ -141,35 +330,41 @@ static lc_status copy_runners(const lstmcheck_plugin *info, const char *path, ru
                      PLUGIN_MAX_RUNNERS);
         return LC_BAD_INPUT;
     }
-    *copies = calloc((size_t)count + 1, sizeof **copies);
+    *copies = calloc(count ? (size_t)count : 1, sizeof **copies);
     if (!*copies) {
         lc_error_set(err, "plugin %s: out of host memory", path);
         return LC_ERROR;
     }
     const runner_ops *table[PLUGIN_MAX_RUNNERS + 1] = {NULL};
-    for (int i = 0; i < count; i++) {
-        runner_ops *c = &(*copies)[i];
-        *c = *info->runners[i];
-        if (!c->available)
-            c->available = c->device == LSTMCHECK_CUDA ? plugin_cuda_available : plugin_cpu_available;
-        table[i] = c;
+    lc_status rc = LC_OK;
+    for (int i = 0; i < count && !rc; i++) {
+        rc = take_runner(&(*copies)[i], info->runners[i], i, path, err);
+        table[i] = &(*copies)[i].inner;
     }
     lc_error why = {{0}};
-    if (registry_validate(table, &why)) {
+    if (!rc && registry_validate(table, &why)) {
         lc_error_set(err, "plugin %s: %s", path, why.msg);
+        rc = LC_BAD_INPUT;
+    }
+    if (rc) {
         free(*copies);
-        return LC_BAD_INPUT;
+        return rc;
     }
     *n = count;
     return LC_OK;
 }
 
-/* Name every copy <plugin>:<runner> and register it, after checking that
- * every name fits and is free (so that a refusal registers nothing). */
-static lc_status register_runners(runner_ops *copies, int n, const char *plugin, const char *path,
+/* Name every copy <plugin>:<runner> and register its wrapped table, after
+ * checking that every name fits and is free and that there are slots for
+ * them all (so that a refusal registers nothing). */
+static lc_status register_runners(plugin_runner *copies, int n, const char *plugin, const char *path,
                                   lc_error *err)
 {
     char names[PLUGIN_MAX_RUNNERS][LSTMCHECK_QUALIFIED_NAME_MAX + 1];
+    if (slots_used + n > REGISTRY_MAX_LOADED) {
+        lc_error_set(err, "plugin %s: more than %d runners from plugins", path, REGISTRY_MAX_LOADED);
+        return LC_BAD_INPUT;
+    }
     for (int i = 0; i < n; i++) {
         const size_t len = strlen(plugin) + 1 + strlen(copies[i].name);
         if (len > LSTMCHECK_QUALIFIED_NAME_MAX) {
@@ -185,13 +380,15 @@ static lc_status register_runners(runner_ops *copies, int n, const char *plugin,
         }
     }
     char *origin = strdup(path);
+    if (!origin) {
+        lc_error_set(err, "plugin %s: out of host memory", path);
+        return LC_ERROR;
+    }
     for (int i = 0; i < n; i++) {
         lc_error why = {{0}};
-        if (!origin || !(copies[i].name = strdup(names[i]))) {
-            lc_error_set(err, "plugin %s: out of host memory", path);
-            return LC_ERROR;
-        }
-        if (registry_add(&copies[i], origin, &why)) {
+        memcpy(copies[i].name, names[i], sizeof copies[i].name);
+        wrap_runner(&copies[i], slots_used++);
+        if (registry_add(&copies[i].outer, origin, &why)) {
             lc_error_set(err, "plugin %s: %s", path, why.msg);
             return LC_ERROR; /* some of its runners are registered: the command must stop */
         }
@@ -203,7 +400,7 @@ lc_status plugin_load(const char *path, lc_error *err)
 {
     void *handle = NULL;
     const lstmcheck_plugin *info = NULL;
-    runner_ops *copies = NULL;
+    plugin_runner *copies = NULL;
     int n = 0;
     lc_status rc = open_library(path, &handle, err);
     if (!rc)

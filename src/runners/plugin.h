@@ -3,7 +3,11 @@
  * description are checked, and its runners join the registry under the
  * names <plugin>:<runner>. From then on they are runners like the built-in
  * ones: gated first, then timed, their baselines keyed by that name.
- * Plugins are never unloaded: their tables and code stay for the process. */
+ * What is registered is lstmcheck's table around the plugin's: its
+ * functions call the plugin's and end whatever error message it wrote
+ * within the buffer, on one line, before anyone reads it; its name and
+ * description are bounded copies. Plugins are never unloaded: their tables
+ * and code stay for the process. */
 #ifndef LSTMCHECK_PLUGIN_H
 #define LSTMCHECK_PLUGIN_H
 

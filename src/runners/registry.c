@@ -39,11 +39,10 @@ static const unsigned runner_role_table[] = {
 
 /* Runners loaded from plugins, in load order: tables that live as long as
  * the process (a plugin is never unloaded). */
-#define REGISTRY_MAX_ADDED 64
 static struct {
     const runner_ops *runner;
     const char *origin;
-} added[REGISTRY_MAX_ADDED];
+} added[REGISTRY_MAX_LOADED];
 static int nadded;
 
 lc_status registry_add(const runner_ops *r, const char *origin, lc_error *err)
@@ -52,8 +51,8 @@ lc_status registry_add(const runner_ops *r, const char *origin, lc_error *err)
         lc_error_set(err, "a runner named '%s' is already loaded", r->name);
         return LC_BAD_INPUT;
     }
-    if (nadded == REGISTRY_MAX_ADDED) {
-        lc_error_set(err, "more than %d runners from plugins", REGISTRY_MAX_ADDED);
+    if (nadded == REGISTRY_MAX_LOADED) {
+        lc_error_set(err, "more than %d runners from plugins", REGISTRY_MAX_LOADED);
         return LC_BAD_INPUT;
     }
     added[nadded].runner = r;

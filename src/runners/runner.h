@@ -52,6 +52,9 @@ enum {
 };
 unsigned runner_roles(const runner_ops *r);
 
+/* At most this many runners are loaded from plugins, all plugins together. */
+#define REGISTRY_MAX_LOADED 64
+
 /* A built-in runner or one loaded from a plugin, by name; NULL if none. */
 const runner_ops *registry_find(const char *name);
 /* Register r, loaded from the plugin file origin (both must live as long

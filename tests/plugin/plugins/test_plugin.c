@@ -10,7 +10,14 @@
  *   PLANT_LOAD_CRASH its initialization code crashes while lstmcheck loads it
  *   PLANT_AVAILABLE_CRASH its available() crashes
  *   PLANT_LAZY       forward and backward compute on their first call in a
- *                    process (the gate's) and return at once afterwards */
+ *                    process (the gate's) and return at once afterwards
+ *   PLANT_UNTERMINATED forward fails with an error message of no NUL byte:
+ *                    every byte of err->msg is 'U'
+ *   PLANT_UNTERMINATED_AVAILABLE the same from available(), which fails
+ *   PLANT_WRITES_INPUTS forward adds 1 to every element of its inputs (x,
+ *                    h0, c0, the weights and biases, dy, dhy, dcy), which
+ *                    are the caller's and read-only
+ *   PLANT_LONG_DESCRIPTION a description of two lines, the second 300 'D's */
 #include "cpu_lstm.h"
 
 #include <signal.h>
@@ -27,10 +34,52 @@ static void crash(void)
 }
 #endif
 
+#if defined(PLANT_UNTERMINATED) || defined(PLANT_UNTERMINATED_AVAILABLE)
+/* A message that fills its buffer and has no end. */
+static int fail_unterminated(lstmcheck_error *err)
+{
+    memset(err->msg, 'U', sizeof err->msg);
+    return LSTMCHECK_ERROR;
+}
+#endif
+
+#ifdef PLANT_WRITES_INPUTS
+/* The problem of the instance made last, kept to be scribbled on. */
+static const lstmcheck_problem *scribbled;
+
+static void add_one(float *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        v[i] += 1.0f;
+}
+
+static void scribble_inputs(const lstmcheck_problem *p)
+{
+    const lstmcheck_shape *s = &p->shape;
+    const size_t T = (size_t)s->seq_length, B = (size_t)s->batch, I = (size_t)s->input_size,
+                 H = (size_t)s->hidden_size, L = (size_t)s->num_layers;
+    for (size_t l = 0; l < L; l++) {
+        add_one(p->w_ih[l], 4 * H * (l ? H : I));
+        add_one(p->w_hh[l], 4 * H * H);
+        add_one(p->b_ih[l], 4 * H);
+        add_one(p->b_hh[l], 4 * H);
+    }
+    add_one(p->x, T * B * I);
+    add_one(p->h0, L * B * H);
+    add_one(p->c0, L * B * H);
+    add_one(p->dy, T * B * H);
+    add_one(p->dhy, L * B * H);
+    add_one(p->dcy, L * B * H);
+}
+#endif
+
 static int lstm_create(const lstmcheck_runner *self, const lstmcheck_problem *p, void **state, lstmcheck_error *err)
 {
 #ifdef PLANT_CRASH
     crash();
+#endif
+#ifdef PLANT_WRITES_INPUTS
+    scribbled = p;
 #endif
     return cpu_lstm_runner.create(self, p, state, err);
 }
@@ -45,7 +94,14 @@ static int forward_calls, backward_calls;
 static int lstm_forward(void *state, lstmcheck_error *err)
 {
     LAZY(forward_calls);
-    return cpu_lstm_runner.forward(state, err);
+#ifdef PLANT_UNTERMINATED
+    return fail_unterminated(err);
+#endif
+    const int rc = cpu_lstm_runner.forward(state, err);
+#ifdef PLANT_WRITES_INPUTS
+    scribble_inputs(scribbled);
+#endif
+    return rc;
 }
 
 static int lstm_backward(void *state, lstmcheck_error *err)
@@ -88,14 +144,24 @@ static int crashing_available(lstmcheck_error *why)
     return LSTMCHECK_OK;
 }
 #define AVAILABLE crashing_available
+#elif defined(PLANT_UNTERMINATED_AVAILABLE)
+#define AVAILABLE fail_unterminated
 #else
 #define AVAILABLE NULL /* lstmcheck's own answer: a CPU runner runs anywhere */
+#endif
+
+#ifdef PLANT_LONG_DESCRIPTION
+#define D10 "DDDDDDDDDD"
+#define D100 D10 D10 D10 D10 D10 D10 D10 D10 D10 D10
+#define DESCRIPTION "two lines\n" D100 D100 D100
+#else
+#define DESCRIPTION "the example's LSTM (lstmcheck's test plugin " PLUGIN_NAME ")"
 #endif
 
 static const lstmcheck_runner lstm = {
     .name = "lstm",
     .device = LSTMCHECK_CPU,
-    .description = "the example's LSTM (lstmcheck's test plugin " PLUGIN_NAME ")",
+    .description = DESCRIPTION,
     .caps = LSTMCHECK_MULTILAYER | LSTMCHECK_BACKWARD | LSTMCHECK_STATE_GRADS,
     .precision = LSTMCHECK_FP32,
     .available = AVAILABLE,

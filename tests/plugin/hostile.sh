@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Plugins that break the runner ABI's rules on the caller's memory, each a
+# runner's own ERROR (exit 1) that spoils nothing of lstmcheck's or of the
+# runners after it (docs/plugins.md, "What a plugin cannot spoil"):
+#   unterminated    an error message with no NUL byte (forward, available):
+#                   one clean line, the message cut at its buffer's size
+#   writes_inputs   forward writes its inputs: cpu, run after it in the
+#                   same process, still passes, and the culprit is named
+#   long_description a description of two lines, 310 characters: one line
+#                   of 200 in list
+#   hostile.sh CASE LSTMCHECK PLUGINS_DIR WORK_DIR
+set -uo pipefail
+case_name=$1 lstmcheck=$2 plugins=$3 work=$4
+small=(--device cpu --seqLength 5 --hiddenSize 7 --inputSize 6 --miniBatch 3)
+msg_max=511 # lstmcheck_error's msg holds 511 characters and its NUL
+mkdir -p "$work"
+fails=0
+
+# expect NAME CODE PATTERN... -- COMMAND...: COMMAND exits CODE and its
+# output (stdout and stderr) holds every PATTERN as a whole line when it
+# starts with '^', else anywhere
+expect() {
+  local name=$1 code=$2 patterns=()
+  shift 2
+  while [ "$1" != -- ]; do patterns+=("$1"); shift; done
+  shift
+  local out rc=0
+  out=$("$@" 2>&1) || rc=$?
+  local ok=1
+  [ "$rc" = "$code" ] || ok=0
+  for p in "${patterns[@]}"; do
+    if [ "${p:0:1}" = "^" ]; then grep -qxF -- "${p:1}" <<<"$out" || { ok=0; echo "  no line '${p:1:100}...'"; }
+    else grep -qF -- "$p" <<<"$out" || { ok=0; echo "  no '$p'"; }; fi
+  done
+  if [ $ok = 1 ]; then
+    echo "PASS $name (exit $rc)"
+  else
+    echo "FAIL $name: exit $rc (want $code), output:"
+    sed 's/^/    /' <<<"$out" | cut -c1-700
+    fails=$((fails + 1))
+  fi
+}
+
+# n U's: what is left of the plugin's message once cut to a buffer of n characters
+us() { printf 'U%.0s' $(seq "$1"); }
+# an ERROR line whose reason is prefix + the message, cut at the reason's size
+cut_line() { # RUNNER REASON_PREFIX
+  echo "^ERROR $1: $2$(us $((msg_max - ${#2})))"
+}
+
+case $case_name in
+unterminated)
+  u=$plugins/libunterminated.so
+  line=$(cut_line unterminated:lstm "unterminated:lstm forward: ")
+  expect check 1 "$line" "PASS cpu" "1 passed, 1 failed" -- \
+    "$lstmcheck" check --plugin "$u" --rnns unterminated:lstm cpu "${small[@]}"
+  expect check_in_process 1 "$line" "PASS cpu" "1 passed, 1 failed" -- \
+    env LSTMCHECK_ISOLATE=0 "$lstmcheck" check --plugin "$u" --rnns unterminated:lstm cpu "${small[@]}"
+  expect bench 1 "$line (not timed)" -- \
+    "$lstmcheck" bench --plugin "$u" --rnns unterminated:lstm cpu "${small[@]}" --nloops 2 --warmup 1 --no-progress
+  ;;
+unterminated_available)
+  u=$plugins/libunterminated_available.so
+  expect check 1 "$(cut_line unterminated_available:lstm "")" "PASS cpu" -- \
+    "$lstmcheck" check --plugin "$u" --rnns unterminated_available:lstm cpu "${small[@]}"
+  # list prints the message itself: it ends where its buffer does, nothing read past it
+  out=$("$lstmcheck" list --plugin "$u" 2>&1)
+  if grep -qx "unterminated_available:lstm .* no: U\{$msg_max\}" <<<"$out"; then
+    echo "PASS list"
+  else
+    echo "FAIL list: no line of unterminated_available:lstm ending in 'no: ' and $msg_max U's:"
+    grep -a "unterminated_available:lstm" <<<"$out" | cut -c1-700 | cat -v
+    fails=$((fails + 1))
+  fi
+  ;;
+writes_inputs)
+  w=$plugins/libwrites_inputs.so
+  changed="ERROR writes_inputs:lstm: writes_inputs:lstm changed its inputs"
+  expect check_in_process 1 "$changed" "PASS cpu" "1 passed, 1 failed" -- \
+    env LSTMCHECK_ISOLATE=0 "$lstmcheck" check --plugin "$w" --rnns writes_inputs:lstm cpu "${small[@]}"
+  expect check 1 "$changed" "PASS cpu" "1 passed, 1 failed" -- \
+    "$lstmcheck" check --plugin "$w" --rnns writes_inputs:lstm cpu "${small[@]}"
+  # --trace runs every runner in this process; cpu, after it, is timed ("cpu" in the JSON)
+  rm -f "$work/trace.json"
+  expect bench_trace 1 "$changed" "(not timed)" '"cpu": ' -- \
+    "$lstmcheck" bench --trace "$work/trace.json" --plugin "$w" --rnns writes_inputs:lstm cpu "${small[@]}" \
+    --nloops 2 --warmup 1 --no-progress --print-json
+  [ -s "$work/trace.json" ] || { echo "FAIL bench_trace: no trace written"; fails=$((fails + 1)); }
+  ;;
+long_description)
+  # list shows a description as one line of at most 200 characters, the rest cut
+  d200="two lines $(printf 'D%.0s' $(seq 190))"
+  expect list 0 "^                   $d200 (plugin $plugins/liblong_description.so)" -- \
+    "$lstmcheck" list --plugin "$plugins/liblong_description.so"
+  ;;
+*)
+  echo "unknown case $case_name"
+  exit 2
+  ;;
+esac
+[ $fails = 0 ] && echo "PASS: $case_name" || { echo "$fails failed"; exit 1; }
