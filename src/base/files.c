@@ -1,16 +1,20 @@
 /* Files written so that no reader ever sees half of one (see files.h). */
 #include "base/files.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The directory holding path, opened read-only (-1 with err). */
@@ -36,31 +40,78 @@ static void sync_parent(const char *path)
     }
 }
 
+/* Knuth's MMIX linear congruential step, for the fallback below */
+#define LCG_MULTIPLIER 6364136223846793005ull
+#define LCG_INCREMENT 1442695040888963407ull
+
+/* FILE_TEMP_RANDOM_CHARS letters and digits from the kernel's random
+ * source; should it fail (getrandom refused), from the clock, the pid and
+ * a counter, which still differ between calls and processes. */
+static void random_name_part(char out[FILE_TEMP_RANDOM_CHARS + 1])
+{
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    static unsigned counter;
+    unsigned char bytes[FILE_TEMP_RANDOM_CHARS];
+    if (getrandom(bytes, sizeof bytes, GRND_NONBLOCK) != (ssize_t)sizeof bytes) {
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        uint64_t x = (uint64_t)t.tv_nsec ^ ((uint64_t)t.tv_sec << 30) ^ ((uint64_t)getpid() << 17) ^ ++counter;
+        for (size_t i = 0; i < sizeof bytes; i++) {
+            x = x * LCG_MULTIPLIER + LCG_INCREMENT;
+            bytes[i] = (unsigned char)(x >> 56);
+        }
+    }
+    for (size_t i = 0; i < sizeof bytes; i++)
+        out[i] = alphabet[bytes[i] % (sizeof alphabet - 1)];
+    out[FILE_TEMP_RANDOM_CHARS] = '\0';
+}
+
+/* A new temporary file for path, its name in tmp: an open descriptor, or
+ * -1 with err. O_EXCL and O_NOFOLLOW: whatever is at the name already (a
+ * planted link) is neither followed nor written; another name is tried. */
+static int create_temp(const char *path, char *tmp, size_t n, lc_error *err)
+{
+    for (int attempt = 0; attempt < FILE_TEMP_TRIES; attempt++) {
+        char part[FILE_TEMP_RANDOM_CHARS + 1];
+        random_name_part(part);
+        if (snprintf(tmp, n, "%s" FILE_TEMP_MARK "%ld.%s", path, (long)getpid(), part) >= (int)n) {
+            lc_error_set(err, "path too long: %s", path);
+            return -1;
+        }
+        const int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, FILE_CREATE_MODE);
+        if (fd >= 0)
+            return fd;
+        if (errno != EEXIST) {
+            lc_error_set(err, "cannot write %s: %s", tmp, strerror(errno));
+            return -1;
+        }
+    }
+    lc_error_set(err, "cannot write beside %s: %d temporary names in a row were taken", path, FILE_TEMP_TRIES);
+    return -1;
+}
+
 int file_write_atomic_parts(const char *path, const void *a, size_t alen, const void *b,
                               size_t blen, lc_error *err)
 {
     char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
-        lc_error_set(err, "path too long: %s", path);
+    const int fd = create_temp(path, tmp, sizeof tmp, err);
+    if (fd < 0)
         return 1;
+    errno = 0;
+    int failed = fd_write_all(fd, a, alen) || fd_write_all(fd, b, blen) || (fsync(fd) != 0 && errno != EINVAL);
+    int why = errno;
+    if (close(fd) != 0 && !failed) {
+        failed = 1;
+        why = errno;
     }
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        lc_error_set(err, "cannot write %s: %s", tmp, strerror(errno));
-        return 1;
-    }
-    int ok = fwrite(a, 1, alen, f) == alen && (blen == 0 || fwrite(b, 1, blen, f) == blen);
-    ok = (fflush(f) == 0) && ok;
-    ok = (fsync(fileno(f)) == 0 || errno == EINVAL) && ok;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok) {
-        lc_error_set(err, "cannot write %s: %s", tmp, strerror(errno));
-        remove(tmp);
+    if (failed) {
+        lc_error_set(err, "cannot write %s: %s", tmp, why ? strerror(why) : "the write ended early");
+        unlink(tmp);
         return 1;
     }
     if (rename(tmp, path) != 0) {
         lc_error_set(err, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        remove(tmp);
+        unlink(tmp);
         return 1;
     }
     sync_parent(path);
@@ -128,15 +179,28 @@ void file_unlock(int fd)
         close(fd); /* closing the last descriptor releases the flock */
 }
 
-/* The writer's pid of "<base>.tmp.<pid>", or 0 when name is not one. */
+/* The writer's pid of a temporary file of base, "<base>.tmp.<pid>.<random>"
+ * or an earlier version's "<base>.tmp.<pid>"; 0 when name is neither. */
 static long temp_writer(const char *name, const char *base)
 {
-    const size_t n = strlen(base);
-    if (strncmp(name, base, n) || strncmp(name + n, ".tmp.", 5))
+    const size_t n = strlen(base), mark = strlen(FILE_TEMP_MARK);
+    if (strncmp(name, base, n) || strncmp(name + n, FILE_TEMP_MARK, mark))
+        return 0;
+    const char *digits = name + n + mark;
+    if (*digits < '0' || *digits > '9')
         return 0;
     char *end;
-    long pid = strtol(name + n + 5, &end, 10);
-    return *end || pid <= 0 ? 0 : pid;
+    const long pid = strtol(digits, &end, 10);
+    if (pid <= 0)
+        return 0;
+    if (!*end)
+        return pid;
+    if (*end != '.' || strlen(end + 1) != FILE_TEMP_RANDOM_CHARS)
+        return 0;
+    for (const char *c = end + 1; *c; c++)
+        if (!isalnum((unsigned char)*c))
+            return 0;
+    return pid;
 }
 
 int file_remove_stale_temps(const char *path)

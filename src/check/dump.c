@@ -1,6 +1,7 @@
 /* --dump (see dump.h). */
 #include "check/dump.h"
 
+#include "base/files.h"
 #include "base/json.h"
 #include "base/paths.h"
 #include "check/npy.h"
@@ -19,7 +20,9 @@ typedef struct dump_files {
 } dump_files;
 
 /* Write one tensor as <dir>/<role>_<tensor>.npy and begin its entry in
- * index.json's "files" (the caller adds to it and ends it). 0, or 1. */
+ * index.json's "files" (the caller adds to it and ends it). 0, or 1. Each
+ * file first removes the temporary files a killed dump left beside it
+ * (the folder is the dump's own, and is written again and again). */
 static int dump_file(dump_files *d, const char *role, const char *tensor, npy_dtype dtype, const void *data,
                      int ndim, const size_t *dims)
 {
@@ -29,6 +32,7 @@ static int dump_file(dump_files *d, const char *role, const char *tensor, npy_dt
         lc_error_set(d->err, "path too long: %s/%s", d->dir, file);
         return 1;
     }
+    file_remove_stale_temps(path);
     if (npy_write(path, dtype, data, ndim, dims, d->err))
         return 1;
     json_writer *w = &d->index;
@@ -214,6 +218,7 @@ static int dump_everything(dump_files *d, const dump_case *dc)
     json_object_end(w);
     char path[4400];
     snprintf(path, sizeof path, "%s/index.json", d->dir);
+    file_remove_stale_temps(path);
     return json_write_file(w, path, d->err);
 }
 

@@ -4,9 +4,11 @@
 #include "base/files.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *descr_of(npy_dtype d)
@@ -65,15 +67,38 @@ int npy_write(const char *path, npy_dtype dtype, const void *data, int ndim, con
     return rc;
 }
 
+/* path opened for reading when it is a regular file; NULL with err else.
+ * O_NONBLOCK: a FIFO planted there is refused at once, not waited on. */
+static FILE *open_regular(const char *path, lc_error *err)
+{
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        lc_error_set(err, "cannot open %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        lc_error_set(err, "%s: not a regular file", path);
+        close(fd);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        lc_error_set(err, "cannot open %s: %s", path, strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
 int npy_read(const char *path, npy_dtype *dtype, void **data, int *ndim, size_t dims[8],
              lc_error *err)
 {
     *data = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        lc_error_set(err, "cannot open %s: %s", path, strerror(errno));
+    FILE *f = open_regular(path, err);
+    if (!f)
         return 1;
-    }
     unsigned char pre[10];
     char dict[4096];
     if (fread(pre, 1, 10, f) != 10 || memcmp(pre, "\x93NUMPY\x01\x00", 8) != 0) {

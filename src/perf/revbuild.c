@@ -2,12 +2,14 @@
 #include "perf/revbuild.h"
 
 #include "build_config.h"
+#include "base/files.h"
 #include "base/proc.h"
 #include "device/timer.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -15,6 +17,7 @@
 
 #define STAMP_OK "ok\n"
 #define STAMP_FAILED "failed\n"
+#define STAMP_MAX_BYTES 64 /* a longer file is no stamp of ours */
 
 static int exists(const char *path)
 {
@@ -36,24 +39,27 @@ static int mkdir_p(const char *path)
     return mkdir(buf, 0777) != 0 && errno != EEXIST;
 }
 
+/* The stamp's text, "" when there is none or it is not a regular file (a
+ * FIFO planted there is refused at once, not waited on). */
 static void read_stamp(const char *path, char *buf, size_t n)
 {
+    char *text;
+    size_t len;
+    lc_error ignored;
     buf[0] = '\0';
-    FILE *f = fopen(path, "r");
-    if (f) {
-        if (!fgets(buf, (int)n, f))
-            buf[0] = '\0';
-        fclose(f);
+    if (file_read_regular(path, STAMP_MAX_BYTES, &text, &len, &ignored) == LC_OK) {
+        snprintf(buf, n, "%s", text);
+        free(text);
     }
 }
 
+/* Atomically (base/files.h): a link planted at the stamp is replaced, its
+ * target never written. A stamp that cannot be written is not an error:
+ * the next comparison builds again. */
 static void write_stamp(const char *path, const char *text)
 {
-    FILE *f = fopen(path, "w");
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
+    lc_error ignored;
+    file_write_atomic(path, text, strlen(text), &ignored);
 }
 
 /* Run one step of the build with its output in the log; 0 when it worked. */
@@ -114,7 +120,7 @@ int revbuild_lstmcheck(const char *source_dir, const char *sha, lc_device device
         lc_error_set(err, "cannot create %s: %s", dir, strerror(errno));
         return 1;
     }
-    int lock = open(lockpath, O_RDWR | O_CREAT, 0666);
+    int lock = open(lockpath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, FILE_CREATE_MODE);
     if (lock < 0 || flock(lock, LOCK_EX) != 0) {
         lc_error_set(err, "cannot lock %s: %s", lockpath, strerror(errno));
         if (lock >= 0)

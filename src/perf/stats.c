@@ -11,15 +11,78 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Where quantile q of n ordered values lies: between positions lo and hi
+ * (hi = lo at the end), frac of the way. One definition for the sorted and
+ * the selecting quantile, so that both give the same number, bit for bit. */
+static void quantile_position(int n, double q, int *lo, int *hi, double *frac)
+{
+    const double pos = q * (n - 1);
+    *lo = (int)floor(pos);
+    *hi = *lo + 1 < n ? *lo + 1 : *lo;
+    *frac = pos - *lo;
+}
+
 double stats_quantile_sorted(const double *s, int n, double q)
 {
     if (n <= 0)
         return 0;
-    double pos = q * (n - 1);
-    int lo = (int)floor(pos);
-    int hi = lo + 1 < n ? lo + 1 : lo;
-    double frac = pos - lo;
+    int lo, hi;
+    double frac;
+    quantile_position(n, q, &lo, &hi, &frac);
     return s[lo] + (s[hi] - s[lo]) * frac;
+}
+
+static void swap_values(double *a, double *b)
+{
+    const double t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* Reorder v so that v[k] is the value sorting would put there, nothing
+ * greater before it and nothing smaller after it (quickselect, pivot the
+ * median of three): O(n) on average where sorting is O(n log n). */
+static void select_kth(double *v, int n, int k)
+{
+    int left = 0, right = n - 1;
+    while (right > left) {
+        const int mid = left + (right - left) / 2;
+        if (v[mid] < v[left]) swap_values(&v[mid], &v[left]);
+        if (v[right] < v[left]) swap_values(&v[right], &v[left]);
+        if (v[right] < v[mid]) swap_values(&v[right], &v[mid]);
+        const double pivot = v[mid];
+        int i = left, j = right;
+        while (i <= j) { /* Hoare's partition: left of i <= pivot <= right of j */
+            while (v[i] < pivot) i++;
+            while (v[j] > pivot) j--;
+            if (i <= j)
+                swap_values(&v[i++], &v[j--]);
+        }
+        if (k <= j)
+            right = j;
+        else if (k >= i)
+            left = i;
+        else
+            return; /* between j and i: equal to the pivot, in place */
+    }
+}
+
+double stats_median_select(double *v, int n)
+{
+    if (n <= 0)
+        return 0;
+    int lo, hi;
+    double frac;
+    quantile_position(n, 0.5, &lo, &hi, &frac);
+    select_kth(v, n, lo);
+    double next = v[lo]; /* the value sorting puts at hi: the least after lo */
+    if (hi > lo) {
+        next = v[hi];
+        for (int i = hi + 1; i < n; i++)
+            if (v[i] < next)
+                next = v[i];
+    }
+    return v[lo] + (next - v[lo]) * frac;
 }
 
 void stats_summarize(const double *v, int n, sample_summary *s)

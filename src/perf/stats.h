@@ -21,6 +21,10 @@ typedef struct sample_summary {
  * linearly between order statistics (NumPy's default). */
 void stats_summarize(const double *v, int n, sample_summary *s);
 double stats_quantile_sorted(const double *sorted, int n, double q);
+/* The median of n values, as stats_quantile_sorted gives it of the sorted
+ * values (the same number, bit for bit), found by selection in O(n) time
+ * on average instead of a sort; v is reordered. 0 for n <= 0. */
+double stats_median_select(double *v, int n);
 /* The summary as a JSON object {"n", "mean", "std", "median", "min", "max",
  * "q1", "q3", "mad"}, and "samples" (on one line) when samples is not NULL. */
 void stats_json(json_writer *w, const sample_summary *s, const double *samples);

@@ -67,8 +67,12 @@ void verdict_decide(const double *base, int nb, const double *cur, int nc, doubl
     out->change = mb > 0 ? mc / mb - 1 : 0;
     out->p = stats_mann_whitney(cur, nc, base, nb, NULL);
     /* percentile bootstrap of the ratio of medians; fixed seed: the same
-     * samples always give the same verdict */
-    double *rb = malloc((size_t)nb * sizeof *rb), *rc = malloc((size_t)nc * sizeof *rc);
+     * samples always give the same verdict. A resample draws from all of a
+     * side's samples, but at most VERDICT_BOOTSTRAP_MAX_DRAWS of them: the
+     * work is bounded, and the interval only wider (verdict.h). */
+    const int kb = nb < VERDICT_BOOTSTRAP_MAX_DRAWS ? nb : VERDICT_BOOTSTRAP_MAX_DRAWS;
+    const int kc = nc < VERDICT_BOOTSTRAP_MAX_DRAWS ? nc : VERDICT_BOOTSTRAP_MAX_DRAWS;
+    double *rb = malloc((size_t)kb * sizeof *rb), *rc = malloc((size_t)kc * sizeof *rc);
     if (!rb || !rc) {
         free(b); free(c); free(boot); free(rb); free(rc);
         snprintf(out->reason, sizeof out->reason, "out of memory");
@@ -77,11 +81,12 @@ void verdict_decide(const double *base, int nb, const double *cur, int nc, doubl
     lc_rng rng;
     lc_rng_init(&rng, 0x5eed, 0, 0);
     for (int k = 0; k < nboot; k++) {
-        for (int i = 0; i < nb; i++)
+        for (int i = 0; i < kb; i++)
             rb[i] = b[lc_rng_next(&rng) % (uint64_t)nb];
-        for (int i = 0; i < nc; i++)
+        for (int i = 0; i < kc; i++)
             rc[i] = c[lc_rng_next(&rng) % (uint64_t)nc];
-        double sb = median_of(rb, nb), sc = median_of(rc, nc);
+        out->bootstrap_draws += kb + kc;
+        const double sb = stats_median_select(rb, kb), sc = stats_median_select(rc, kc);
         boot[k] = sb > 0 ? sc / sb - 1 : 0;
     }
     qsort(boot, (size_t)nboot, sizeof *boot, cmp_double);

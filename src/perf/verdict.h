@@ -4,6 +4,7 @@
  * current run (the control workload cancels drift of the machine's speed).
  *   change   = median(current) / median(baseline) - 1
  *   interval = bootstrap confidence interval of change at level 1 - alpha/m
+ *              (a resample draws at most VERDICT_BOOTSTRAP_MAX_DRAWS values)
  *   p        = two-sided Mann-Whitney U p-value
  *   delta    = the minimum effect: max(VERDICT_MIN_EFFECT, VERDICT_NOISE_FACTOR *
  *              run-to-run noise of unchanged code measured on this machine)
@@ -37,6 +38,18 @@ extern "C" {
 #define VERDICT_MAX_CONTROL_DRIFT 0.15 /* control median moved more: not comparable now */
 #define VERDICT_NOISE_FACTOR 5.0   /* delta >= 5 x run-to-run noise (docs/perf.md) */
 #define VERDICT_BOOTSTRAP 4000     /* resamples for the interval */
+/* Values a resample draws from one side: its n samples, or this many of
+ * them where n is larger (an m-out-of-n bootstrap), so that compare's time
+ * stops growing with the samples a file stores (issue 19: 36 s at 30,000,
+ * over 120 s at 100,000). What `baseline update` writes stays under it (5
+ * rounds of at most 200 samples on a CPU, 500 on a GPU: 1000, 2500), and
+ * there the interval is the full bootstrap's, bit for bit. Above it the
+ * interval is that of a median of 4096 values: wider than n values' by
+ * about sqrt(n / 4096), never narrower, so it can only withhold a verdict,
+ * never call one on less evidence; and at 4096 values it is narrow, about
+ * +-0.09 times the samples' relative spread (+-0.45% for a 5% spread) beside
+ * the 3% floor of the minimum effect (docs/perf.md). */
+#define VERDICT_BOOTSTRAP_MAX_DRAWS 4096
 
 typedef enum verdict_kind {
     VERDICT_SAME = 0,
@@ -53,6 +66,7 @@ typedef struct verdict_result {
     double delta;            /* minimum effect used (noise and control drift) */
     double alpha_each;       /* alpha / m */
     double control_drift;    /* median(control now) / median(control at baseline) - 1 */
+    long long bootstrap_draws; /* values the bootstrap drew, both sides: its work */
     char reason[256];
 } verdict_result;
 

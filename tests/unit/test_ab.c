@@ -109,6 +109,42 @@ int test_revbuild_failure_remembered(void)
     return 0;
 }
 
+/* Links planted in the build folder of another commit are not followed
+ * (issue 19): one at the stamp is replaced (its target keeps its bytes), one
+ * at the lock file is refused (nothing created where it points). */
+int test_revbuild_planted_links(void)
+{
+    if (git_missing())
+        return UNIT_SKIP;
+    char dir[] = "/tmp/lstmcheck_rbl_XXXXXX", sha[GIT_SHA_LEN + 1], exe[4096];
+    CHECK(!make_repo(dir), "repository");
+    CHECK(!sh("echo 'message(FATAL_ERROR \"broken on purpose\")' > %s/CMakeLists.txt && git -C %s add -A", dir, dir) &&
+          !sh(GIT_COMMIT_ALL, dir, "broken"), "commit");
+    CHECK(git_head(dir, sha) == LC_OK, "head");
+    char build_dir[4096], stamp[4200], lock[4200], victim[4200], elsewhere[4200], cmd[8600];
+    snprintf(build_dir, sizeof build_dir, "%s/ab/%.12s-cpu", LSTMCHECK_BINARY_DIR, sha);
+    snprintf(stamp, sizeof stamp, "%s/stamp", build_dir);
+    snprintf(lock, sizeof lock, "%s.lock", build_dir);
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    snprintf(elsewhere, sizeof elsewhere, "%s/created_through_the_lock", dir);
+    CHECK(!sh("mkdir -p %s && echo precious > %s", build_dir, victim), "setup");
+    CHECK(symlink(victim, stamp) == 0, "symlink");
+    lc_error err;
+    CHECK(revbuild_lstmcheck(dir, sha, LC_DEVICE_CPU, exe, sizeof exe, &err) == 1 &&
+          strstr(err.msg, "does not build here"), "%s", err.msg);
+    snprintf(cmd, sizeof cmd, "grep -qx precious %s && test -f %s && ! test -L %s && grep -qx failed %s", victim,
+             stamp, stamp, stamp);
+    CHECK(system(cmd) == 0, "the stamp's link was followed, or the stamp not written (%s)", cmd);
+    CHECK(!sh("rm -rf %s %s", build_dir, lock), "cleanup");
+    CHECK(symlink(elsewhere, lock) == 0, "symlink");
+    CHECK(revbuild_lstmcheck(dir, sha, LC_DEVICE_CPU, exe, sizeof exe, &err) == 1 && strstr(err.msg, "cannot lock"),
+          "a link at the lock file: %s", err.msg);
+    CHECK(access(elsewhere, F_OK) != 0, "the lock file's link was followed: %s was created", elsewhere);
+    snprintf(cmd, sizeof cmd, "rm -rf %s %s %s", build_dir, lock, dir);
+    CHECK(system(cmd) == 0, "cleanup");
+    return 0;
+}
+
 static int write_baseline(const char *dir, const char *name, const char *device, const char *entries)
 {
     char path[512];

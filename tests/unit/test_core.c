@@ -245,6 +245,33 @@ int test_stats_summary(void)
     return 0;
 }
 
+static int cmp_values(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median by selection is the sorted median, bit for bit: the verdict's
+ * bootstrap uses it and must give the intervals it gave with a sort. */
+#define SELECT_MAX_N 300
+int test_stats_median_select(void)
+{
+    double v[SELECT_MAX_N], sorted[SELECT_MAX_N];
+    lc_rng r;
+    lc_rng_init(&r, 5, 0, 0);
+    for (int n = 1; n <= SELECT_MAX_N; n++)
+        for (int ties = 0; ties <= 1; ties++) {
+            for (int i = 0; i < n; i++) /* with ties: few distinct values */
+                v[i] = ties ? (double)lc_rng_int(&r, 0, 4) : 1 + 0.1 * lc_rng_normal(&r);
+            memcpy(sorted, v, (size_t)n * sizeof *v);
+            qsort(sorted, (size_t)n, sizeof *sorted, cmp_values);
+            const double want = stats_quantile_sorted(sorted, n, 0.5), got = stats_median_select(v, n);
+            CHECK(!memcmp(&want, &got, sizeof got), "n = %d%s: %a, sorted %a", n, ties ? " (ties)" : "", got, want);
+        }
+    CHECK(stats_median_select(v, 0) == 0, "no values");
+    return 0;
+}
+
 int test_stats_mann_whitney(void)
 {
     /* a clear shift: every a below every b (n = 10 each): exact two-sided

@@ -94,6 +94,46 @@ int test_verdict_control_drift(void)
     return 0;
 }
 
+/* A file may store up to 10^7 samples a series; the bootstrap's work must
+ * not grow with them (issue 19: compare took 36 s at 30,000 samples and
+ * over 120 s at 100,000, past --max-seconds). Counted, not timed. */
+#define MANY_SAMPLES 100000
+/* What `baseline update` writes on a CPU (5 rounds of at most 200) and one
+ * round of compare: there the bootstrap is the one it always was. */
+#define UPDATE_SAMPLES 1000
+#define ROUND_SAMPLES 200
+
+int test_verdict_bootstrap_bounded(void)
+{
+    double *base = malloc(MANY_SAMPLES * sizeof *base), *cur = malloc(MANY_SAMPLES * sizeof *cur);
+    CHECK(base && cur, "out of memory");
+    const long long bound = (long long)VERDICT_BOOTSTRAP * 2 * VERDICT_BOOTSTRAP_MAX_DRAWS;
+    verdict_result v;
+    samples(base, MANY_SAMPLES, 1.0, 0.05, 21);
+    samples(cur, MANY_SAMPLES, 1.10, 0.05, 22);
+    verdict_decide(base, MANY_SAMPLES, cur, MANY_SAMPLES, 0.005, 8, 0.0, &v);
+    CHECK(v.bootstrap_draws <= bound, "%lld values drawn for %d samples a side; at most %lld",
+          v.bootstrap_draws, MANY_SAMPLES, bound);
+    CHECK(v.kind == VERDICT_SLOWER && v.ci_low > 0.09 && v.ci_high < 0.11, "10%% slower called %s (%s)",
+          verdict_name(v.kind), v.reason);
+    samples(cur, MANY_SAMPLES, 1.0, 0.05, 23);
+    verdict_decide(base, MANY_SAMPLES, cur, MANY_SAMPLES, 0.005, 8, 0.0, &v);
+    CHECK(v.kind == VERDICT_SAME && v.ci_low > -0.01 && v.ci_high < 0.01, "unchanged called %s (%s)",
+          verdict_name(v.kind), v.reason);
+    /* at the counts update writes: every sample drawn, the interval that of
+     * 7070a26 bit for bit (its values, printed with %a) */
+    samples(base, UPDATE_SAMPLES, 1.0, 0.02, 31);
+    samples(cur, ROUND_SAMPLES, 1.01, 0.02, 32);
+    verdict_decide(base, UPDATE_SAMPLES, cur, ROUND_SAMPLES, 0.005, 8, 0.0, &v);
+    CHECK(v.bootstrap_draws == (long long)VERDICT_BOOTSTRAP * (UPDATE_SAMPLES + ROUND_SAMPLES),
+          "%lld values drawn for %d and %d samples", v.bootstrap_draws, UPDATE_SAMPLES, ROUND_SAMPLES);
+    CHECK(v.ci_low == 0x1.90cacc590dd48p-9 && v.ci_high == 0x1.1199b0a6b4516p-6 && v.kind == VERDICT_SAME,
+          "the interval moved: [%a, %a] %s", v.ci_low, v.ci_high, v.reason);
+    free(base);
+    free(cur);
+    return 0;
+}
+
 static int write_text(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
