@@ -2,6 +2,7 @@
 #include "runners/plugin.h"
 
 #include "device/device.h"
+#include "runners/plugin_call.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -55,7 +56,7 @@ static lc_status open_library(const char *path, void **handle, lc_error *err)
      * the file they named */
     char local[4096];
     snprintf(local, sizeof local, "%s%s", strchr(path, '/') ? "" : "./", path);
-    *handle = dlopen(local, RTLD_NOW | RTLD_LOCAL);
+    *handle = plugin_call_dlopen(local, RTLD_NOW | RTLD_LOCAL);
     if (!*handle) {
         const char *why = dlerror();
         lc_error_set(err, "plugin %s: cannot be loaded: %s", path, why ? why : "unknown reason");
@@ -164,8 +165,9 @@ static lc_status copy_runners(const lstmcheck_plugin *info, const char *path, ru
     return LC_OK;
 }
 
-/* Name every copy <plugin>:<runner> and register it, after checking that
- * every name fits and is free (so that a refusal registers nothing). */
+/* Name every copy <plugin>:<runner> and register it behind trampolines
+ * (plugin_call.h), after checking that every name fits and is free (so
+ * that a refusal registers nothing). */
 static lc_status register_runners(runner_ops *copies, int n, const char *plugin, const char *path,
                                   lc_error *err)
 {
@@ -185,13 +187,14 @@ static lc_status register_runners(runner_ops *copies, int n, const char *plugin,
         }
     }
     char *origin = strdup(path);
+    runner_ops *wrapped = calloc((size_t)n, sizeof *wrapped);
     for (int i = 0; i < n; i++) {
         lc_error why = {{0}};
-        if (!origin || !(copies[i].name = strdup(names[i]))) {
+        if (!origin || !wrapped || !(copies[i].name = strdup(names[i]))) {
             lc_error_set(err, "plugin %s: out of host memory", path);
             return LC_ERROR;
         }
-        if (registry_add(&copies[i], origin, &why)) {
+        if (plugin_call_wrap(&copies[i], &wrapped[i], &why) || registry_add(&wrapped[i], origin, &why)) {
             lc_error_set(err, "plugin %s: %s", path, why.msg);
             return LC_ERROR; /* some of its runners are registered: the command must stop */
         }

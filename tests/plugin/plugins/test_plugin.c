@@ -10,7 +10,15 @@
  *   PLANT_LOAD_CRASH its initialization code crashes while lstmcheck loads it
  *   PLANT_AVAILABLE_CRASH its available() crashes
  *   PLANT_LAZY       forward and backward compute on their first call in a
- *                    process (the gate's) and return at once afterwards */
+ *                    process (the gate's) and return at once afterwards
+ * Child processes (docs/plugins.md, "What runs in a child process"):
+ *   PLANT_HANG_LOAD  its initialization code never returns
+ *   PLANT_HANG_AVAILABLE its available() never returns
+ *   PLANT_HANG_FORWARD its forward() never returns
+ *   PLANT_HANG_TIMED its forward() never returns from its second call in a
+ *                    process on: the gate passes, the timing hangs
+ *   PLANT_PRINTS     prints a line on stdout while loading and in create,
+ *                    forward and backward */
 #include "cpu_lstm.h"
 
 #include <signal.h>
@@ -27,11 +35,49 @@ static void crash(void)
 }
 #endif
 
+/* ---- child processes: hangs and prints ---- */
+#if defined(PLANT_HANG_LOAD) || defined(PLANT_HANG_AVAILABLE) || defined(PLANT_HANG_FORWARD) || \
+    defined(PLANT_HANG_TIMED)
+#include <unistd.h>
+/* A hang on purpose: until lstmcheck kills the process. */
+static void hang(void)
+{
+    for (;;)
+        pause();
+}
+#endif
+#if defined(PLANT_HANG_FORWARD)
+#define HANG_IN_FORWARD() hang()
+#elif defined(PLANT_HANG_TIMED)
+static int calls_here;
+#define HANG_IN_FORWARD() if (calls_here++ > 0) hang()
+#else
+#define HANG_IN_FORWARD()
+#endif
+#ifdef PLANT_HANG_LOAD
+__attribute__((constructor)) static void hang_while_loading(void)
+{
+    hang();
+}
+#endif
+#ifdef PLANT_PRINTS
+#include <stdio.h>
+/* What a plugin's debugging output does: a line on stdout, flushed. */
+#define PRINT(where) (printf("prints: a line on stdout from %s\n", where), fflush(stdout))
+__attribute__((constructor)) static void print_while_loading(void)
+{
+    PRINT("its initialization");
+}
+#else
+#define PRINT(where) ((void)0)
+#endif
+
 static int lstm_create(const lstmcheck_runner *self, const lstmcheck_problem *p, void **state, lstmcheck_error *err)
 {
 #ifdef PLANT_CRASH
     crash();
 #endif
+    PRINT("create");
     return cpu_lstm_runner.create(self, p, state, err);
 }
 
@@ -45,12 +91,15 @@ static int forward_calls, backward_calls;
 static int lstm_forward(void *state, lstmcheck_error *err)
 {
     LAZY(forward_calls);
+    HANG_IN_FORWARD();
+    PRINT("forward");
     return cpu_lstm_runner.forward(state, err);
 }
 
 static int lstm_backward(void *state, lstmcheck_error *err)
 {
     LAZY(backward_calls);
+    PRINT("backward");
     return cpu_lstm_runner.backward(state, err);
 }
 static int lstm_zero_grads(void *state, lstmcheck_error *err) { return cpu_lstm_runner.zero_grads(state, err); }
@@ -88,6 +137,14 @@ static int crashing_available(lstmcheck_error *why)
     return LSTMCHECK_OK;
 }
 #define AVAILABLE crashing_available
+#elif defined(PLANT_HANG_AVAILABLE)
+static int hanging_available(lstmcheck_error *why)
+{
+    (void)why;
+    hang();
+    return LSTMCHECK_OK;
+}
+#define AVAILABLE hanging_available
 #else
 #define AVAILABLE NULL /* lstmcheck's own answer: a CPU runner runs anywhere */
 #endif
