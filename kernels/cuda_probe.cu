@@ -6,15 +6,14 @@
 // GPU runners of check/bench run in children (src/check/isolate.h).
 #include "cuda_util.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/files.h"
+#include "base/proc.h"
 #include "device/device.h"
 
 namespace {
@@ -117,38 +116,38 @@ bool forks_allowed()
     return !(v && !strcmp(v, "0"));
 }
 
+int probe_child(void *arg, int fd)
+{
+    (void)arg;
+    probe_result mine;
+    proc_foreign_begin("the CUDA device query"); // the driver's code: a hung one is timed out
+    probe_here(&mine);
+    proc_foreign_end();
+    return fd_write_all(fd, &mine, sizeof mine);
+}
+
+int probe_parent(void *arg, int fd, lc_error *err)
+{
+    (void)err;
+    return fd_read_all(fd, arg, sizeof(probe_result));
+}
+
 // The probe in a child process; in this process if forks are off or fail.
 void probe_in_child(probe_result *r)
 {
-    int fds[2];
-    pid_t pid = -1;
-    if (forks_allowed() && pipe(fds) == 0 && (pid = fork()) < 0) {
-        close(fds[0]);
-        close(fds[1]);
-    }
-    if (pid < 0) {
+    proc_outcome out{};
+    lc_error err{};
+    if (!forks_allowed() ||
+        (proc_fork(PROC_CHILD_WORK, probe_child, probe_parent, r, &out, &err) && !out.started)) {
         probe_here(r);
         g_used_here = true;
         return;
     }
-    if (pid == 0) {
-        close(fds[0]);
-        probe_result mine;
-        probe_here(&mine);
-        const ssize_t k = write(fds[1], &mine, sizeof mine);
-        _exit(k == (ssize_t)sizeof mine ? 0 : 1);
-    }
-    close(fds[1]);
-    const int failed = fd_read_all(fds[0], r, sizeof *r);
-    close(fds[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (failed) {
+    if (out.exit_status != 0) {
+        char how[256];
         memset(r, 0, sizeof *r);
-        set_why(r, DEVICE_CUDA_BROKEN, "broken CUDA setup: the CUDA probe process %s %d",
-                WIFSIGNALED(status) ? "was killed by signal" : "ended with status",
-                WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+        set_why(r, DEVICE_CUDA_BROKEN, "broken CUDA setup: the CUDA probe process %s",
+                proc_outcome_text(&out, how, sizeof how));
     }
 }
 

@@ -7,68 +7,43 @@
 #include "device/device.h"
 #include "runners/plugin.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-/* How the child ended, when that is not a clean exit 0. */
-static int child_failed(int status, const lc_error *read_err, lc_error *err)
+/* How the child ended, when that is not a clean exit 0 with a result. */
+static void child_failed(const proc_outcome *out, const lc_error *read_err, lc_error *err)
 {
-    if (WIFSIGNALED(status)) {
-        lc_error_set(err, "its process was killed by signal %d (%s)", WTERMSIG(status),
-                     strsignal(WTERMSIG(status)));
-        return 1;
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        lc_error_set(err, "its process ended with status %d%s%s",
-                     WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_err->msg[0] ? ": " : "",
-                     read_err->msg);
-        return 1;
-    }
-    if (read_err->msg[0]) {
+    char how[256];
+    if (!out->started) {
         *err = *read_err;
-        return 1;
+    } else if (out->timed_out || out->signal) {
+        lc_error_set(err, "its process %s", proc_outcome_text(out, how, sizeof how));
+    } else if (out->exit_status != 0) {
+        lc_error_set(err, "its process %s%s%s", proc_outcome_text(out, how, sizeof how),
+                     read_err->msg[0] ? ": " : "", read_err->msg);
+    } else {
+        *err = *read_err;
+        if (!err->msg[0])
+            lc_error_set(err, "its process sent no result");
     }
-    return 0;
+}
+
+/* isolate_run, with how the child ended in out. */
+static int run_child(isolate_child_fn child, isolate_parent_fn parent, void *arg, proc_outcome *out,
+                     lc_error *err)
+{
+    lc_error read_err = {{0}};
+    if (!proc_fork(PROC_CHILD_WORK, child, parent, arg, out, &read_err))
+        return 0;
+    child_failed(out, &read_err, err);
+    return 1;
 }
 
 int isolate_run(isolate_child_fn child, isolate_parent_fn parent, void *arg, lc_error *err)
 {
-    int fds[2];
-    if (pipe(fds) != 0) {
-        lc_error_set(err, "pipe: %s", strerror(errno));
-        return 1;
-    }
-    fflush(stdout); /* else the child would print the parent's buffered text again */
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        lc_error_set(err, "fork: %s", strerror(errno));
-        close(fds[0]);
-        close(fds[1]);
-        return 1;
-    }
-    if (pid == 0) {
-        close(fds[0]);
-        proc_die_with_parent();
-        const int rc = child(arg, fds[1]);
-        close(fds[1]);
-        fflush(stdout);
-        fflush(stderr);
-        _exit(rc ? 1 : 0); /* no atexit handlers: they belong to the parent */
-    }
-    close(fds[1]);
-    lc_error read_err = {{0}};
-    if (parent(arg, fds[0], &read_err) && !read_err.msg[0])
-        lc_error_set(&read_err, "its process sent no result");
-    close(fds[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    return child_failed(status, &read_err, err);
+    proc_outcome out;
+    return run_child(child, parent, arg, &out, err);
 }
 
 int isolate_runner(const runner_ops *r)
@@ -181,10 +156,14 @@ lc_status isolate_plugin_load(const char *path, lc_error *err)
     if (v && !strcmp(v, "0"))
         return plugin_load(path, err);
     plugin_probe pp = {.path = path};
+    proc_outcome out;
     lc_error why = {{0}};
-    if (isolate_run(plugin_child, plugin_parent, &pp, &why)) {
-        lc_error_set(err, "plugin %s: crashed while loading (its initialization, or a runner's available()): %s",
-                     path, why.msg);
+    if (run_child(plugin_child, plugin_parent, &pp, &out, &why)) {
+        if (out.timed_out) /* a hang is refused as a crash is */
+            lc_error_set(err, "plugin %s: did not finish loading: %s", path, why.msg);
+        else
+            lc_error_set(err, "plugin %s: crashed while loading (its initialization, or a runner's available()): %s",
+                         path, why.msg);
         return LC_BAD_INPUT;
     }
     if (pp.status != LC_OK) {

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 
+#include "base/proc.h"
 #include "check/gate.h"
 #include "runners/runner.h"
 
@@ -20,13 +21,16 @@ extern "C" {
 #endif
 
 /* In the child: do the work and write the result to fd (0 on success). */
-typedef int (*isolate_child_fn)(void *arg, int fd);
+typedef proc_child_fn isolate_child_fn;
 /* In the parent: read the child's result from fd (0 on success). */
-typedef int (*isolate_parent_fn)(void *arg, int fd, lc_error *err);
+typedef proc_parent_fn isolate_parent_fn;
 
-/* Fork, run child() there and parent() here. 0 when both succeeded; else
- * err says what went wrong, including how the child ended (its exit
- * status, or the signal that killed it). */
+/* Fork (proc_fork's PROC_CHILD_WORK: the child dies with this process, its
+ * stdout goes to stderr, and a call into a plugin that outlasts the child
+ * timeout kills it), run child() there and parent() here. 0 when both
+ * succeeded; else err says what went wrong, including how the child ended
+ * (its exit status, the signal that killed it, or the call it timed out
+ * in: "its process timed out after 2 s in forward() and was killed"). */
 int isolate_run(isolate_child_fn child, isolate_parent_fn parent, void *arg, lc_error *err);
 
 /* 1 when r should run in a child of this process: a GPU runner while CUDA
@@ -51,9 +55,10 @@ lc_status isolate_gate_run(const runner_ops *r, numerics_context *c, const char 
 
 /* plugin_load (runners/plugin.h) in a child first, with one call of each
  * of its runners' available(), then here: a plugin whose loading crashes
- * (its initialization code, or an available()) is refused with
- * LC_BAD_INPUT and err naming it, and this process never runs it. Any
- * other refusal comes back as plugin_load says it. */
+ * or hangs past the child timeout (its initialization code, or an
+ * available()) is refused with LC_BAD_INPUT and err naming it ("crashed
+ * while loading", "did not finish loading"), and this process never runs
+ * it. Any other refusal comes back as plugin_load says it. */
 lc_status isolate_plugin_load(const char *path, lc_error *err);
 
 #ifdef __cplusplus

@@ -24,6 +24,7 @@ void cli_defaults(cli_options *o)
     o->sep = " ";
     o->seed = 17;
     o->time_budget_s = -1;
+    o->child_timeout_s = -1;
     o->progress = -1;
     snprintf(o->tool, sizeof o->tool, "none");
     o->out_dir = ".";
@@ -130,6 +131,8 @@ _Static_assert(sizeof(report_json_format) == sizeof(int), "print_json is an int"
 _Static_assert(LC_DEVICE_CPU == CLI_DEVICE_AUTO + 1, "--device: auto, then the devices in their order");
 
 #define F(member) offsetof(cli_options, member)
+#define CLI_TEXT_OF(x) #x
+#define CLI_TEXT(x) CLI_TEXT_OF(x)
 #define SHAPE_CMDS "bench check baseline profile"
 static const cli_flag flags[] = {
     {"seq-length", "--seqLength N", FLAG_INT, F(shape.seq_length), 1, LSTM_MAX_DIM, NULL, MARK_SHAPE, SHAPE_CMDS,
@@ -200,6 +203,11 @@ static const cli_flag flags[] = {
      "profile", "pause between runners (default 1)"},
     {"internal-run", "--internal-run", FLAG_SWITCH, F(internal_run), 1, 0, NULL, 0, "profile",
      "(internal) run the runners here: the re-executed child of --tool"},
+    {"child-timeout", "--child-timeout S", FLAG_SECONDS, F(child_timeout_s), 0, 0, NULL, 0,
+     "bench check list baseline",
+     "seconds a plugin's call (loading, available(), forward, ...) or the CUDA probe may take in a child "
+     "before it is killed and its runner fails (default " CLI_TEXT(CLI_CHILD_TIMEOUT_S)
+     ", or a larger --time-budget or --max-seconds; 0: no limit)"},
     {"help", "--help", FLAG_SWITCH, F(help), 1, 0, NULL, 0, "bench check list baseline profile", "this text"},
 };
 #undef F

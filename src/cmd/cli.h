@@ -18,6 +18,12 @@ extern "C" {
 #define CLI_MAX_RNNS 64
 #define CLI_MAX_PLUGINS 16
 
+/* --child-timeout's default, in seconds, where no budget is larger: far
+ * above any call of a correct runner at a shape a machine holds (the
+ * reference's forward and backward at the default shape take 9-10 s on one
+ * core), and a hang still ends a CI job long before its own limit. */
+#define CLI_CHILD_TIMEOUT_S 300
+
 /* --device auto (the default): cuda when a CUDA device exists, else cpu. */
 #define CLI_DEVICE_AUTO (-1)
 
@@ -47,6 +53,7 @@ typedef struct cli_options {
     const char *baseline_dir;
     int json;
     double max_seconds;      /* perf: budget for one comparison */
+    double child_timeout_s;  /* < 0: the default (cmd/session.h: session_child_timeout) */
     const char *against;     /* compare: A/B against this revision */
     int ab;                  /* compare: A/B even where this machine has a baseline */
     int allow_dirty;         /* update: record a modified tree (marked not reproducible) */

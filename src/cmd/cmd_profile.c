@@ -8,6 +8,7 @@
  * A summary per runner goes to stdout: time mean/std over the iterations,
  * memory, GPU utilization and GEMM share. */
 #include "cmd/commands.h"
+#include "base/proc.h"
 #include "device/device.h"
 #include "check/gate.h"
 #include "perf/harness.h"
@@ -17,17 +18,13 @@
 #include "cmd/session.h"
 
 #include <errno.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-extern char **environ;
 
 #define MIB (1024.0 * 1024.0)
 
@@ -190,26 +187,15 @@ static int spawn_and_wait(const arg_list *a, const char *tool)
     for (int i = 0; i < a->n; i++)
         fprintf(stderr, " %s", a->argv[i]);
     fprintf(stderr, "\n");
-    fflush(stderr);
-    fflush(stdout);
-    pid_t pid;
-    int rc = posix_spawn(&pid, a->argv[0], NULL, NULL, a->argv, environ);
-    if (rc != 0) {
-        fprintf(stderr, "lstmcheck: cannot start %s: %s\n", a->argv[0], strerror(rc));
+    /* the profiler and the lstmcheck it runs print this command's output:
+     * theirs are this process's stdout and stderr; it dies with this process */
+    const proc_io io = {.inherit_output = 1};
+    lc_error err = {{0}};
+    const int code = proc_run(a->argv, &io, &err);
+    if (code < 0) {
+        fprintf(stderr, "lstmcheck: %s: %s\n", tool, err.msg);
         return -1;
     }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) {
-            fprintf(stderr, "lstmcheck: waiting for %s: %s\n", tool, strerror(errno));
-            return -1;
-        }
-    }
-    if (WIFSIGNALED(status)) {
-        fprintf(stderr, "lstmcheck: %s was killed by signal %d\n", tool, WTERMSIG(status));
-        return -1;
-    }
-    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
     if (code != LC_OK && code != LC_FAILED && code != LC_BAD_INPUT && code != LC_UNSUPPORTED) {
         fprintf(stderr, "lstmcheck: %s exited with status %d\n", tool, code);
         return -1;

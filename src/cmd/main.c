@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/proc.h"
 #include "check/isolate.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
@@ -43,6 +44,7 @@ int main(int argc, char **argv)
         cli_free(&o);
         return 0;
     }
+    proc_set_child_timeout(session_child_timeout(&o)); /* before the first child: loading a plugin */
     if ((rc = session_check_outputs(&o, &err))) {
         cmd_fail(&o, rc, "%s", err.msg);
         cli_free(&o);

@@ -28,6 +28,18 @@ int session_check_memory(const lstm_shape *s, lc_error *err)
     return 0;
 }
 
+double session_child_timeout(const cli_options *o)
+{
+    if (o->child_timeout_s >= 0)
+        return o->child_timeout_s;
+    double s = CLI_CHILD_TIMEOUT_S;
+    if (o->time_budget_s > s)
+        s = o->time_budget_s;
+    if (o->max_seconds > s)
+        s = o->max_seconds;
+    return s;
+}
+
 lc_device session_resolve_device(int requested)
 {
     lc_error why;

@@ -57,6 +57,14 @@ session_request session_request_from(const cli_options *o);
 lc_status session_setup(const session_request *rq, session *s, lc_error *err);
 void session_free(session *s);
 
+/* The child timeout of this command (base/proc.h: how long a child may
+ * stay in one call of a plugin or of the CUDA probe), in seconds, 0 for
+ * none: --child-timeout; else CLI_CHILD_TIMEOUT_S, or the command's
+ * --time-budget or --max-seconds where larger: a budget bounds a runner's
+ * sampling, never one call (the harness looks at the clock between calls),
+ * so a call as long as the whole budget is no reason to kill it. */
+double session_child_timeout(const cli_options *o);
+
 /* The share of this machine's memory a shape may need: the rest is the
  * system's and the other processes'. */
 #define SESSION_MEMORY_SHARE 0.8

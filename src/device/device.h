@@ -73,8 +73,9 @@ int device_cuda_built(void);
  * forked children). It runs in a forked child of its own, so that asking
  * does not initialize CUDA in this process: a process that has initialized
  * CUDA cannot hand the GPU to children it forks (see isolate.h); with
- * LSTMCHECK_ISOLATE=0 it runs here. why says what was found, for every
- * state. */
+ * LSTMCHECK_ISOLATE=0 it runs here. A driver that does not answer within
+ * the child timeout (base/proc.h) is a broken setup. why says what was
+ * found, for every state. */
 device_cuda_state device_cuda_probe(lc_error *why);
 /* Number of usable CUDA devices; 0 with the reason in why unless READY. */
 int device_cuda_count(lc_error *why);

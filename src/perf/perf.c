@@ -6,15 +6,12 @@
 
 #include "device/timer.h"
 
-#include <errno.h>
 #include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #ifndef LSTMCHECK_VERSION
 #define LSTMCHECK_VERSION "unknown"
@@ -95,6 +92,81 @@ typedef struct round_header {
     char msg[512];
 } round_header;
 
+/* One CPU round in a child (proc_fork): what it measures, and where. */
+typedef struct round_job {
+    const runner_ops *r;
+    const lstm_problem *p;
+    const lstm_results *ref;
+    const perf_settings *s;
+    harness_result *res;
+    lc_status rc;
+    lc_error *err;
+} round_job;
+
+static int round_child(void *arg, int fd)
+{
+    const round_job *j = arg;
+    harness_result hr;
+    round_header h;
+    memset(&h, 0, sizeof h);
+    lc_error e = {{0}};
+    h.rc = measure_round_here(j->r, j->p, j->ref, j->s, &hr, &e);
+    if (!h.rc) {
+        h.n = hr.n;
+        h.warmup_done = hr.warmup_done;
+        h.budget_hit = hr.budget_hit;
+        h.converged = hr.converged;
+        h.elapsed_s = hr.elapsed_s;
+        snprintf(h.control_name, sizeof h.control_name, "%s", hr.control_name);
+    }
+    snprintf(h.msg, sizeof h.msg, "%s", e.msg);
+    int bad = fd_write_all(fd, &h, sizeof h);
+    if (!h.rc && !bad)
+        bad = fd_write_all(fd, hr.fwd_ms, (size_t)hr.n * sizeof(double)) ||
+              fd_write_all(fd, hr.bwd_ms, (size_t)hr.n * sizeof(double)) ||
+              fd_write_all(fd, hr.ctl_ms, (size_t)hr.n * sizeof(double));
+    return bad;
+}
+
+/* The round's result, once its child has ended: j->rc and j->res, or j->err. */
+static int round_parent(void *arg, int fd, lc_error *unused)
+{
+    (void)unused;
+    round_job *j = arg;
+    harness_result *res = j->res;
+    round_header h;
+    if (fd_read_all(fd, &h, sizeof h)) {
+        lc_error_set(j->err, "the measuring child process ended without a result");
+        return 1;
+    }
+    if (h.rc) {
+        h.msg[sizeof h.msg - 1] = 0;
+        lc_error_set(j->err, "%s", h.msg);
+        j->rc = h.rc == LC_FAILED ? LC_FAILED : LC_ERROR; /* the timed results differed: wrong, not an error */
+        return 0;
+    }
+    res->n = h.n;
+    res->fwd_ms = malloc((size_t)(h.n ? h.n : 1) * sizeof(double));
+    res->bwd_ms = malloc((size_t)(h.n ? h.n : 1) * sizeof(double));
+    res->ctl_ms = malloc((size_t)(h.n ? h.n : 1) * sizeof(double));
+    if (!res->fwd_ms || !res->bwd_ms || !res->ctl_ms ||
+        fd_read_all(fd, res->fwd_ms, (size_t)h.n * sizeof(double)) ||
+        fd_read_all(fd, res->bwd_ms, (size_t)h.n * sizeof(double)) ||
+        fd_read_all(fd, res->ctl_ms, (size_t)h.n * sizeof(double))) {
+        lc_error_set(j->err, "the measuring child process sent a truncated result");
+        harness_result_free(res);
+        return 1;
+    }
+    res->warmup_done = h.warmup_done;
+    res->budget_hit = h.budget_hit;
+    res->converged = h.converged;
+    res->elapsed_s = h.elapsed_s;
+    snprintf(res->control_name, sizeof res->control_name, "%s", h.control_name);
+    harness_result_summarize(res);
+    j->rc = LC_OK;
+    return 0;
+}
+
 /* A CPU round runs in a forked child: its buffers get fresh pages, as in a
  * new process, so the spread between rounds includes what changes from one
  * process to the next (the physical placement of the runner's memory).
@@ -106,80 +178,19 @@ static lc_status measure_round(const runner_ops *r, const lstm_problem *p, const
 {
     if (r->device != LC_DEVICE_CPU)
         return measure_round_here(r, p, ref, s, res, err);
-    int fds[2];
-    if (pipe(fds) != 0) {
-        lc_error_set(err, "pipe: %s", strerror(errno));
-        return 1;
-    }
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        lc_error_set(err, "fork: %s", strerror(errno));
-        close(fds[0]);
-        close(fds[1]);
-        return 1;
-    }
-    if (pid == 0) {
-        close(fds[0]);
-        proc_die_with_parent();
-        harness_result hr;
-        round_header h;
-        memset(&h, 0, sizeof h);
-        lc_error e = {{0}};
-        h.rc = measure_round_here(r, p, ref, s, &hr, &e);
-        if (!h.rc) {
-            h.n = hr.n;
-            h.warmup_done = hr.warmup_done;
-            h.budget_hit = hr.budget_hit;
-            h.converged = hr.converged;
-            h.elapsed_s = hr.elapsed_s;
-            snprintf(h.control_name, sizeof h.control_name, "%s", hr.control_name);
-        }
-        snprintf(h.msg, sizeof h.msg, "%s", e.msg);
-        int bad = fd_write_all(fds[1], &h, sizeof h);
-        if (!h.rc && !bad)
-            bad = fd_write_all(fds[1], hr.fwd_ms, (size_t)hr.n * sizeof(double)) ||
-                  fd_write_all(fds[1], hr.bwd_ms, (size_t)hr.n * sizeof(double)) ||
-                  fd_write_all(fds[1], hr.ctl_ms, (size_t)hr.n * sizeof(double));
-        _exit(bad ? 1 : 0);
-    }
-    close(fds[1]);
-    round_header h;
-    lc_status rc = LC_ERROR;
     memset(res, 0, sizeof *res);
-    if (fd_read_all(fds[0], &h, sizeof h)) {
-        lc_error_set(err, "the measuring child process ended without a result");
-    } else if (h.rc) {
-        h.msg[sizeof h.msg - 1] = 0;
-        lc_error_set(err, "%s", h.msg);
-        rc = h.rc == LC_FAILED ? LC_FAILED : LC_ERROR; /* the timed results differed: wrong, not an error */
-    } else {
-        res->n = h.n;
-        res->fwd_ms = malloc((size_t)(h.n ? h.n : 1) * sizeof(double));
-        res->bwd_ms = malloc((size_t)(h.n ? h.n : 1) * sizeof(double));
-        res->ctl_ms = malloc((size_t)(h.n ? h.n : 1) * sizeof(double));
-        if (!res->fwd_ms || !res->bwd_ms || !res->ctl_ms ||
-            fd_read_all(fds[0], res->fwd_ms, (size_t)h.n * sizeof(double)) ||
-            fd_read_all(fds[0], res->bwd_ms, (size_t)h.n * sizeof(double)) ||
-            fd_read_all(fds[0], res->ctl_ms, (size_t)h.n * sizeof(double))) {
-            lc_error_set(err, "the measuring child process sent a truncated result");
-            harness_result_free(res);
-        } else {
-            res->warmup_done = h.warmup_done;
-            res->budget_hit = h.budget_hit;
-            res->converged = h.converged;
-            res->elapsed_s = h.elapsed_s;
-            snprintf(res->control_name, sizeof res->control_name, "%s", h.control_name);
-            harness_result_summarize(res);
-            rc = LC_OK;
-        }
+    round_job j = {r, p, ref, s, res, LC_ERROR, err};
+    proc_outcome out;
+    lc_error why = {{0}};
+    proc_fork(PROC_CHILD_WORK, round_child, round_parent, &j, &out, &why);
+    if (j.rc == LC_ERROR && (out.timed_out || out.signal || !out.started)) {
+        char how[256];
+        if (out.started)
+            lc_error_set(err, "the measuring child process %s", proc_outcome_text(&out, how, sizeof how));
+        else
+            lc_error_set(err, "%s", why.msg);
     }
-    close(fds[0]);
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    return rc;
+    return j.rc;
 }
 
 static int append(baseline_series *dst, const double *src, int n, lc_error *err)

@@ -2,6 +2,7 @@
 #include "runners/plugin.h"
 
 #include "device/device.h"
+#include "base/proc.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -15,8 +16,11 @@
 #define PLUGIN_DESCRIPTION_MAX 200
 
 /* A runner loaded from a plugin. lstmcheck registers `outer`, whose
- * functions (below) call the plugin's and then make what it wrote safe to
- * read: this is the boundary where control returns from a plugin's code,
+ * functions (below) mark the call (proc_foreign_begin, base/proc.h: a
+ * child's parent names the call that outlasts the child timeout, and what
+ * it prints goes to stderr, not into a document on stdout), call the
+ * plugin's and then make what it wrote safe to read: this is the boundary
+ * where control enters and leaves a plugin's code,
  * and nothing above it (gate, isolation, harness, list) sees the plugin's
  * text unchecked. The plugin's own functions get `inner`: its table with
  * the name qualified, available() filled in and the strings bounded (the
@@ -74,11 +78,16 @@ static int plugin_create(const runner_ops *self, const lstm_problem *p, void **s
         return LC_ERROR;
     }
     in->runner = pr;
+    proc_foreign_begin("create()");
     const int rc = pr->inner.create(&pr->inner, p, &in->state, err);
+    proc_foreign_end();
     plugin_returned(err);
     if (rc != LC_OK) {
-        if (in->state) /* what it made before it failed */
+        if (in->state) { /* what it made before it failed */
+            proc_foreign_begin("destroy()");
             pr->inner.destroy(in->state);
+            proc_foreign_end();
+        }
         free(in);
         return rc;
     }
@@ -89,7 +98,9 @@ static int plugin_create(const runner_ops *self, const lstm_problem *p, void **s
 static int plugin_forward(void *state, lc_error *err)
 {
     const plugin_instance *in = state;
+    proc_foreign_begin("forward()");
     const int rc = in->runner->inner.forward(in->state, err);
+    proc_foreign_end();
     plugin_returned(err);
     return rc;
 }
@@ -97,7 +108,9 @@ static int plugin_forward(void *state, lc_error *err)
 static int plugin_backward(void *state, lc_error *err)
 {
     const plugin_instance *in = state;
+    proc_foreign_begin("backward()");
     const int rc = in->runner->inner.backward(in->state, err);
+    proc_foreign_end();
     plugin_returned(err);
     return rc;
 }
@@ -105,7 +118,9 @@ static int plugin_backward(void *state, lc_error *err)
 static int plugin_zero_grads(void *state, lc_error *err)
 {
     const plugin_instance *in = state;
+    proc_foreign_begin("zero_grads()");
     const int rc = in->runner->inner.zero_grads(in->state, err);
+    proc_foreign_end();
     plugin_returned(err);
     return rc;
 }
@@ -114,7 +129,9 @@ static int plugin_zero_grads(void *state, lc_error *err)
 static int plugin_read_results(void *state, lstm_results *r, lc_error *err)
 {
     const plugin_instance *in = state;
+    proc_foreign_begin("read_results()");
     const int rc = in->runner->inner.read_results(in->state, r, err);
+    proc_foreign_end();
     plugin_returned(err);
     return rc;
 }
@@ -122,13 +139,18 @@ static int plugin_read_results(void *state, lstm_results *r, lc_error *err)
 static size_t plugin_peak_device_bytes(void *state)
 {
     const plugin_instance *in = state;
-    return in->runner->inner.peak_device_bytes(in->state);
+    proc_foreign_begin("peak_device_bytes()");
+    const size_t bytes = in->runner->inner.peak_device_bytes(in->state);
+    proc_foreign_end();
+    return bytes;
 }
 
 static void plugin_destroy(void *state)
 {
     plugin_instance *in = state;
+    proc_foreign_begin("destroy()");
     in->runner->inner.destroy(in->state);
+    proc_foreign_end();
     free(in);
 }
 
@@ -139,7 +161,9 @@ static int slots_used;
 
 static int available_in_slot(int slot, lc_error *why)
 {
+    proc_foreign_begin("available()");
     const int rc = slot_runner[slot]->inner.available(why);
+    proc_foreign_end();
     plugin_returned(why);
     return rc;
 }
@@ -218,7 +242,9 @@ static lc_status open_library(const char *path, void **handle, lc_error *err)
      * the file they named */
     char local[4096];
     snprintf(local, sizeof local, "%s%s", strchr(path, '/') ? "" : "./", path);
+    proc_foreign_begin("dlopen (the plugin's initialization code)");
     *handle = dlopen(local, RTLD_NOW | RTLD_LOCAL);
+    proc_foreign_end();
     if (!*handle) {
         const char *why = dlerror();
         lc_error_set(err, "plugin %s: cannot be loaded: %s", path, why ? why : "unknown reason");

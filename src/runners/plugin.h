@@ -23,8 +23,10 @@ extern "C" {
  * was built for another ABI version or another copy of the header, or
  * describes a runner that is incomplete (a NULL function, no name, ...).
  * This runs the plugin's own initialization code in this process:
- * check/isolate.h loads it in a child first, so that a crash there is an
- * error, not the end of lstmcheck. */
+ * check/isolate.h loads it in a child first, so that a crash or a hang
+ * there is an error, not the end of lstmcheck. The registered runners call
+ * the plugin through wrappers (plugin.c) that mark each call for the
+ * child timeout and stdout (base/proc.h) and terminate what it wrote. */
 lc_status plugin_load(const char *path, lc_error *err);
 
 #ifdef __cplusplus

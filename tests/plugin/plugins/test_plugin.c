@@ -17,7 +17,15 @@
  *   PLANT_WRITES_INPUTS forward adds 1 to every element of its inputs (x,
  *                    h0, c0, the weights and biases, dy, dhy, dcy), which
  *                    are the caller's and read-only
- *   PLANT_LONG_DESCRIPTION a description of two lines, the second 300 'D's */
+ *   PLANT_LONG_DESCRIPTION a description of two lines, the second 300 'D's
+ * Child processes (docs/plugins.md, "What runs in a child process"):
+ *   PLANT_HANG_LOAD  its initialization code never returns
+ *   PLANT_HANG_AVAILABLE its available() never returns
+ *   PLANT_HANG_FORWARD its forward() never returns
+ *   PLANT_HANG_TIMED its forward() never returns from its second call in a
+ *                    process on: the gate passes, the timing hangs
+ *   PLANT_PRINTS     prints a line on stdout while loading and in create,
+ *                    forward and backward */
 #include "cpu_lstm.h"
 
 #include <signal.h>
@@ -72,6 +80,42 @@ static void scribble_inputs(const lstmcheck_problem *p)
     add_one(p->dcy, L * B * H);
 }
 #endif
+/* ---- child processes: hangs and prints ---- */
+#if defined(PLANT_HANG_LOAD) || defined(PLANT_HANG_AVAILABLE) || defined(PLANT_HANG_FORWARD) || \
+    defined(PLANT_HANG_TIMED)
+#include <unistd.h>
+/* A hang on purpose: until lstmcheck kills the process. */
+static void hang(void)
+{
+    for (;;)
+        pause();
+}
+#endif
+#if defined(PLANT_HANG_FORWARD)
+#define HANG_IN_FORWARD() hang()
+#elif defined(PLANT_HANG_TIMED)
+static int calls_here;
+#define HANG_IN_FORWARD() if (calls_here++ > 0) hang()
+#else
+#define HANG_IN_FORWARD()
+#endif
+#ifdef PLANT_HANG_LOAD
+__attribute__((constructor)) static void hang_while_loading(void)
+{
+    hang();
+}
+#endif
+#ifdef PLANT_PRINTS
+#include <stdio.h>
+/* What a plugin's debugging output does: a line on stdout, flushed. */
+#define PRINT(where) (printf("prints: a line on stdout from %s\n", where), fflush(stdout))
+__attribute__((constructor)) static void print_while_loading(void)
+{
+    PRINT("its initialization");
+}
+#else
+#define PRINT(where) ((void)0)
+#endif
 
 static int lstm_create(const lstmcheck_runner *self, const lstmcheck_problem *p, void **state, lstmcheck_error *err)
 {
@@ -81,6 +125,7 @@ static int lstm_create(const lstmcheck_runner *self, const lstmcheck_problem *p,
 #ifdef PLANT_WRITES_INPUTS
     scribbled = p;
 #endif
+    PRINT("create");
     return cpu_lstm_runner.create(self, p, state, err);
 }
 
@@ -94,6 +139,8 @@ static int forward_calls, backward_calls;
 static int lstm_forward(void *state, lstmcheck_error *err)
 {
     LAZY(forward_calls);
+    HANG_IN_FORWARD();
+    PRINT("forward");
 #ifdef PLANT_UNTERMINATED
     return fail_unterminated(err);
 #endif
@@ -107,6 +154,7 @@ static int lstm_forward(void *state, lstmcheck_error *err)
 static int lstm_backward(void *state, lstmcheck_error *err)
 {
     LAZY(backward_calls);
+    PRINT("backward");
     return cpu_lstm_runner.backward(state, err);
 }
 static int lstm_zero_grads(void *state, lstmcheck_error *err) { return cpu_lstm_runner.zero_grads(state, err); }
@@ -146,6 +194,14 @@ static int crashing_available(lstmcheck_error *why)
 #define AVAILABLE crashing_available
 #elif defined(PLANT_UNTERMINATED_AVAILABLE)
 #define AVAILABLE fail_unterminated
+#elif defined(PLANT_HANG_AVAILABLE)
+static int hanging_available(lstmcheck_error *why)
+{
+    (void)why;
+    hang();
+    return LSTMCHECK_OK;
+}
+#define AVAILABLE hanging_available
 #else
 #define AVAILABLE NULL /* lstmcheck's own answer: a CPU runner runs anywhere */
 #endif
