@@ -95,35 +95,20 @@ static int plugin_create(const runner_ops *self, const lstm_problem *p, void **s
     return rc;
 }
 
-static int plugin_forward(void *state, lc_error *err)
-{
-    const plugin_instance *in = state;
-    proc_foreign_begin("forward()");
-    const int rc = in->runner->inner.forward(in->state, err);
-    proc_foreign_end();
-    plugin_returned(err);
-    return rc;
-}
-
-static int plugin_backward(void *state, lc_error *err)
-{
-    const plugin_instance *in = state;
-    proc_foreign_begin("backward()");
-    const int rc = in->runner->inner.backward(in->state, err);
-    proc_foreign_end();
-    plugin_returned(err);
-    return rc;
-}
-
-static int plugin_zero_grads(void *state, lc_error *err)
-{
-    const plugin_instance *in = state;
-    proc_foreign_begin("zero_grads()");
-    const int rc = in->runner->inner.zero_grads(in->state, err);
-    proc_foreign_end();
-    plugin_returned(err);
-    return rc;
-}
+/* The calls on an instance that take only its state: one shape for each. */
+#define PLUGIN_STATE_CALL(fn)                                      \
+    static int plugin_##fn(void *state, lc_error *err)             \
+    {                                                              \
+        const plugin_instance *in = state;                         \
+        proc_foreign_begin(#fn "()");                              \
+        const int rc = in->runner->inner.fn(in->state, err);       \
+        proc_foreign_end();                                        \
+        plugin_returned(err);                                      \
+        return rc;                                                 \
+    }
+PLUGIN_STATE_CALL(forward)
+PLUGIN_STATE_CALL(backward)
+PLUGIN_STATE_CALL(zero_grads)
 
 /* lstm_results has no text: only the error needs terminating */
 static int plugin_read_results(void *state, lstm_results *r, lc_error *err)

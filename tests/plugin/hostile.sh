@@ -14,32 +14,8 @@ case_name=$1 lstmcheck=$2 plugins=$3 work=$4
 small=(--device cpu --seqLength 5 --hiddenSize 7 --inputSize 6 --miniBatch 3)
 msg_max=511 # lstmcheck_error's msg holds 511 characters and its NUL
 mkdir -p "$work"
-fails=0
-
-# expect NAME CODE PATTERN... -- COMMAND...: COMMAND exits CODE and its
-# output (stdout and stderr) holds every PATTERN as a whole line when it
-# starts with '^', else anywhere
-expect() {
-  local name=$1 code=$2 patterns=()
-  shift 2
-  while [ "$1" != -- ]; do patterns+=("$1"); shift; done
-  shift
-  local out rc=0
-  out=$("$@" 2>&1) || rc=$?
-  local ok=1
-  [ "$rc" = "$code" ] || ok=0
-  for p in "${patterns[@]}"; do
-    if [ "${p:0:1}" = "^" ]; then grep -qxF -- "${p:1}" <<<"$out" || { ok=0; echo "  no line '${p:1:100}...'"; }
-    else grep -qF -- "$p" <<<"$out" || { ok=0; echo "  no '$p'"; }; fi
-  done
-  if [ $ok = 1 ]; then
-    echo "PASS $name (exit $rc)"
-  else
-    echo "FAIL $name: exit $rc (want $code), output:"
-    sed 's/^/    /' <<<"$out" | cut -c1-700
-    fails=$((fails + 1))
-  fi
-}
+# shellcheck source=expect.sh
+source "$(dirname "${BASH_SOURCE[0]}")/expect.sh"
 
 # n U's: what is left of the plugin's message once cut to a buffer of n characters
 us() { printf 'U%.0s' $(seq "$1"); }

@@ -9,34 +9,14 @@ lstmcheck=$1 good=$2 lazy=$3 dir=$4
 shape=(--device cpu --seqLength 4 --hiddenSize 8 --inputSize 5 --miniBatch 2)
 rm -rf "$dir"
 mkdir -p "$dir"
-fails=0
+# shellcheck source=expect.sh
+source "$(dirname "${BASH_SOURCE[0]}")/expect.sh"
 
-# expect NAME CODE PATTERN... -- ARGS: lstmcheck ARGS exits CODE and its
-# output holds every PATTERN
-expect() {
-  local name=$1 code=$2 patterns=()
-  shift 2
-  while [ "$1" != -- ]; do patterns+=("$1"); shift; done
-  shift
-  local out rc=0
-  out=$("$lstmcheck" "$@" 2>&1) || rc=$?
-  local ok=1
-  [ "$rc" = "$code" ] || ok=0
-  for p in "${patterns[@]}"; do grep -qF -- "$p" <<<"$out" || ok=0; done
-  if [ $ok = 1 ]; then
-    echo "PASS $name (exit $rc)"
-  else
-    echo "FAIL $name: exit $rc (want $code), output:"
-    sed 's/^/    /' <<<"$out"
-    fails=$((fails + 1))
-  fi
-}
-
-expect check 0 "PASS lazy:lstm" -- check --plugin "$lazy" "${shape[@]}"
+expect check 0 "PASS lazy:lstm" -- "$lstmcheck" check --plugin "$lazy" "${shape[@]}"
 expect bench 1 "FAIL lazy:lstm" "(timed iteration" "(its times are discarded)" -- \
-  bench --plugin "$lazy" "${shape[@]}" --nloops 5 --warmup 1 --no-progress
+  "$lstmcheck" bench --plugin "$lazy" "${shape[@]}" --nloops 5 --warmup 1 --no-progress
 expect update 1 "WRONG" "results of its timed calls differ" "refusing to record a baseline for lazy:lstm" -- \
-  baseline update --plugin "$lazy" --baseline-dir "$dir/update" --allow-dirty --nloops 5 --no-progress "${shape[@]}"
+  "$lstmcheck" baseline update --plugin "$lazy" --baseline-dir "$dir/update" --allow-dirty --nloops 5 --no-progress "${shape[@]}"
 if ls "$dir"/update/*.json >/dev/null 2>&1 && grep -q 'lazy:lstm' "$dir"/update/*.json; then
   echo "FAIL update: a baseline entry of lazy:lstm was written"
   fails=$((fails + 1))
@@ -47,6 +27,6 @@ fi
   "${shape[@]}" >"$dir/update-good.log" 2>&1 || { echo "FAIL: recording good:lstm"; cat "$dir/update-good.log"; exit 1; }
 sed -i 's/"good:lstm"/"lazy:lstm"/' "$dir"/base/*.json
 expect compare 1 "WRONG" "results of its timed calls differ" -- \
-  baseline compare --plugin "$lazy" --baseline-dir "$dir/base" --max-seconds 5 "${shape[@]}"
+  "$lstmcheck" baseline compare --plugin "$lazy" --baseline-dir "$dir/base" --max-seconds 5 "${shape[@]}"
 
 [ $fails = 0 ] && echo "PASS: lazy:lstm is wrong wherever it is timed" || { echo "$fails failed"; exit 1; }
