@@ -134,6 +134,13 @@ void proc_foreign_end(void)
         page_write(g_page, NULL, 0);
 }
 
+void proc_own_output_done(void)
+{
+    fflush(stdout);
+    if (!g_stdout_is_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) == STDOUT_FILENO)
+        g_stdout_is_stderr = 1;
+}
+
 /* ---- forked children ---- */
 
 void proc_die_with_parent(pid_t parent)
@@ -265,6 +272,54 @@ static void watch(pid_t pid, proc_child_kind kind, int from, int keep, phase_pag
     out->signal = got == pid && WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 }
 
+/* What a work child started and left outside its process group (setsid):
+ * while the child runs this process is a child subreaper, so that such
+ * orphans come here rather than to init; once the child has ended they
+ * are killed and reaped, and then what they started, which comes here in
+ * turn. lstmcheck has one child at a time, so every child this process
+ * has then is such an orphan. */
+#define ADOPTED_ROUNDS_MAX 16
+
+/* Up to n children of this process (from /proc: their parent is us). */
+static int own_children(pid_t *pids, int n)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    const pid_t me = getpid();
+    int found = 0;
+    for (struct dirent *e; found < n && (e = readdir(d));) {
+        char path[64], stat[512];
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        const int fd = open(path, O_RDONLY | O_CLOEXEC);
+        const ssize_t k = fd < 0 ? -1 : read(fd, stat, sizeof stat - 1);
+        if (fd >= 0)
+            close(fd);
+        stat[k > 0 ? k : 0] = '\0';
+        const char *after_name = strrchr(stat, ')'); /* the name may hold spaces and ')' */
+        int ppid = 0;
+        if (after_name && sscanf(after_name, ") %*c %d", &ppid) == 1 && ppid == me)
+            pids[found++] = (pid_t)atoi(e->d_name);
+    }
+    closedir(d);
+    return found;
+}
+
+static void kill_adopted(int was_subreaper)
+{
+    pid_t pids[64];
+    int n;
+    for (int round = 0; round < ADOPTED_ROUNDS_MAX && (n = own_children(pids, 64)) > 0; round++)
+        for (int i = 0; i < n; i++) {
+            kill(pids[i], SIGKILL);
+            while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR)
+                ;
+        }
+    prctl(PR_SET_CHILD_SUBREAPER, was_subreaper);
+}
+
 int proc_fork(proc_child_kind kind, proc_child_fn child, proc_parent_fn parent, void *arg, proc_outcome *out,
               lc_error *err)
 {
@@ -278,6 +333,11 @@ int proc_fork(proc_child_kind kind, proc_child_fn child, proc_parent_fn parent, 
     fflush(stdout); /* else the child would print the parent's buffered text again */
     fflush(stderr);
     const pid_t me = getpid();
+    int was_subreaper = 0;
+    if (kind == PROC_CHILD_WORK) {
+        prctl(PR_GET_CHILD_SUBREAPER, &was_subreaper);
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+    }
     const pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
@@ -297,6 +357,10 @@ int proc_fork(proc_child_kind kind, proc_child_fn child, proc_parent_fn parent, 
         if (kind == PROC_CHILD_WORK)
             setpgid(pid, pid); /* as the child does: a kill of its group cannot come before the group */
         watch(pid, kind, fds[0], keep, page, out);
+    }
+    if (kind == PROC_CHILD_WORK)
+        kill_adopted(was_subreaper);
+    if (pid > 0) {
         rc = out->exit_status != 0;
         if (parent && lseek(keep, 0, SEEK_SET) == 0)
             rc |= parent(arg, keep, err) != 0;

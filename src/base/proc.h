@@ -81,6 +81,12 @@ double proc_child_timeout(void);
 void proc_foreign_begin(const char *phase);
 void proc_foreign_end(void);
 
+/* This process's own output is complete (the command layer calls it last):
+ * stdout is flushed and fd 1 goes to stderr from here on, so that what a
+ * plugin's atexit handlers and destructors print as the process exits
+ * cannot reach a document on stdout. */
+void proc_own_output_done(void);
+
 /* In a forked child, first thing (proc_fork does it): be killed (SIGKILL)
  * when parent, this child's parent as recorded before the fork, dies; when
  * it is dead already, _exit at once. (getppid() read in the child would be

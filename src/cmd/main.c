@@ -10,6 +10,14 @@
 #include "runners/faults.h"
 
 /* --plugin: every plugin loaded, or the command refused before any work. */
+/* The end of every command that got past parsing: its exit code. */
+static int finish(cli_options *o, lc_status rc)
+{
+    cli_free(o);
+    proc_own_output_done(); /* a plugin's exit handlers run after this */
+    return lc_exit_code(rc);
+}
+
 static lc_status load_plugins(const cli_options *o)
 {
     lc_error err = {{0}};
@@ -47,18 +55,14 @@ int main(int argc, char **argv)
     proc_set_child_timeout(session_child_timeout(&o)); /* before the first child: loading a plugin */
     if ((rc = session_check_outputs(&o, &err))) {
         cmd_fail(&o, rc, "%s", err.msg);
-        cli_free(&o);
-        return lc_exit_code(rc);
+        return finish(&o, rc);
     }
-    if ((rc = load_plugins(&o))) {
-        cli_free(&o);
-        return lc_exit_code(rc);
-    }
+    if ((rc = load_plugins(&o)))
+        return finish(&o, rc);
     if (!strcmp(o.command, "list")) rc = cmd_list(&o);
     else if (!strcmp(o.command, "check")) rc = cmd_check(&o);
     else if (!strcmp(o.command, "bench")) rc = cmd_bench(&o);
     else if (!strcmp(o.command, "baseline")) rc = cmd_baseline(&o);
     else rc = cmd_profile(&o);
-    cli_free(&o);
-    return lc_exit_code(rc);
+    return finish(&o, rc);
 }

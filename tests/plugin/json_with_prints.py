@@ -1,7 +1,9 @@
 """A plugin that prints on stdout (while loading, in create, forward and
-backward) leaves lstmcheck's JSON on stdout whole: every child process writes
-its stdout to stderr, and lstmcheck's own process moves fd 1 to stderr around
-each call into the plugin. What the plugin printed still reaches stderr.
+backward, and at exit: an atexit handler, its destructor) leaves lstmcheck's
+JSON on stdout whole: every child process writes its stdout to stderr,
+lstmcheck's own process moves fd 1 to stderr around each call into the
+plugin, and for good once its own output is done. What the plugin printed
+still reaches stderr.
 usage: json_with_prints.py LSTMCHECK PRINTS_PLUGIN WORK_DIR DOCUMENT
 DOCUMENT: bench_oss, bench_pep, bench_full, baseline_show, baseline_compare"""
 import json
@@ -66,6 +68,7 @@ def main(exe, plugin, work, document):
                       "--max-seconds", "5"] + SHAPE, codes=(0, 1, 3))
         whence = ["its initialization", "create", "forward", "backward"]
     parse(document, p.stdout)
+    whence += ["its atexit handler", "its destructor"]
     for w in whence:
         assert PRINTED + w in p.stderr, "what the plugin printed in %s did not reach stderr:\n%s" % (w, p.stderr)
     print("PASS: %s is JSON on stdout; the plugin's prints went to stderr" % document)

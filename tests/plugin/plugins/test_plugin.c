@@ -25,7 +25,8 @@
  *   PLANT_HANG_TIMED its forward() never returns from its second call in a
  *                    process on: the gate passes, the timing hangs
  *   PLANT_PRINTS     prints a line on stdout while loading and in create,
- *                    forward and backward */
+ *                    forward and backward, and at exit (an atexit handler
+ *                    it registers while loading, its destructor) */
 #include "cpu_lstm.h"
 
 #include <signal.h>
@@ -109,9 +110,23 @@ __attribute__((constructor)) static void hang_while_loading(void)
 #include <stdio.h>
 /* What a plugin's debugging output does: a line on stdout, flushed. */
 #define PRINT(where) (printf("prints: a line on stdout from %s\n", where), fflush(stdout))
+#include <stdlib.h>
+#include <unistd.h>
+/* At exit, straight to fd 1 (no stdio buffer to flush first). */
+static void print_at_exit(void)
+{
+    static const char line[] = "prints: a line on stdout from its atexit handler\n";
+    if (write(STDOUT_FILENO, line, sizeof line - 1) < 0)
+        return;
+}
 __attribute__((constructor)) static void print_while_loading(void)
 {
     PRINT("its initialization");
+    atexit(print_at_exit);
+}
+__attribute__((destructor)) static void print_while_unloading(void)
+{
+    PRINT("its destructor");
 }
 #else
 #define PRINT(where) ((void)0)
