@@ -180,7 +180,7 @@ double stats_mann_whitney(const double *a, int na, const double *b, int nb, doub
         i = j + 1;
     }
     free(r);
-    double u_a = rank_sum_a - na * (na + 1) / 2.0;
+    double u_a = rank_sum_a - (double)na * (na + 1) / 2.0; /* in double: na * (na + 1) passes INT_MAX at 46341 */
     if (a_greater)
         *a_greater = u_a / ((double)na * nb);
     double mu = (double)na * nb / 2.0;

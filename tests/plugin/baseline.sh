@@ -8,8 +8,10 @@ lstmcheck=$1 plugin=$2 dir=$3
 shape=(--device cpu --seqLength 4 --hiddenSize 8 --inputSize 5 --miniBatch 2)
 rm -rf "$dir"
 mkdir -p "$dir"
-"$lstmcheck" baseline update --plugin "$plugin" --baseline-dir "$dir" --allow-dirty --nloops 20 --no-progress \
-  "${shape[@]}"
+# shellcheck source=../unit/record_baseline.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../unit/record_baseline.sh"
+record_baseline "$dir/update.log" "$lstmcheck" baseline update --plugin "$plugin" --baseline-dir "$dir" --allow-dirty \
+  --nloops 20 --no-progress "${shape[@]}"
 "$lstmcheck" baseline show --baseline-dir "$dir" --device cpu | grep "good:lstm" \
   || { echo "FAIL: baseline show lists no good:lstm"; exit 1; }
 rc=0

@@ -23,8 +23,10 @@ if ls "$dir"/update/*.json >/dev/null 2>&1 && grep -q 'lazy:lstm' "$dir"/update/
 fi
 
 # compare against an entry recorded by the good plugin under the lazy one's name
-"$lstmcheck" baseline update --plugin "$good" --baseline-dir "$dir/base" --allow-dirty --nloops 10 --no-progress \
-  "${shape[@]}" >"$dir/update-good.log" 2>&1 || { echo "FAIL: recording good:lstm"; cat "$dir/update-good.log"; exit 1; }
+# shellcheck source=../unit/record_baseline.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../unit/record_baseline.sh"
+record_baseline "$dir/update-good.log" "$lstmcheck" baseline update --plugin "$good" --baseline-dir "$dir/base" \
+  --allow-dirty --nloops 10 --no-progress "${shape[@]}"
 sed -i 's/"good:lstm"/"lazy:lstm"/' "$dir"/base/*.json
 expect compare 1 "WRONG" "results of its timed calls differ" -- \
   "$lstmcheck" baseline compare --plugin "$lazy" --baseline-dir "$dir/base" --max-seconds 5 "${shape[@]}"
