@@ -123,28 +123,44 @@ int file_write_atomic(const char *path, const char *text, size_t len, lc_error *
     return file_write_atomic_parts(path, text, len, NULL, 0, err);
 }
 
-lc_status file_read_regular(const char *path, long max_bytes, char **text, size_t *len, lc_error *err)
+lc_status file_open_regular(const char *path, int *fd, long long *size, lc_error *err)
 {
-    *text = NULL;
-    *len = 0;
     /* O_NONBLOCK: opening a FIFO for reading would wait for a writer */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
+    *fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (*fd < 0) {
         const int why = errno;
         lc_error_set(err, "%s: %s", path, strerror(why));
         return why == ENOENT ? LC_MISSING : LC_BAD_INPUT;
     }
     struct stat st;
-    lc_status rc = LC_BAD_INPUT;
-    if (fstat(fd, &st) != 0)
+    if (fstat(*fd, &st) != 0)
         lc_error_set(err, "%s: %s", path, strerror(errno));
     else if (!S_ISREG(st.st_mode))
         lc_error_set(err, "%s: not a regular file", path);
-    else if (st.st_size > max_bytes)
-        lc_error_set(err, "%s: %lld bytes; at most %ld are read", path, (long long)st.st_size, max_bytes);
-    else if (!(*text = malloc((size_t)st.st_size + 1)))
+    else {
+        *size = (long long)st.st_size;
+        return LC_OK;
+    }
+    close(*fd);
+    *fd = -1;
+    return LC_BAD_INPUT;
+}
+
+lc_status file_read_regular(const char *path, long max_bytes, char **text, size_t *len, lc_error *err)
+{
+    *text = NULL;
+    *len = 0;
+    int fd;
+    long long size;
+    lc_status rc = file_open_regular(path, &fd, &size, err);
+    if (rc != LC_OK)
+        return rc;
+    rc = LC_BAD_INPUT;
+    if (size > max_bytes)
+        lc_error_set(err, "%s: %lld bytes; at most %ld are read", path, size, max_bytes);
+    else if (!(*text = malloc((size_t)size + 1)))
         lc_error_set(err, "%s: out of memory", path);
-    else if (read(fd, *text, (size_t)st.st_size) != (ssize_t)st.st_size)
+    else if (read(fd, *text, (size_t)size) != (ssize_t)size)
         lc_error_set(err, "%s: cannot read", path);
     else
         rc = LC_OK;
@@ -154,8 +170,8 @@ lc_status file_read_regular(const char *path, long max_bytes, char **text, size_
         *text = NULL;
         return rc;
     }
-    (*text)[st.st_size] = '\0';
-    *len = (size_t)st.st_size;
+    (*text)[size] = '\0';
+    *len = (size_t)size;
     return LC_OK;
 }
 

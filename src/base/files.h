@@ -43,6 +43,12 @@ int fd_read_all(int fd, void *buf, size_t n);
 /* Write text to path atomically. 0 on success. */
 int file_write_atomic(const char *path, const char *text, size_t len, lc_error *err);
 
+/* path opened read-only when it is a regular file (*fd, and its *size in
+ * bytes): LC_OK; LC_MISSING when there is none; LC_BAD_INPUT when it is
+ * not a regular file (a FIFO or a device is refused at once, never waited
+ * on) or cannot be opened. The caller closes *fd. */
+lc_status file_open_regular(const char *path, int *fd, long long *size, lc_error *err);
+
 /* The whole regular file at path, NUL-terminated (*len without the NUL):
  * LC_OK; LC_MISSING when there is none; LC_BAD_INPUT when it is not a
  * regular file (a FIFO or a device is refused at once, never waited on),

@@ -4,11 +4,9 @@
 #include "base/files.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *descr_of(npy_dtype d)
@@ -67,23 +65,14 @@ int npy_write(const char *path, npy_dtype dtype, const void *data, int ndim, con
     return rc;
 }
 
-/* path opened for reading when it is a regular file; NULL with err else.
- * O_NONBLOCK: a FIFO planted there is refused at once, not waited on. */
+/* path opened for reading when it is a regular file (a FIFO planted there
+ * is refused at once, not waited on); NULL with err else. */
 static FILE *open_regular(const char *path, lc_error *err)
 {
-    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        lc_error_set(err, "cannot open %s: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
+    int fd;
+    long long size;
+    if (file_open_regular(path, &fd, &size, err) != LC_OK)
         return NULL;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        lc_error_set(err, "%s: not a regular file", path);
-        close(fd);
-        return NULL;
-    }
     FILE *f = fdopen(fd, "rb");
     if (!f) {
         lc_error_set(err, "cannot open %s: %s", path, strerror(errno));

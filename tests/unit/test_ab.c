@@ -31,6 +31,17 @@ static int make_repo(char *dir)
            sh(GIT_COMMIT_ALL, dir, "one");
 }
 
+/* make_repo, then a commit (message: one word) that does not build; its
+ * sha. The build of a commit is kept under <build>/ab/<sha>: tests that
+ * may run at once give different messages, so that their commits, made in
+ * the same second, are not one commit sharing one build folder. */
+static int make_broken_repo(char *dir, const char *message, char sha[GIT_SHA_LEN + 1])
+{
+    return make_repo(dir) ||
+           sh("echo 'message(FATAL_ERROR \"broken on purpose\")' > %s/CMakeLists.txt && git -C %s add -A", dir, dir) ||
+           sh(GIT_COMMIT_ALL, dir, message) || git_head(dir, sha) != LC_OK;
+}
+
 static int git_missing(void)
 {
     return system("git --version > /dev/null 2>&1") != 0;
@@ -90,10 +101,7 @@ int test_revbuild_failure_remembered(void)
     if (git_missing())
         return UNIT_SKIP;
     char dir[] = "/tmp/lstmcheck_rb_XXXXXX", sha[GIT_SHA_LEN + 1], exe[4096];
-    CHECK(!make_repo(dir), "repository");
-    CHECK(!sh("echo 'message(FATAL_ERROR \"broken on purpose\")' > %s/CMakeLists.txt && git -C %s add -A", dir, dir) &&
-          !sh(GIT_COMMIT_ALL, dir, "broken"), "commit");
-    CHECK(git_head(dir, sha) == LC_OK, "head");
+    CHECK(!make_broken_repo(dir, "broken", sha), "a repository with a commit that does not build");
     lc_error err;
     CHECK(revbuild_lstmcheck(dir, sha, LC_DEVICE_CPU, exe, sizeof exe, &err) == 1, "a broken commit built");
     CHECK(strstr(err.msg, "does not build here") && strstr(err.msg, "build.log"), "%s", err.msg);
@@ -117,10 +125,7 @@ int test_revbuild_planted_links(void)
     if (git_missing())
         return UNIT_SKIP;
     char dir[] = "/tmp/lstmcheck_rbl_XXXXXX", sha[GIT_SHA_LEN + 1], exe[4096];
-    CHECK(!make_repo(dir), "repository");
-    CHECK(!sh("echo 'message(FATAL_ERROR \"broken on purpose\")' > %s/CMakeLists.txt && git -C %s add -A", dir, dir) &&
-          !sh(GIT_COMMIT_ALL, dir, "broken"), "commit");
-    CHECK(git_head(dir, sha) == LC_OK, "head");
+    CHECK(!make_broken_repo(dir, "broken_with_links", sha), "a repository with a commit that does not build");
     char build_dir[4096], stamp[4200], lock[4200], victim[4200], elsewhere[4200], cmd[8600];
     snprintf(build_dir, sizeof build_dir, "%s/ab/%.12s-cpu", LSTMCHECK_BINARY_DIR, sha);
     snprintf(stamp, sizeof stamp, "%s/stamp", build_dir);
