@@ -279,6 +279,7 @@ static void watch(pid_t pid, proc_child_kind kind, int from, int keep, phase_pag
  * turn. lstmcheck has one child at a time, so every child this process
  * has then is such an orphan. */
 #define ADOPTED_ROUNDS_MAX 16
+#define ADOPTED_PER_ROUND 64 /* orphans killed per look at /proc */
 
 /* Up to n children of this process (from /proc: their parent is us). */
 static int own_children(pid_t *pids, int n)
@@ -309,9 +310,9 @@ static int own_children(pid_t *pids, int n)
 
 static void kill_adopted(int was_subreaper)
 {
-    pid_t pids[64];
+    pid_t pids[ADOPTED_PER_ROUND];
     int n;
-    for (int round = 0; round < ADOPTED_ROUNDS_MAX && (n = own_children(pids, 64)) > 0; round++)
+    for (int round = 0; round < ADOPTED_ROUNDS_MAX && (n = own_children(pids, ADOPTED_PER_ROUND)) > 0; round++)
         for (int i = 0; i < n; i++) {
             kill(pids[i], SIGKILL);
             while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR)
