@@ -14,7 +14,8 @@ extern "C" {
  * name: runners, built in or loaded, report through the same channel. */
 typedef lstmcheck_error lc_error;
 
-/* Set err (when not NULL) to the formatted one-line message. */
+/* Set err (when not NULL) to the formatted one-line message, with any
+ * control character or invalid UTF-8 in it escaped (base/text.h). */
 void lc_error_set(lc_error *err, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

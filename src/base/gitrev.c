@@ -98,7 +98,9 @@ static int resolve(const char *dir, const char *rev, char sha[GIT_SHA_LEN + 1])
 {
     if (!rev[0] || rev[0] == '-')
         return 0; /* never let a name pass as an option */
-    char spec[256], out[128];
+    char spec[GIT_REV_MAX + sizeof "^{commit}"], out[128];
+    if (strlen(rev) > GIT_REV_MAX)
+        return 0; /* refused by the caller: cut, it could name another commit */
     snprintf(spec, sizeof spec, "%s^{commit}", rev);
     const char *args[] = {"rev-parse", "--verify", "--quiet", "--end-of-options", spec, NULL};
     if (git(dir, args, out, sizeof out) != 0)
@@ -134,6 +136,10 @@ int git_commit_is_reproducible(const char *commit)
 lc_status git_resolve_buildable(const char *dir, const char *rev, char sha[GIT_SHA_LEN + 1], lc_error *err)
 {
     size_t len = strlen(rev);
+    if (len > GIT_REV_MAX) {
+        lc_error_set(err, "revision '%.40s...' is %zu characters long; at most %d", rev, len, GIT_REV_MAX);
+        return LC_BAD_INPUT;
+    }
     if (len >= 6 && !strcmp(rev + len - 6, "-dirty")) {
         lc_error_set(err, "'%s' names a tree with uncommitted changes (git describe's -dirty): nobody can "
                      "rebuild it", rev);

@@ -14,6 +14,9 @@ extern "C" {
 #endif
 
 #define GIT_SHA_LEN 40
+/* The longest revision name git_resolve_buildable takes (a longer one is
+ * refused, never cut into another name). */
+#define GIT_REV_MAX 200
 
 /* The paths whose changes change the built program (what `baseline update`
  * refuses to record when modified), NULL-terminated. */
@@ -29,8 +32,8 @@ lc_status git_head(const char *dir, char sha[GIT_SHA_LEN + 1]);
 lc_status git_built_tree_dirty(const char *dir, int *dirty, char *what, size_t n);
 
 /* A revision to build (an A/B comparison), as a full commit. LC_BAD_INPUT
- * when the name means nothing here or names a tree with uncommitted changes
- * ("...-dirty", which nobody can rebuild); LC_UNSUPPORTED when this checkout
+ * when the name means nothing here, is longer than GIT_REV_MAX or names a
+ * tree with uncommitted changes ("...-dirty", which nobody can rebuild); LC_UNSUPPORTED when this checkout
  * cannot have it (not a checkout, or a shallow clone without it). err says
  * which, in one line. */
 lc_status git_resolve_buildable(const char *dir, const char *rev, char sha[GIT_SHA_LEN + 1], lc_error *err);

@@ -2,6 +2,7 @@
 #include "base/json.h"
 
 #include "base/files.h"
+#include "base/text.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -203,38 +204,9 @@ void json_line_break(json_writer *w)
 
 /* ---- strings ---- */
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when the bytes
- * there are not one (overlong forms, surrogates and code points above
- * U+10FFFF included). */
-static int utf8_sequence(const unsigned char *s)
-{
-    const unsigned char c = s[0];
-    int n;
-    unsigned cp;
-    if (c >= 0xc2 && c <= 0xdf) { n = 2; cp = c & 0x1fu; }
-    else if (c >= 0xe0 && c <= 0xef) { n = 3; cp = c & 0x0fu; }
-    else if (c >= 0xf0 && c <= 0xf4) { n = 4; cp = c & 0x07u; }
-    else return 0;
-    for (int i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3fu);
-    }
-    static const unsigned least[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < least[n] || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-        return 0;
-    return n;
-}
-
 int json_utf8_valid(const char *str)
 {
-    for (const unsigned char *s = (const unsigned char *)str; *s;) {
-        const int n = *s >= 0x80 ? utf8_sequence(s) : 1;
-        if (!n)
-            return 0;
-        s += n;
-    }
-    return 1;
+    return text_utf8_valid(str);
 }
 
 static void put_escaped(json_writer *w, const char *str)
@@ -248,7 +220,7 @@ static void put_escaped(json_writer *w, const char *str)
         put_bytes(w, (const char *)run, (size_t)(s - run));
         if (!*s)
             break;
-        int n = *s >= 0x80 ? utf8_sequence(s) : 1;
+        int n = *s >= 0x80 ? text_utf8_sequence(s) : 1;
         char esc[8];
         if (*s == '"' || *s == '\\') {
             snprintf(esc, sizeof esc, "\\%c", *s);

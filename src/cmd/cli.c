@@ -3,6 +3,8 @@
  * it and its help line: parsing and --help both come from the table. */
 #include "cmd/cli.h"
 
+#include "base/text.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -81,10 +83,27 @@ int cli_parse_int(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
+/* 1 when s is written -?D+(.D+)?: what strtod would also read (hex,
+ * "inf", "nan", "1e3", "2.", ".5") is not a number here. */
+static int decimal_text(const char *s)
+{
+    static const char digits[] = "0123456789";
+    s += *s == '-';
+    size_t n = strspn(s, digits);
+    if (!n)
+        return 0;
+    s += n;
+    if (*s == '.') {
+        if (!(n = strspn(s + 1, digits)))
+            return 0;
+        s += 1 + n;
+    }
+    return *s == '\0';
+}
+
 int cli_parse_double(const char *s, double lo, double hi, double *out)
 {
-    /* decimal only: strtod would also read hex, "inf" and "nan" */
-    if (!number_start_ok(s) || s[strspn(s, "0123456789.eE-")] != '\0')
+    if (!number_start_ok(s) || !decimal_text(s))
         return 1;
     errno = 0;
     char *end;
@@ -100,7 +119,7 @@ int cli_parse_double(const char *s, double lo, double hi, double *out)
 typedef enum flag_kind {
     FLAG_INT,     /* an int field, within [lo, hi] */
     FLAG_SEED,    /* the uint64_t seed, within [lo, hi] */
-    FLAG_SECONDS, /* a double field, 0..1e6 */
+    FLAG_SECONDS, /* a double field, 0..CLI_MAX_SECONDS */
     FLAG_TEXT,    /* a const char * field: the argument itself */
     FLAG_CHOICE,  /* a char[8] field: one of choices */
     FLAG_ENUM,    /* an int (or enum) field: lo + the position of the value among choices */
@@ -112,7 +131,11 @@ typedef enum flag_kind {
 } flag_kind;
 
 /* What a flag marks besides its field. */
-enum { MARK_SHAPE = 1, MARK_BATCH = 2 };
+enum {
+    MARK_SHAPE = 1,
+    MARK_BATCH = 2,
+    MARK_FREE_TEXT = 4, /* a FLAG_TEXT that may be empty or a tab (--sep) */
+};
 
 typedef struct cli_flag {
     const char *name;     /* normalized; --seqLength, --seq-length, --seq_length all name it */
@@ -159,7 +182,7 @@ static const cli_flag flags[] = {
      "warm-up iterations (bench: default 10)"},
     {"nloops", "--nloops N", FLAG_INT, F(nloops), 1, 1000000, NULL, 0, "bench baseline profile",
      "timed iterations (bench: default 100; baseline: samples per round; profile: default 5)"},
-    {"sep", "--sep S", FLAG_TEXT, F(sep), 0, 0, NULL, 0, "bench", "column separator of the table (default ' ')"},
+    {"sep", "--sep S", FLAG_TEXT, F(sep), 0, 0, NULL, MARK_FREE_TEXT, "bench", "column separator of the table (default ' ')"},
     {"print-json", "--print-json [F]", FLAG_OPTIONAL_ENUM, F(print_json), REPORT_JSON_OSS, 0, REPORT_JSON_WORDS, 0,
      "bench",
      "JSON on stdout: oss (default), pep or full"},
@@ -366,6 +389,32 @@ static lc_status add_lengths(cli_options *o, const char *v, lc_error *err)
     }
 }
 
+/* What every value must be: a runner name, a path, a revision or a number
+ * is never empty (--sep may be), never has a control character (--sep may
+ * be a tab: a value echoed to a terminal could move the cursor or start a
+ * fake line, and a name that holds one cannot be shown as given), and is
+ * never longer than a path can be. */
+static lc_status check_value(const cli_flag *f, const char *v, lc_error *err)
+{
+    const int free_text = (f->marks & MARK_FREE_TEXT) != 0;
+    const char *ctl = v;
+    while ((ctl = text_find_control(ctl)) && free_text && *ctl == '\t')
+        ctl++;
+    if (ctl) {
+        lc_error_set(err, "--%s: a control character (byte %ld) in '%s'", f->name, (long)(ctl - v), v);
+        return LC_BAD_INPUT;
+    }
+    if (!*v && !free_text) {
+        lc_error_set(err, "--%s has an empty value", f->name);
+        return LC_BAD_INPUT;
+    }
+    if (f->kind != FLAG_LENGTHS && strlen(v) > CLI_VALUE_MAX) { /* --lengths: as many as --miniBatch */
+        lc_error_set(err, "--%s: a value of %zu characters; at most %d", f->name, strlen(v), CLI_VALUE_MAX);
+        return LC_BAD_INPUT;
+    }
+    return LC_OK;
+}
+
 /* --rnns, --lengths, --plugin: one or more values, inline or as separate words */
 static lc_status read_list(const cli_flag *f, cli_args *a, cli_options *o, lc_error *err)
 {
@@ -373,10 +422,8 @@ static lc_status read_list(const cli_flag *f, cli_args *a, cli_options *o, lc_er
     lc_status rc = LC_OK;
     const char *v = a->inline_value ? a->inline_value : next_word(a);
     for (; v && !rc; v = next_word(a), got++) {
-        if (!*v) {
-            lc_error_set(err, "--%s has an empty value", f->name);
-            return LC_BAD_INPUT;
-        }
+        if ((rc = check_value(f, v, err)))
+            return rc;
         rc = f->kind == FLAG_RUNNERS   ? add_runner_name(o, f, v, err)
              : f->kind == FLAG_PLUGINS ? add_word(o->plugins, &o->nplugins, CLI_MAX_PLUGINS, f, v, err)
                                        : add_lengths(o, v, err);
@@ -388,14 +435,21 @@ static lc_status read_list(const cli_flag *f, cli_args *a, cli_options *o, lc_er
     return rc;
 }
 
-/* A value that must be there: inline or the next argument. */
+/* A value that must be there: inline or the next argument. A next
+ * argument that starts with "--" is the next flag, not a value that was
+ * forgotten (--trace --no-progress would write a file "--no-progress"):
+ * such a value is written --flag=--value. */
 static const char *required_value(const cli_flag *f, cli_args *a, lc_error *err)
 {
     if (a->inline_value)
         return a->inline_value;
-    if (a->i + 1 < a->argc)
+    if (a->i + 1 < a->argc && strncmp(a->argv[a->i + 1], "--", 2) != 0)
         return a->argv[++a->i];
-    lc_error_set(err, "flag '--%s' needs a value", f->name);
+    if (a->i + 1 < a->argc)
+        lc_error_set(err, "flag '--%s' needs a value, not the flag '%s' (a value that starts with '--' is "
+                     "written --%s=%s)", f->name, a->argv[a->i + 1], f->name, a->argv[a->i + 1]);
+    else
+        lc_error_set(err, "flag '--%s' needs a value", f->name);
     return NULL;
 }
 
@@ -436,6 +490,9 @@ static lc_status read_value(const cli_flag *f, cli_args *a, cli_options *o, lc_e
     } else if (!(v = required_value(f, a, err))) {
         return LC_BAD_INPUT;
     }
+    lc_status rc = check_value(f, v, err);
+    if (rc)
+        return rc;
     long x;
     double d;
     switch (f->kind) {
@@ -449,8 +506,9 @@ static lc_status read_value(const cli_flag *f, cli_args *a, cli_options *o, lc_e
         else *(int *)field = (int)x;
         return LC_OK;
     case FLAG_SECONDS:
-        if (cli_parse_double(v, 0, 1e6, &d)) {
-            lc_error_set(err, "--%s expects seconds in 0..1e6, got '%s'", f->name, v);
+        if (cli_parse_double(v, 0, CLI_MAX_SECONDS, &d)) {
+            lc_error_set(err, "--%s expects seconds in 0..%d (digits, a decimal point), got '%s'", f->name,
+                         CLI_MAX_SECONDS, v);
             return LC_BAD_INPUT;
         }
         *(double *)field = d;
@@ -573,6 +631,28 @@ static lc_status check_together(cli_options *o, lc_error *err)
     return LC_OK;
 }
 
+/* After a parse error: whether stdout was to be JSON (--json,
+ * --print-json anywhere on the line, also after the mistake), so that the
+ * error is given as JSON too (cmd_fail). */
+static void note_json_wanted(int argc, char **argv, cli_options *o)
+{
+    for (int i = 2; i < argc; i++) {
+        char name[64];
+        if (strncmp(argv[i], "--", 2) != 0 || argv[i][2] == '-')
+            continue;
+        cli_normalize_flag(argv[i], name, sizeof name);
+        if (!strcmp(name, "json"))
+            o->json = 1;
+        else if (!strcmp(name, "print-json") && o->print_json == REPORT_JSON_NONE)
+            o->print_json = REPORT_JSON_OSS;
+    }
+}
+
+int cli_wants_json(const cli_options *o)
+{
+    return o->json || o->print_json != REPORT_JSON_NONE;
+}
+
 lc_status cli_parse(int argc, char **argv, cli_options *o, lc_error *err)
 {
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))) {
@@ -584,7 +664,11 @@ lc_status cli_parse(int argc, char **argv, cli_options *o, lc_error *err)
     lc_status rc = parse_command(argc, argv, o, &a.i, err);
     for (; !rc && a.i < argc; a.i++)
         rc = parse_flag(&a, o, err);
-    return rc ? rc : check_together(o, err);
+    if (!rc)
+        rc = check_together(o, err);
+    if (rc)
+        note_json_wanted(argc, argv, o);
+    return rc;
 }
 
 /* ---- --help, from the tables ---- */

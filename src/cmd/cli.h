@@ -17,6 +17,10 @@ extern "C" {
 
 #define CLI_MAX_RNNS 64
 #define CLI_MAX_PLUGINS 16
+/* the longest value of a flag: a path (PATH_MAX less its NUL) */
+#define CLI_VALUE_MAX 4095
+/* the most seconds a flag takes (--time-budget, --max-seconds, ...) */
+#define CLI_MAX_SECONDS 1000000
 
 /* --child-timeout's default, in seconds, where no budget is larger: far
  * above any call of a correct runner at a shape a machine holds (the
@@ -85,6 +89,9 @@ void cli_free(cli_options *o);
  * come after it (cmd/session.h). o's strings point into argv; cli_free(o)
  * after, whatever it returned. */
 lc_status cli_parse(int argc, char **argv, cli_options *o, lc_error *err);
+/* 1 when stdout is to be JSON (baseline --json, bench --print-json); after
+ * a parse error, when either was anywhere on the command line. */
+int cli_wants_json(const cli_options *o);
 
 /* Strict number parsing, 0 on success: the whole string, in [lo, hi].
  * An integer is an optional '-' and decimal digits; a double is decimal

@@ -557,7 +557,35 @@ static void show_table(const char *path, const char *desc, const baseline_file *
     }
 }
 
-static lc_status cmd_show(const cli_options *o, lc_device device, const char *dir)
+/* show --rnns / shape flags / --shape-set: 1 when entry e is among the
+ * (runner, shape) pairs asked for (each filter only where it was given). */
+static int shown_entry(const cli_options *o, const baseline_entry *e, const work_item *items, int n)
+{
+    int runner = !o->nrnns, shape = !o->shape_given && !o->shape_set;
+    for (int i = 0; i < n; i++) {
+        runner |= !strcmp(items[i].runner->name, e->runner);
+        shape |= lstm_shape_equal(&items[i].shape, &e->shape);
+    }
+    return runner && shape;
+}
+
+/* The entries of b that show prints, as a view (its entries array is the
+ * caller's to free; the entries stay b's). */
+static lc_status shown_entries(const cli_options *o, const baseline_file *b, const work_item *items, int n,
+                               baseline_file *view)
+{
+    *view = *b;
+    view->nentries = 0;
+    view->entries = malloc((size_t)(b->nentries ? b->nentries : 1) * sizeof *view->entries);
+    if (!view->entries)
+        return cmd_fail(o, LC_ERROR, "out of host memory");
+    for (int i = 0; i < b->nentries; i++)
+        if (shown_entry(o, &b->entries[i], items, n))
+            view->entries[view->nentries++] = b->entries[i];
+    return LC_OK;
+}
+
+static lc_status cmd_show(const cli_options *o, lc_device device, const char *dir, const work_item *items, int n)
 {
     lc_error err = {{0}};
     machine_key key;
@@ -579,12 +607,15 @@ static lc_status cmd_show(const cli_options *o, lc_device device, const char *di
         return LC_UNSUPPORTED;
     }
     warn_stale(path, &b);
-    if (o->json)
-        show_json(path, &b);
-    else
-        show_table(path, desc, &b);
+    baseline_file view;
+    lc_status src = shown_entries(o, &b, items, n, &view);
+    if (!src && o->json)
+        show_json(path, &view);
+    else if (!src)
+        show_table(path, desc, &view);
+    free(view.entries);
     baseline_free(&b);
-    return LC_OK;
+    return src;
 }
 
 /* ---- compare: against this machine's baseline entry, or A/B ---- */
@@ -989,16 +1020,16 @@ lc_status cmd_baseline(const cli_options *o)
     const lc_device device = session_resolve_device(o->device);
     perf_prepare_device(device);
     const char *dir = o->baseline_dir ? o->baseline_dir : baseline_default_dir();
-    if (!strcmp(o->subcommand, "show"))
-        return cmd_show(o, device, dir);
     work_item *items = NULL;
     int n = 0;
+    /* show too: what it is asked to show must name runners and shapes */
     if ((rc = plan(o, device, &items, &n, &err))) {
         free(items);
         return cmd_fail(o, rc, "%s", err.msg);
     }
-    rc = !strcmp(o->subcommand, "update") ? cmd_update(o, device, dir, items, n)
-                                          : cmd_compare(o, device, dir, items, n);
+    rc = !strcmp(o->subcommand, "show")     ? cmd_show(o, device, dir, items, n)
+         : !strcmp(o->subcommand, "update") ? cmd_update(o, device, dir, items, n)
+                                            : cmd_compare(o, device, dir, items, n);
     free(items);
     return rc;
 }

@@ -274,10 +274,8 @@ static lc_status bench_main_group(bench_run *run)
     fprintf(stderr, "Benchmarking LSTMs...\n");
     report_table_header(stderr, o->sep, run->prof != NULL);
     numerics_context ctx;
-    if (numerics_context_init(&ctx, &o->shape, o->seed, o->nlengths ? o->lengths : NULL, &err)) {
-        fprintf(stderr, "lstmcheck: %s\n", err.msg);
-        return LC_BAD_INPUT;
-    }
+    if (numerics_context_init(&ctx, &o->shape, o->seed, o->nlengths ? o->lengths : NULL, &err))
+        return cmd_fail(o, LC_BAD_INPUT, "%s", err.msg);
     bench_group(run, o->nlengths ? RUNNER_GROUP_VL_LSTM : RUNNER_GROUP_LSTM, &ctx, o->dump_dir);
     numerics_context_free(&ctx);
     return LC_OK;
@@ -315,20 +313,14 @@ static lc_status bench_setup(bench_run *run, const cli_options *o_in)
     lc_error err = {{0}}; /* --dump and --trace were checked before (session_check_outputs) */
     const session_request rq = session_request_from(o);
     lc_status rc = session_setup(&rq, &run->s, &err);
-    if (rc) {
-        fprintf(stderr, "lstmcheck: %s\n", err.msg);
-        return rc;
-    }
+    if (rc)
+        return cmd_fail(o, rc, "%s", err.msg);
     run->entries = calloc((size_t)run->s.nrunners, sizeof *run->entries);
-    if (!run->entries) {
-        fprintf(stderr, "lstmcheck: out of host memory\n");
-        return LC_FAILED;
-    }
+    if (!run->entries)
+        return cmd_fail(o, LC_FAILED, "out of host memory");
     if (o->trace_path) {
-        if (prof_begin(&run->prof_storage, run->s.device, 1, 1, &err)) {
-            fprintf(stderr, "lstmcheck: --trace: %s\n", err.msg);
-            return LC_FAILED;
-        }
+        if (prof_begin(&run->prof_storage, run->s.device, 1, 1, &err))
+            return cmd_fail(o, LC_FAILED, "--trace: %s", err.msg);
         run->prof = &run->prof_storage;
     }
     run->budget = o->time_budget_s >= 0 ? o->time_budget_s

@@ -2,19 +2,21 @@
 #include "cmd/commands.h"
 
 #include "base/json.h"
+#include "base/text.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 
 lc_status cmd_fail(const cli_options *o, lc_status status, const char *fmt, ...)
 {
-    char msg[2048];
+    char raw[2048], msg[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    text_printable(raw, msg, sizeof msg); /* one safe line, as lc_error_set makes them */
     fprintf(stderr, "lstmcheck: %s\n", msg);
-    if (!o || !o->json)
+    if (!o || !cli_wants_json(o))
         return status;
     /* whoever reads stdout asked for JSON: give it JSON, also now */
     json_writer w;

@@ -16,7 +16,8 @@ lc_status cmd_baseline(const cli_options *o);
 lc_status cmd_profile(const cli_options *o);
 
 /* Say why a command stops and return status: one line on stderr and,
- * under --json, also {"error": "...", "status": "<lc_status name>"} on
+ * under --json or --print-json (cli_wants_json), also
+ * {"error": "...", "status": "<lc_status name>"} on
  * stdout (through the one JSON writer), so that stdout is JSON whatever
  * happened. o may be NULL (no --json known yet). */
 lc_status cmd_fail(const cli_options *o, lc_status status, const char *fmt, ...)

@@ -43,7 +43,7 @@ int main(int argc, char **argv)
 #endif
     lc_status rc = cli_parse(argc, argv, &o, &err);
     if (rc) {
-        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        cmd_fail(&o, rc, "%s", err.msg);
         cli_free(&o);
         return lc_exit_code(rc);
     }

@@ -4,19 +4,30 @@
  * the minimum effect; rounded for reading, never recomputed. */
 #include "report/compare_report.h"
 
+#include "base/text.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Text on one line of the table or a list: a '|' would end a cell, a
- * newline the line. */
+/* Text on one line of the table or a list, shown as it reads: what a
+ * message may quote (a plugin's words) is no markup. HTML's characters
+ * become entities, markdown's are escaped ('|' would end a cell), and
+ * control characters or invalid UTF-8 are shown escaped (base/text.h). */
 static void put_inline(FILE *f, const char *s)
 {
-    for (; *s; s++) {
-        if (*s == '|')
-            fputs("\\|", f);
+    char esc[TEXT_ESCAPE_MAX];
+    while (*s) {
+        const int n = text_char(s, esc);
+        if (esc[0])
+            fputs(esc, f); /* "\x1b" shows as it is: '\' escapes punctuation only */
+        else if (*s == '<' || *s == '>' || *s == '&')
+            fputs(*s == '<' ? "&lt;" : *s == '>' ? "&gt;" : "&amp;", f);
+        else if (n == 1 && strchr("\\|`*_[]#!", *s))
+            fprintf(f, "\\%c", *s);
         else
-            fputc(*s == '\n' ? ' ' : *s, f);
+            fwrite(s, 1, (size_t)n, f);
+        s += n;
     }
 }
 

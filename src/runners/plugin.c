@@ -3,6 +3,7 @@
 
 #include "device/device.h"
 #include "base/proc.h"
+#include "base/text.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -39,7 +40,8 @@ typedef struct plugin_instance {
     void *state;
 } plugin_instance;
 
-/* Control characters as spaces: a message or description is one line. */
+/* A description's control characters as spaces: its line breaks are
+ * layout (list shows it on one line), not content to show escaped. */
 static void one_line(char *s)
 {
     for (; *s; s++)
@@ -47,13 +49,25 @@ static void one_line(char *s)
             *s = ' ';
 }
 
+/* A message or description (NUL-terminated, in size bytes) as one line
+ * safe to print: control characters and invalid UTF-8 escaped, the way
+ * lc_error_set does for lstmcheck's own messages. */
+static void make_printable(char *s, size_t size)
+{
+    char raw[sizeof((lc_error *)0)->msg];
+    _Static_assert(PLUGIN_DESCRIPTION_MAX < sizeof raw, "a description fits the copy");
+    snprintf(raw, sizeof raw, "%s", s);
+    text_printable(raw, s, size);
+}
+
 /* What a plugin's function left in lstmcheck's error: it may have filled
- * the buffer without a NUL (or with newlines), and every caller prints it
- * with %s. Terminated at the buffer's end and kept on one line, once, here. */
+ * the buffer without a NUL (or with newlines, ESC, stray bytes), and every
+ * caller prints it with %s. Terminated at the buffer's end and made
+ * printable, once, here. */
 static void plugin_returned(lc_error *err)
 {
     err->msg[sizeof err->msg - 1] = '\0';
-    one_line(err->msg);
+    make_printable(err->msg, sizeof err->msg);
 }
 
 /* A string a plugin points to, into dst of size bytes, reading at most
@@ -320,6 +334,7 @@ static lc_status take_runner(plugin_runner *pr, const runner_ops *theirs, int in
     if (theirs->description) {
         copy_bounded(pr->description, sizeof pr->description, theirs->description); /* a longer one is cut */
         one_line(pr->description);
+        make_printable(pr->description, sizeof pr->description); /* C1, stray bytes */
         pr->inner.description = pr->description;
     }
     if (!pr->inner.available)

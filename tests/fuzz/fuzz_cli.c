@@ -2,9 +2,11 @@
  * (cli_parse, src/cmd/cli.h), which never exits, prints or runs anything.
  * The input is the arguments after argv[0], separated by NUL bytes (the
  * first FUZZ_MAX_ARGS; an empty input is no argument). Besides the
- * sanitizers, the parser's promises are checked: an error has a message, and
- * what it accepts is in range. */
+ * sanitizers, the parser's promises are checked: an error has a message on
+ * one safe line, and what it accepts is in range. */
 #include "cmd/cli.h"
+
+#include "base/text.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -37,6 +39,14 @@ static void check_accepted(const cli_options *o)
     REQUIRE(!o->nlengths || o->nlengths == s->batch, "%d lengths for a batch of %d", o->nlengths, s->batch);
     for (int i = 0; i < o->nlengths; i++)
         REQUIRE(o->lengths[i] >= 1 && o->lengths[i] <= LSTM_MAX_DIM, "length %d", o->lengths[i]);
+    /* a value that is shown or used as a name or path: never empty, no control character */
+    const char *texts[] = {o->dump_dir, o->trace_path, o->baseline_dir, o->against, o->markdown_path,
+                           o->plot_path, o->out_dir, o->shape_set};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+        REQUIRE(!texts[i] || (texts[i][0] && !text_find_control(texts[i]) && strlen(texts[i]) <= CLI_VALUE_MAX),
+                "accepted the value '%s'", texts[i]);
+    for (int i = 0; i < o->nrnns; i++)
+        REQUIRE(o->rnns[i][0] && !text_find_control(o->rnns[i]), "accepted the runner '%s'", o->rnns[i]);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -64,6 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else {
         REQUIRE(rc == LC_BAD_INPUT || rc == LC_ERROR, "status %d", (int)rc);
         REQUIRE(err.msg[0], "refused without a message");
+        REQUIRE(!text_find_control(err.msg) && text_utf8_valid(err.msg), "a message that is not one safe line");
     }
     cli_free(&o);
     free(buf);

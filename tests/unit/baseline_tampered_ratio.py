@@ -51,6 +51,19 @@ def expect_refused(exe, args, message, path):
     assert open(path, "rb").read() == before, (args, "the file was changed")
 
 
+def show_filters(exe, folder):
+    """show --rnns / shape flags / --shape-set pick entries (and are checked
+    as every command checks them): the one entry of SHAPE, or none."""
+    d = ["--baseline-dir", folder, "--json"]
+    cases = [(SHAPE, 1), (["--rnns", "cpu"], 1), (["--rnns", "ref"], 0), (SHAPE[2:], 1),
+             (SHAPE[:-1] + ["2"], 0), (["--device", "cpu", "--shape-set", "small"], 0)]
+    for args, n in cases:
+        p = run(exe, ["show"] + args + d)
+        assert p.returncode == 0, (args, p.returncode, p.stdout, p.stderr)
+        entries = json.loads(p.stdout)["entries"]
+        assert len(entries) == n and all(e["runner"] == "cpu" for e in entries), (args, entries)
+
+
 def main(exe):
     folder = tempfile.mkdtemp(prefix="lstmcheck_tampered_")
     try:
@@ -58,6 +71,7 @@ def main(exe):
         good = json.load(open(path))
         p = run(exe, ["show", "--baseline-dir", folder])
         assert p.returncode == 0, ("the valid file", p.returncode, p.stdout, p.stderr)
+        show_filters(exe, folder)
         e = good["entries"][0]
         cases = [("forward", 3, lambda r: 1e308), ("backward", 0, lambda r: r * 1.01)]
         for series, i, tamper in cases:

@@ -158,3 +158,28 @@ int test_report_refusals(void)
     compare_report_free(&r);
     return 0;
 }
+
+/* A reason quoting a plugin's words (HTML, markdown, CR, ESC, a C1 CSI,
+ * invalid UTF-8) is shown as it reads: no markup, no control character. */
+int test_report_markdown_hostile_text(void)
+{
+    compare_report r;
+    compare_report_init(&r, "machine", "baselines/test.json", 2);
+    compare_report_skip(&r, "cpu", "s20-l1-i128-h128-b16",
+                        "<img src=x onerror=alert(1)> & **bold** [a](javascript:x) `c` _i_ #h\r\x1b[31m"
+                        "\xc2\x9b" "2J \xff\xfe end");
+    out_file out;
+    CHECK(!open_out(&out, "report_markdown_hostile_text.md"), "a folder for the file");
+    lc_error err = {{0}};
+    CHECK(compare_report_markdown(&r, out.path, &err) == LC_OK, "%s", err.msg);
+    const char *md = read_text(out.path);
+    CHECK(md, "the file was written");
+    const char *want = "&lt;img src=x onerror=alert(1)&gt; &amp; \\*\\*bold\\*\\* \\[a\\](javascript:x) \\`c\\` "
+                       "\\_i\\_ \\#h\\r\\x1b\\[31m\\u009b2J \\xff\\xfe end\n";
+    CHECK(strstr(md, want), "the reason escaped as\n%s\nin:\n%s", want, md);
+    for (const unsigned char *c = (const unsigned char *)md; *c; c++)
+        CHECK(*c >= 0x20 || *c == '\n', "a control character 0x%02x at byte %ld", *c, (long)(c - (const unsigned char *)md));
+    compare_report_free(&r);
+    remove_out(&out);
+    return 0;
+}
