@@ -12,6 +12,7 @@
 #include "base/gitrev.h"
 #include "base/json.h"
 #include "base/paths.h"
+#include "base/text.h"
 #include "check/isolate.h"
 #include "cmd/session.h"
 #include "report/compare_report.h"
@@ -1020,6 +1021,8 @@ lc_status cmd_baseline(const cli_options *o)
     const lc_device device = session_resolve_device(o->device);
     perf_prepare_device(device);
     const char *dir = o->baseline_dir ? o->baseline_dir : baseline_default_dir();
+    if (text_find_control(dir)) /* --baseline-dir is checked as it is parsed; the environment here */
+        return cmd_fail(o, LC_BAD_INPUT, "LSTMCHECK_BASELINE_DIR '%s' holds a control character", dir);
     work_item *items = NULL;
     int n = 0;
     /* show too: what it is asked to show must name runners and shapes */

@@ -7,12 +7,13 @@ usage: json_errors.py LSTMCHECK EMPTY_DIR [--git]
 them through tests/unit/git_checkout.sh, which skips them outside one); without
 it, the cases that hold in any tree."""
 import json
+import os
 import subprocess
 import sys
 
 
-def expect(exe, args, code, status, words):
-    p = subprocess.run([exe] + args, capture_output=True, text=True)
+def expect(exe, args, code, status, words, env=None):
+    p = subprocess.run([exe] + args, capture_output=True, text=True, env=env)
     assert p.returncode == code, (args, p.returncode, p.stdout, p.stderr)
     doc = json.loads(p.stdout)  # the whole of stdout, or this raises
     assert list(doc) == ["error", "status"], (args, doc)
@@ -31,6 +32,8 @@ def any_tree(exe, empty):
            "no baseline for this machine")
     expect(exe, ["baseline", "compare", "--json", "--rnns", "nope", "--baseline-dir", empty], 2, "bad input",
            "unknown runner 'nope'")
+    env = dict(os.environ, LSTMCHECK_BASELINE_DIR="b\x1b]0;title\x07")
+    expect(exe, ["baseline", "show", "--json"], 2, "bad input", "'b\\x1b]0;title\\x07' holds a control", env)
     expect(exe, ["baseline", "compare", "--json", "--against", "11d6bf8-dirty"] + TINY, 2, "bad input",
            "uncommitted changes")
     expect(exe, ["baseline", "show", "--json", "--plugin", "/nonexistent/libx.so"], 2, "bad input",
@@ -61,6 +64,8 @@ def parse_errors(exe, empty):
     expect(exe, ["baseline", "show", "--json", "--rnns", "cp\nu"], 2, "bad input", "'cp\\nu'")
     expect(exe, ["baseline", "show", "--json", "--baseline-dir", "\x1b[31mred"], 2, "bad input",
            "'\\x1b[31mred'")
+    env = dict(os.environ, LSTMCHECK_BASELINE_DIR="b\x1b]0;title\x07")
+    expect(exe, ["baseline", "show", "--json"], 2, "bad input", "'b\\x1b]0;title\\x07' holds a control", env)
     expect(exe, ["baseline", "compare", "--json", "--against", "HEAD~1" + "x" * 250] + TINY, 2, "bad input",
            "at most 200")
     expect(exe, ["bench", "--print-json", "--rnns", "bogus"], 2, "bad input", "unknown runner 'bogus'")
@@ -69,6 +74,8 @@ def parse_errors(exe, empty):
 
 
 def git_checkout(exe, empty):
+    env = dict(os.environ, LSTMCHECK_BASELINE_DIR="b\x1b]0;title\x07")
+    expect(exe, ["baseline", "show", "--json"], 2, "bad input", "'b\\x1b]0;title\\x07' holds a control", env)
     expect(exe, ["baseline", "compare", "--json", "--against", "no-such-revision-xyz", "--baseline-dir", empty]
            + TINY, 2, "bad input", "no-such-revision-xyz")
 
