@@ -4,6 +4,7 @@
 #include "base/files.h"
 #include "base/gitrev.h"
 #include "base/json.h"
+#include "runners/runner.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -162,33 +163,66 @@ static int check_limit(baseline_limit_id id, double v, int whole, const char *na
     return 1;
 }
 
-/* 0 when s fits a field of n bytes (a longer one would be cut) and is
- * valid UTF-8 (the writer would replace bad bytes): it reads back as is. */
-static int check_length(const char *s, size_t n, const char *name, const char *field, lc_error *err)
+/* The first control character of valid UTF-8 s (C0, DEL, or C1 as its two
+ * bytes) as a code point, its byte offset in *at; -1 when there is none. */
+static long first_control(const char *s, size_t *at)
 {
-    if (strlen(s) >= n) {
-        lc_error_set(err, "%s: %s is %zu characters; at most %zu fit", name, field, strlen(s), n - 1);
-        return 1;
+    for (size_t i = 0; s[i]; i++) {
+        const unsigned char c = (unsigned char)s[i], next = (unsigned char)s[i + 1];
+        if (c < 0x20 || c == 0x7f || (c == 0xc2 && next >= 0x80 && next <= 0x9f)) {
+            *at = i;
+            return c == 0xc2 ? next : c;
+        }
     }
+    return -1;
+}
+
+/* 0 when s is valid UTF-8 (the writer would replace bad bytes) without a
+ * control character (messages and tables print the file's strings: a
+ * newline would forge a line, an ESC drive the terminal). */
+static int check_chars(const char *s, const char *name, const char *field, lc_error *err)
+{
+    size_t at;
     if (!json_utf8_valid(s)) {
         lc_error_set(err, "%s: %s is not valid UTF-8 (it would not be written back as read)", name, field);
+        return 1;
+    }
+    const long c = first_control(s, &at);
+    if (c >= 0) {
+        lc_error_set(err, "%s: %s holds control character U+%04lX at byte %zu (it would reach the terminal)", name,
+                     field, c, at);
         return 1;
     }
     return 0;
 }
 
-/* An entry as messages name it: where it is, its runner and its shape. A
- * runner's control characters (a file may hold them) are shown as '?': the
- * message stays one line. */
+/* 0 when s fits a field of n bytes (a longer one would be cut) and passes
+ * check_chars: it reads back as is and prints as text. */
+static int check_string(const char *s, size_t n, const char *name, const char *field, lc_error *err)
+{
+    if (strlen(s) >= n) {
+        lc_error_set(err, "%s: %s is %zu characters; at most %zu fit", name, field, strlen(s), n - 1);
+        return 1;
+    }
+    return check_chars(s, name, field, err);
+}
+
+/* 0 when runner (checked by check_string) names a runner or a plugin's. */
+static int check_runner(const char *runner, const char *name, const char *field, lc_error *err)
+{
+    if (runner_name_valid(runner))
+        return 0;
+    lc_error_set(err, "%s: %s '%s' is not a runner name ([a-z0-9_]+ or plugin:runner)", name, field, runner);
+    return 1;
+}
+
+/* An entry as messages name it: where it is, its runner and its shape
+ * (the runner's characters checked before: check_string). */
 static void entry_label(const baseline_entry *e, const char *where, char *out, size_t n)
 {
-    char runner[sizeof e->runner], shape[128];
-    size_t i = 0;
-    for (; i < sizeof runner - 1 && e->runner[i]; i++)
-        runner[i] = (unsigned char)e->runner[i] < 0x20 || e->runner[i] == 0x7f ? '?' : e->runner[i];
-    runner[i] = '\0';
+    char shape[128];
     lstm_shape_format(&e->shape, LSTM_SHAPE_TAG, shape, sizeof shape);
-    snprintf(out, n, "%s (runner %s, shape %s)", where, runner, shape);
+    snprintf(out, n, "%s (runner %s, shape %s)", where, e->runner, shape);
 }
 
 /* stored is time / control as measured, within BASELINE_RATIO_TOLERANCE of
@@ -250,8 +284,21 @@ static int check_strings(const baseline_entry *e, const char *name, lc_error *er
                             sizeof e->control};
     const char *const fields[] = {"runner", "lstmcheck_version", "git_commit", "date", "control_workload"};
     for (int i = 0; i < 5; i++)
-        if (check_length(values[i], sizes[i], name, fields[i], err))
+        if (check_string(values[i], sizes[i], name, fields[i], err))
             return 1;
+    return check_runner(e->runner, name, "runner", err);
+}
+
+/* The machine key's names and values, as the reader checks them. */
+static int check_machine(const machine_key *k, const char *name, lc_error *err)
+{
+    char field[64];
+    for (int i = 0; i < k->nfields; i++) {
+        snprintf(field, sizeof field, "machine.fields.%.24s", k->names[i]);
+        if (check_chars(k->names[i], name, "a name of machine.fields", err) ||
+            check_chars(k->values[i], name, field, err))
+            return 1;
+    }
     return 0;
 }
 
@@ -278,6 +325,39 @@ typedef struct reader {
     const char *path;
     lc_error *err;
 } reader;
+
+/* The members of each object of a version-1 file, as the writer writes them
+ * (entry_json, lstm_shape_json, stats_json); NULL-terminated. */
+static const char *const file_members[] = {"format", "version", "machine", "entries", NULL};
+static const char *const machine_members[] = {"device", "fields", NULL};
+static const char *const entry_members[] = {
+    "runner", "shape", "seed", "lstmcheck_version", "git_commit", "reproducible", "date", "control_workload",
+    "rounds", "noise", "forward", "backward", "control", "forward_ratio", "backward_ratio", NULL};
+static const char *const shape_members[] = {"seqLength", "numLayers", "inputSize", "hiddenSize", "miniBatch",
+                                            NULL};
+static const char *const noise_members[] = {"forward", "backward", NULL};
+static const char *const series_members[] = {"n",  "mean", "std", "median", "min", "max",
+                                             "q1", "q3",   "mad", "samples", NULL};
+
+/* 0 when every member of obj (at where, a `what` of the format) is one of
+ * known: the next update rewrites the file from what was read, so a member
+ * it does not know would vanish unseen. */
+static int check_members(reader *r, const cJSON *obj, const char *where, const char *const *known,
+                         const char *what)
+{
+    for (const cJSON *c = obj->child; c; c = c->next) {
+        int i = 0;
+        while (known[i] && strcmp(known[i], c->string))
+            i++;
+        if (!known[i]) {
+            lc_error_set(r->err, "%s: %s.%.64s is not a member of a version-%d %s (an update would drop it; "
+                         "remove it or use the lstmcheck that wrote it)", r->path, where, c->string,
+                         BASELINE_VERSION, what);
+            return 1;
+        }
+    }
+    return 0;
+}
 
 static const cJSON *need(reader *r, const cJSON *obj, const char *where, const char *key, int type)
 {
@@ -324,7 +404,7 @@ static int read_str(reader *r, const cJSON *obj, const char *where, const char *
     const cJSON *v = need(r, obj, where, key, cJSON_String);
     char field[160];
     snprintf(field, sizeof field, "%s.%s", where, key);
-    if (!v || check_length(v->valuestring, n, r->path, field, r->err))
+    if (!v || check_string(v->valuestring, n, r->path, field, r->err))
         return 1;
     snprintf(out, n, "%s", v->valuestring);
     return 0;
@@ -339,6 +419,8 @@ static int read_series(reader *r, const cJSON *obj, const char *where, const cha
     if (!o)
         return 1;
     snprintf(at, sizeof at, "%s.%s", where, key);
+    if (check_members(r, o, at, series_members, "baseline series"))
+        return 1;
     const cJSON *arr = need(r, o, at, "samples", cJSON_Array);
     double n_field = 0;
     const int has_n = cJSON_GetObjectItemCaseSensitive(o, "n") != NULL; /* the summary's count, if given */
@@ -376,7 +458,8 @@ static int read_shape(reader *r, const cJSON *o, const char *where, lstm_shape *
         return 1;
     char at[96];
     snprintf(at, sizeof at, "%s.shape", where);
-    return read_int(r, sh, at, "seqLength", BL_DIM, &s->seq_length) ||
+    return check_members(r, sh, at, shape_members, "baseline entry's shape") ||
+           read_int(r, sh, at, "seqLength", BL_DIM, &s->seq_length) ||
            read_int(r, sh, at, "numLayers", BL_DIM, &s->num_layers) ||
            read_int(r, sh, at, "inputSize", BL_DIM, &s->input_size) ||
            read_int(r, sh, at, "hiddenSize", BL_DIM, &s->hidden_size) ||
@@ -411,7 +494,8 @@ static int read_noise(reader *r, const cJSON *o, const char *where, baseline_ent
     const cJSON *noise = need(r, o, where, "noise", cJSON_Object);
     char at[96];
     snprintf(at, sizeof at, "%s.noise", where);
-    return !noise || read_number(r, noise, at, "forward", BL_NOISE, 0, &e->noise_fwd) ||
+    return !noise || check_members(r, noise, at, noise_members, "baseline entry's noise") ||
+           read_number(r, noise, at, "forward", BL_NOISE, 0, &e->noise_fwd) ||
            read_number(r, noise, at, "backward", BL_NOISE, 0, &e->noise_bwd);
 }
 
@@ -424,7 +508,11 @@ static int read_entry(reader *r, const cJSON *o, int index, baseline_entry *e)
         lc_error_set(r->err, "%s: %s must be an object", r->path, where);
         return 1;
     }
-    return read_str(r, o, where, "runner", e->runner, sizeof e->runner) || read_shape(r, o, where, &e->shape) ||
+    char runner[96];
+    snprintf(runner, sizeof runner, "%s.runner", where);
+    return check_members(r, o, where, entry_members, "baseline entry") ||
+           read_str(r, o, where, "runner", e->runner, sizeof e->runner) ||
+           check_runner(e->runner, r->path, runner, r->err) || read_shape(r, o, where, &e->shape) ||
            read_provenance(r, o, where, e) || read_series(r, o, where, "forward", &e->fwd) ||
            read_series(r, o, where, "backward", &e->bwd) || read_series(r, o, where, "control", &e->ctl) ||
            read_series(r, o, where, "forward_ratio", &e->fwd_ratio) ||
@@ -440,6 +528,8 @@ static int read_format(reader *r, const cJSON *root)
         lc_error_set(r->err, "%s: the top level must be an object", r->path);
         return 1;
     }
+    if (check_members(r, root, "file", file_members, "baseline file"))
+        return 1;
     if (read_str(r, root, "file", "format", format, sizeof format))
         return 1;
     if (strcmp(format, BASELINE_FORMAT)) {
@@ -461,7 +551,8 @@ static int read_machine(reader *r, const cJSON *root, machine_key *k)
 {
     const cJSON *m = need(r, root, "file", "machine", cJSON_Object);
     char device[16];
-    if (!m || read_str(r, m, "machine", "device", device, sizeof device))
+    if (!m || check_members(r, m, "machine", machine_members, "baseline's machine") ||
+        read_str(r, m, "machine", "device", device, sizeof device))
         return 1;
     if (lc_device_from_name(device, &k->device)) {
         lc_error_set(r->err, "%s: machine.device is '%s', not one of%s", r->path, device, LC_DEVICE_WORDS);
@@ -473,15 +564,15 @@ static int read_machine(reader *r, const cJSON *root, machine_key *k)
     const cJSON *fld;
     cJSON_ArrayForEach(fld, fields)
     {
-        if (!cJSON_IsString(fld) || k->nfields == MACHINE_FIELDS) {
-            lc_error_set(r->err, "%s: machine.fields.%s must be a string (at most %d fields)", r->path,
-                         fld->string ? fld->string : "?", MACHINE_FIELDS);
+        if (check_string(fld->string, sizeof k->names[0], r->path, "a name of machine.fields", r->err))
             return 1;
-        }
         char field[64];
         snprintf(field, sizeof field, "machine.fields.%.24s", fld->string);
-        if (check_length(fld->string, sizeof k->names[0], r->path, "a name of machine.fields", r->err) ||
-            check_length(fld->valuestring, sizeof k->values[0], r->path, field, r->err))
+        if (!cJSON_IsString(fld) || k->nfields == MACHINE_FIELDS) {
+            lc_error_set(r->err, "%s: %s must be a string (at most %d fields)", r->path, field, MACHINE_FIELDS);
+            return 1;
+        }
+        if (check_string(fld->valuestring, sizeof k->values[0], r->path, field, r->err))
             return 1;
         snprintf(k->names[k->nfields], sizeof k->names[0], "%s", fld->string);
         snprintf(k->values[k->nfields], sizeof k->values[0], "%s", fld->valuestring);
@@ -529,9 +620,11 @@ static int read_entries(reader *r, const cJSON *root, baseline_file *b)
 #define MAX_OBJECT_MEMBERS 64
 #define MAX_DEPTH 16
 
-/* 0 when no object anywhere in v names a key twice (cJSON keeps both and
- * finds the first: a second "entries" would be dropped on rewrite). */
-static int check_unique_keys(reader *r, const cJSON *v, int depth)
+/* 0 when no object anywhere in v (the value of member `in`) names a key
+ * twice (cJSON keeps both and finds the first: a second "entries" would be
+ * dropped on rewrite) or has a key that check_chars refuses (messages
+ * print keys). */
+static int check_keys(reader *r, const cJSON *v, const char *in, int depth)
 {
     if (depth > MAX_DEPTH) {
         lc_error_set(r->err, "%s: nested deeper than a baseline file is", r->path);
@@ -540,6 +633,10 @@ static int check_unique_keys(reader *r, const cJSON *v, int depth)
     int members = 0;
     for (const cJSON *c = v->child; c; c = c->next) {
         if (cJSON_IsObject(v)) {
+            char field[96];
+            snprintf(field, sizeof field, "a member name in %.64s", in);
+            if (check_chars(c->string, r->path, field, r->err))
+                return 1;
             if (++members > MAX_OBJECT_MEMBERS) {
                 lc_error_set(r->err, "%s: an object has more than %d members", r->path, MAX_OBJECT_MEMBERS);
                 return 1;
@@ -550,13 +647,32 @@ static int check_unique_keys(reader *r, const cJSON *v, int depth)
                     return 1;
                 }
         }
-        if ((cJSON_IsObject(c) || cJSON_IsArray(c)) && check_unique_keys(r, c, depth + 1))
+        if ((cJSON_IsObject(c) || cJSON_IsArray(c)) && check_keys(r, c, c->string ? c->string : in, depth + 1))
             return 1;
     }
     return 0;
 }
 
-/* One JSON document spanning all len bytes (white space after it allowed). */
+/* Where valid JSON text first holds the escape \u0000 (NULL: nowhere).
+ * A backslash appears only in strings, each starting a pair \X: skipping
+ * the pairs finds every \u0000, and "\\u0000" (a backslash, then text) is
+ * none. */
+static const char *escaped_nul(const char *buf, size_t len)
+{
+    static const char nul[] = "\\u0000";
+    const size_t n = sizeof nul - 1;
+    const char *p;
+    for (size_t i = 0; i < len && (p = memchr(buf + i, '\\', len - i)); i += 2) {
+        i = (size_t)(p - buf);
+        if (len - i >= n && !memcmp(p, nul, n))
+            return p;
+    }
+    return NULL;
+}
+
+/* One JSON document spanning all len bytes (white space after it allowed),
+ * without a NUL byte, raw or escaped (cJSON would end its string there: a
+ * string read cut is written back cut). */
 static cJSON *parse_document(const char *buf, size_t len, const char *name, lc_error *err)
 {
     const char *nul = memchr(buf, '\0', len);
@@ -579,6 +695,13 @@ static cJSON *parse_document(const char *buf, size_t len, const char *name, lc_e
         cJSON_Delete(root);
         return NULL;
     }
+    const char *escaped = escaped_nul(buf, len);
+    if (escaped) {
+        lc_error_set(err, "%s: \\u0000 (a NUL character, which would cut its string) at byte %ld: not a "
+                     "baseline file", name, (long)(escaped - buf));
+        cJSON_Delete(root);
+        return NULL;
+    }
     return root;
 }
 
@@ -593,7 +716,7 @@ lc_status baseline_parse(const char *buf, size_t len, const char *name, baseline
     if (!root)
         return LC_BAD_INPUT;
     reader r = {name, err};
-    const int bad = check_unique_keys(&r, root, 0) || read_format(&r, root) ||
+    const int bad = check_keys(&r, root, "file", 0) || read_format(&r, root) ||
                     read_machine(&r, root, &b->machine) || read_entries(&r, root, b);
     cJSON_Delete(root);
     if (bad)
@@ -655,6 +778,8 @@ static void entry_json(json_writer *w, const baseline_entry *e)
 
 int baseline_save(const char *path, const baseline_file *b, lc_error *err)
 {
+    if (check_machine(&b->machine, "baseline machine key", err))
+        return 1;
     for (int i = 0; i < b->nentries; i++)
         if (baseline_check_entry(&b->entries[i], err))
             return 1; /* the reader would refuse the file: write nothing */

@@ -93,10 +93,12 @@ lc_status baseline_load(const char *path, baseline_file *b, lc_error *err);
  * an empty file with the key, and a file of another machine is LC_BAD_INPUT. */
 lc_status baseline_load_for(const char *path, const machine_key *key, baseline_file *b, lc_error *err);
 /* The same from len bytes in memory (name: what messages call them). A
- * strict reader: one JSON document and nothing after it, no NUL byte, no
- * key twice in one object, every number within BASELINE_LIMITS, every
- * string within its field, series lengths consistent, every stored ratio
- * the quotient of its stored times (BASELINE_RATIO_TOLERANCE). */
+ * strict reader: one JSON document and nothing after it, no NUL byte (raw
+ * or \u0000), no key twice in one object, no member the format lacks, every
+ * number within BASELINE_LIMITS, every string within its field and free of
+ * control characters, every runner a runner name, series lengths
+ * consistent, every stored ratio the quotient of its stored times
+ * (BASELINE_RATIO_TOLERANCE). */
 lc_status baseline_parse(const char *buf, size_t len, const char *name, baseline_file *b, lc_error *err);
 /* 0 when e is within every limit (what the reader accepts): strings, sizes,
  * noise, every series as long as the others, every sample positive and

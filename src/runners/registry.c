@@ -107,6 +107,28 @@ const runner_ops *registry_find(const char *name)
     return NULL;
 }
 
+/* The length of the [a-z0-9_] run that s starts with (0: none). */
+static size_t name_part(const char *s)
+{
+    size_t n = 0;
+    while ((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= '0' && s[n] <= '9') || s[n] == '_')
+        n++;
+    return n;
+}
+
+int runner_name_valid(const char *name)
+{
+    if (strnlen(name, LSTMCHECK_QUALIFIED_NAME_MAX + 1) > LSTMCHECK_QUALIFIED_NAME_MAX)
+        return 0;
+    const size_t plugin = name_part(name);
+    if (plugin == 0)
+        return 0;
+    if (name[plugin] == '\0')
+        return 1;
+    const size_t runner = name[plugin] == ':' ? name_part(name + plugin + 1) : 0;
+    return runner > 0 && name[plugin + 1 + runner] == '\0';
+}
+
 int registry_validate(const runner_ops *const *table, lc_error *err)
 {
     int n = 0;
@@ -130,11 +152,14 @@ int registry_validate(const runner_ops *const *table, lc_error *err)
             lc_error_set(err, "runner #%d (%s) lacks %s", n, r->name ? r->name : "unnamed", missing);
             return 1;
         }
-        for (const char *c = r->name; *c; c++) {
-            if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_')) {
+        /* a table's names are unqualified: a plugin's get their prefix later */
+        if (strchr(r->name, ':') || !runner_name_valid(r->name)) {
+            if (strlen(r->name) > LSTMCHECK_QUALIFIED_NAME_MAX)
+                lc_error_set(err, "runner name '%s' is longer than %d characters", r->name,
+                             LSTMCHECK_QUALIFIED_NAME_MAX);
+            else
                 lc_error_set(err, "runner name '%s' has a character outside [a-z0-9_]", r->name);
-                return 1;
-            }
+            return 1;
         }
         for (int j = 0; j < n; j++) {
             if (strcmp(table[j]->name, r->name) == 0) {

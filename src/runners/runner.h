@@ -68,6 +68,10 @@ const runner_ops *registry_runner(int i);
  * still to be matched): with plugins loaded, theirs (the user came to check
  * those); else the built-in ones. NULL past the last. */
 const runner_ops *registry_default_runner(int i);
+/* 1 when name is a runner's: [a-z0-9_]+, or a plugin runner's qualified
+ * <plugin>:<runner> (each part [a-z0-9_]+), at most
+ * LSTMCHECK_QUALIFIED_NAME_MAX characters; else 0. */
+int runner_name_valid(const char *name);
 /* 0 when every entry is complete and names are unique; else err says which. */
 int registry_validate(const runner_ops *const *table, lc_error *err);
 /* LC_OK when r can take this shape, with these lengths (NULL: fixed

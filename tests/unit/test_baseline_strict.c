@@ -20,6 +20,7 @@
 #include "base/json.h"
 #include "model/inputs.h"
 #include "perf/baseline.h"
+#include "runners/runner.h"
 
 /* A value of limit id: its lowest, its highest, or a random one between. */
 static double limit_value(baseline_limit_id id, int pick, lc_rng *rng, int whole)
@@ -33,19 +34,35 @@ static double limit_value(baseline_limit_id id, int pick, lc_rng *rng, int whole
     return whole ? floor(v) : v;
 }
 
-/* A string of exactly len characters that needs JSON escaping. */
+/* A string of exactly len bytes full of what JSON escapes or may: quote,
+ * backslash, slash, non-ASCII UTF-8 of two, three and four bytes (control
+ * characters are refused: test_baseline_control_characters). */
 static void awkward_string(char *out, size_t len, lc_rng *rng)
 {
-    static const char *const pieces[] = {"\"", "\\", "\n", "\t", "\xc3\xa9", "a", "/", "\x01", "Z"};
+    static const char *const pieces[] = {"\"", "\\", "/", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "a", "Z"};
+    const size_t npieces = sizeof pieces / sizeof pieces[0];
     size_t n = 0;
     while (n < len) {
-        const char *p = pieces[lc_rng_next(rng) % 9];
+        const char *p = pieces[lc_rng_next(rng) % npieces];
         if (n + strlen(p) > len)
             p = "x";
         memcpy(out + n, p, strlen(p));
         n += strlen(p);
     }
     out[n] = '\0';
+}
+
+/* A runner name of LSTMCHECK_QUALIFIED_NAME_MAX characters, the longest:
+ * a plugin's runner, random characters around the ':', k at its end (the
+ * (runner, shape) pairs stay unique). */
+static void longest_runner(char *out, size_t size, int k, lc_rng *rng)
+{
+    static const char chars[] = "abcdefghijklmnopqrstuvwxyz0123456789_";
+    const size_t len = LSTMCHECK_QUALIFIED_NAME_MAX;
+    for (size_t i = 0; i < len; i++)
+        out[i] = chars[lc_rng_next(rng) % (sizeof chars - 1)];
+    out[len / 2] = ':';
+    snprintf(out + len - 4, size - (len - 4), "%04d", k);
 }
 
 /* Entry k of the property test: every bounded field at its lowest (k % 3 ==
@@ -55,8 +72,7 @@ static int random_entry(baseline_entry *e, int k, lc_rng *rng)
     lc_error err;
     memset(e, 0, sizeof *e);
     const int pick = k % 3;
-    awkward_string(e->runner, sizeof e->runner - 5, rng);
-    snprintf(e->runner + sizeof e->runner - 5, 5, "%04d", k); /* (runner, shape) unique */
+    longest_runner(e->runner, sizeof e->runner, k, rng);
     int *dims[] = {&e->shape.seq_length, &e->shape.num_layers, &e->shape.input_size, &e->shape.hidden_size,
                    &e->shape.batch};
     for (int i = 0; i < 5; i++)
@@ -620,5 +636,217 @@ int test_baseline_ratios_recomputed(void)
     free(text);
     baseline_free(&f);
     rmdir(dir);
+    return 0;
+}
+
+/* ---- strings, runner names and members (issue 19 item 15) ---- */
+
+/* Each edit of valid_text refused with exactly `expect` (after "bad: "). */
+static int refused_exactly(const char *text, const bad_edit *edits, size_t n)
+{
+    baseline_file b;
+    lc_error err;
+    char want[512];
+    for (size_t i = 0; i < n; i++) {
+        char *bad = edited(text, edits[i].find, edits[i].replace);
+        CHECK(bad, "case %zu: '%s' not in the valid file", i, edits[i].find);
+        const lc_status st = baseline_parse(bad, strlen(bad), "bad", &b, &err);
+        free(bad);
+        snprintf(want, sizeof want, "bad: %s", edits[i].expect);
+        CHECK(st == LC_BAD_INPUT && !strcmp(err.msg, want), "case %zu: status %d\n  '%s'\nexpected\n  '%s'", i, st,
+              err.msg, want);
+    }
+    return 0;
+}
+
+/* The JSON escape \u0000 is refused where it stands (cJSON ended the
+ * string there: "ref\u0000evil" read as "ref"); an escaped backslash
+ * before "u0000" is text, and reads. */
+int test_baseline_escaped_nul(void)
+{
+    size_t len;
+    char *text = valid_text(&len);
+    CHECK(text, "no valid file");
+    static const char *const finds[] = {"\"date\": \"\"", "\"control_workload\": \"control\"", "\"cpu_model\""};
+    static const char *const replaces[] = {"\"date\": \"ref\\u0000evil\"",
+                                           "\"control_workload\": \"a\\\\\\u0000b\"", /* \\ then \u0000 */
+                                           "\"cpu_\\u0000model\""};
+    baseline_file b;
+    lc_error err;
+    char want[256];
+    for (int i = 0; i < 3; i++) {
+        char *bad = edited(text, finds[i], replaces[i]);
+        CHECK(bad, "case %d: '%s' not in the valid file", i, finds[i]);
+        const long at = (long)(strstr(bad, "\\u0000") - bad);
+        const lc_status st = baseline_parse(bad, strlen(bad), "bad", &b, &err);
+        free(bad);
+        snprintf(want, sizeof want, "bad: \\u0000 (a NUL character, which would cut its string) at byte %ld: not a "
+                 "baseline file", at);
+        CHECK(st == LC_BAD_INPUT && !strcmp(err.msg, want), "case %d: status %d\n  '%s'\nexpected\n  '%s'", i, st,
+              err.msg, want);
+    }
+    char *fine = edited(text, "\"control_workload\": \"control\"", "\"control_workload\": \"a\\\\u0000b\"");
+    CHECK(fine && baseline_parse(fine, strlen(fine), "fine", &b, &err) == LC_OK, "\\\\u0000: %s", err.msg);
+    CHECK(!strcmp(b.entries[0].control, "a\\u0000b"), "read as '%s'", b.entries[0].control);
+    baseline_free(&b);
+    free(fine);
+    free(text);
+    return 0;
+}
+
+/* A control character in any string of a file (escaped in the JSON) is
+ * refused, naming the field: they were printed raw (a runner "r\nWRONG x"
+ * forged a row of `baseline show`, an ESC in date drove the terminal). The
+ * writer refuses them too. */
+int test_baseline_control_characters(void)
+{
+    static const char *const tail = " (it would reach the terminal)";
+    static const struct {
+        const char *find, *replace, *expect;
+    } edits[] = {
+        {"\"runner\": \"cpu\"", "\"runner\": \"r\\nWRONG x\"",
+         "entries[0].runner holds control character U+000A at byte 1"},
+        {"\"date\": \"\"", "\"date\": \"\\u001b[2J\"", "entries[0].date holds control character U+001B at byte 0"},
+        {"\"git_commit\": \"0123", "\"git_commit\": \"\\t0123",
+         "entries[0].git_commit holds control character U+0009 at byte 0"},
+        {"\"lstmcheck_version\": \"\"", "\"lstmcheck_version\": \"1\\u007f\"",
+         "entries[0].lstmcheck_version holds control character U+007F at byte 1"},
+        {"\"control_workload\": \"control\"", "\"control_workload\": \"c\\u009b2J\"",
+         "entries[0].control_workload holds control character U+009B at byte 1"},
+        {"\"device\": \"cpu\"", "\"device\": \"cpu\\r\"", "machine.device holds control character U+000D at byte 3"},
+        {"\"unit test", "\"\\u0007unit test", "machine.fields.cpu_model holds control character U+0007 at byte 0"},
+        {"\"cpu_model\"", "\"cpu\\nmodel\"", "a member name in fields holds control character U+000A at byte 3"},
+        {"\"seed\"", "\"colour\\u001b\": 1, \"seed\"",
+         "a member name in entries holds control character U+001B at byte 6"},
+    };
+    size_t len;
+    char *text = valid_text(&len);
+    CHECK(text, "no valid file");
+    bad_edit cases[sizeof edits / sizeof edits[0]];
+    char expect[sizeof edits / sizeof edits[0]][160];
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        snprintf(expect[i], sizeof expect[i], "%s%s", edits[i].expect, tail);
+        cases[i] = (bad_edit){edits[i].find, edits[i].replace, expect[i]};
+    }
+    if (refused_exactly(text, cases, sizeof cases / sizeof cases[0])) {
+        free(text);
+        return 1;
+    }
+    /* the writer: an entry, then the machine key */
+    baseline_file f;
+    lc_error err;
+    CHECK(baseline_parse(text, len, "valid", &f, &err) == LC_OK, "%s", err.msg);
+    free(text);
+    char path[4096];
+    CHECK(scratch_file(path, sizeof path, "w.json"), "mkdtemp");
+    snprintf(f.entries[0].date, sizeof f.entries[0].date, "2026\x1b[2J");
+    CHECK(baseline_save(path, &f, &err) == 1 && !strcmp(err.msg, "baseline entry: date holds control character U+001B "
+          "at byte 4 (it would reach the terminal)") && access(path, F_OK) != 0, "the writer: %s", err.msg);
+    f.entries[0].date[0] = '\0';
+    snprintf(f.machine.values[0], sizeof f.machine.values[0], "cpu\nmodel");
+    CHECK(baseline_save(path, &f, &err) == 1 && strstr(err.msg, "machine.fields.cpu_model holds control character "
+          "U+000A") && access(path, F_OK) != 0, "the writer: %s", err.msg);
+    baseline_free(&f);
+    return 0;
+}
+
+/* runner_name_valid: [a-z0-9_]+ or <plugin>:<runner>, at most
+ * LSTMCHECK_QUALIFIED_NAME_MAX; a file's or an entry's other runner is
+ * refused; registry_validate keeps its message. */
+int test_baseline_runner_names(void)
+{
+    char longest[LSTMCHECK_QUALIFIED_NAME_MAX + 2];
+    memset(longest, 'a', sizeof longest - 1);
+    longest[sizeof longest - 1] = '\0'; /* one too many */
+    CHECK(!runner_name_valid(longest), "%zu characters accepted", strlen(longest));
+    longest[LSTMCHECK_QUALIFIED_NAME_MAX] = '\0';
+    longest[4] = ':';
+    CHECK(runner_name_valid(longest), "'%s' refused", longest);
+    static const char *const good[] = {"cpu", "good:lstm", "a", "_", "0", "cudnn_v2", "p_1:r_2"};
+    static const char *const bad[] = {"", ":", "a:", ":a", "a:b:c", "a::b", "Cpu", "a-b", "a b", "a.b", "\xc3\xa9"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        CHECK(runner_name_valid(good[i]), "'%s' refused", good[i]);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(!runner_name_valid(bad[i]), "'%s' accepted", bad[i]);
+    static const bad_edit edits[] = {
+        {"\"runner\": \"cpu\"", "\"runner\": \"\"",
+         "entries[0].runner '' is not a runner name ([a-z0-9_]+ or plugin:runner)"},
+        {"\"runner\": \"cpu\"", "\"runner\": \"CPU\"",
+         "entries[0].runner 'CPU' is not a runner name ([a-z0-9_]+ or plugin:runner)"},
+        {"\"runner\": \"cpu\"", "\"runner\": \"a:b:c\"",
+         "entries[0].runner 'a:b:c' is not a runner name ([a-z0-9_]+ or plugin:runner)"},
+    };
+    size_t len;
+    char *text = valid_text(&len);
+    CHECK(text, "no valid file");
+    char *plugin = edited(text, "\"runner\": \"cpu\"", "\"runner\": \"good:lstm\"");
+    baseline_file f;
+    lc_error err;
+    CHECK(plugin && baseline_parse(plugin, strlen(plugin), "plugin", &f, &err) == LC_OK, "good:lstm: %s", err.msg);
+    baseline_free(&f);
+    free(plugin);
+    if (refused_exactly(text, edits, sizeof edits / sizeof edits[0])) {
+        free(text);
+        return 1;
+    }
+    CHECK(baseline_parse(text, len, "valid", &f, &err) == LC_OK, "%s", err.msg);
+    free(text);
+    f.entries[0].runner[0] = '\0';
+    CHECK(baseline_check_entry(&f.entries[0], &err) == 1 && !strcmp(err.msg, "baseline entry: runner '' is not a "
+          "runner name ([a-z0-9_]+ or plugin:runner)"), "the writer: %s", err.msg);
+    /* a table's names are unqualified (a plugin's get their prefix after) */
+    runner_ops named = *lstm_runners[0];
+    const runner_ops *table[] = {&named, NULL};
+    static const char *const not_in_table[] = {"a:b", "Cpu", ""};
+    for (int i = 0; i < 3; i++) {
+        named.name = not_in_table[i];
+        CHECK(registry_validate(table, &err) && (!*not_in_table[i] || strstr(err.msg, "has a character outside "
+              "[a-z0-9_]")), "table name '%s': %s", not_in_table[i], err.msg);
+    }
+    baseline_free(&f);
+    return 0;
+}
+
+/* A member the format does not have is refused, at every level (the next
+ * update, rewriting the file, dropped it unseen); machine.fields' names
+ * are the machine key's and stay free; every committed file still reads
+ * (unit.baseline_file_round_trip loads each). */
+int test_baseline_unknown_members(void)
+{
+    static const char *const tail = " (an update would drop it; remove it or use the lstmcheck that wrote it)";
+    static const struct {
+        const char *find, *replace, *expect;
+    } edits[] = {
+        {"\"format\"", "\"colour\": 1, \"format\"", "file.colour is not a member of a version-1 baseline file"},
+        {"\"device\"", "\"colour\": 1, \"device\"", "machine.colour is not a member of a version-1 baseline's machine"},
+        {"\"runner\"", "\"colour\": 1, \"runner\"", "entries[0].colour is not a member of a version-1 baseline entry"},
+        {"\"seqLength\"", "\"colour\": 1, \"seqLength\"",
+         "entries[0].shape.colour is not a member of a version-1 baseline entry's shape"},
+        {"\"noise\": {", "\"noise\": {\"colour\": 1, ",
+         "entries[0].noise.colour is not a member of a version-1 baseline entry's noise"},
+        {"\"backward\": {", "\"backward\": {\"colour\": 1, ",
+         "entries[0].backward.colour is not a member of a version-1 baseline series"},
+    };
+    size_t len;
+    char *text = valid_text(&len);
+    CHECK(text, "no valid file");
+    bad_edit cases[sizeof edits / sizeof edits[0]];
+    char expect[sizeof edits / sizeof edits[0]][200];
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        snprintf(expect[i], sizeof expect[i], "%s%s", edits[i].expect, tail);
+        cases[i] = (bad_edit){edits[i].find, edits[i].replace, expect[i]};
+    }
+    if (refused_exactly(text, cases, sizeof cases / sizeof cases[0])) {
+        free(text);
+        return 1;
+    }
+    char *field = edited(text, "\"cpu_model\"", "\"colour\": \"red\", \"cpu_model\"");
+    baseline_file b;
+    lc_error err;
+    CHECK(field && baseline_parse(field, strlen(field), "field", &b, &err) == LC_OK &&
+              b.machine.nfields == 2, "a machine field: %s", err.msg);
+    baseline_free(&b);
+    free(field);
+    free(text);
     return 0;
 }

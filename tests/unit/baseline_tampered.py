@@ -4,11 +4,16 @@
 refused by every command that reads it: exit 2, one line on stderr naming
 the file, the entry (runner and shape) and the first sample that disagrees,
 nothing else on stdout than the JSON error under --json, the file untouched.
-usage: baseline_tampered_ratio.py LSTMCHECK
+usage: baseline_tampered.py LSTMCHECK [--strings]
 Skips (77) when this machine measures its tiny entry too noisily for a
-baseline file to hold it (the only way to get a file with this machine's key)."""
+baseline file to hold it (the only way to get a file with this machine's key).
+--strings: a file whose runner is "r\nWRONG x" (it forged a row of `baseline
+show`) or whose date holds an ESC: `baseline show` refuses it the same way,
+and no control byte reaches stdout or stderr; on the valid file, show's
+--rnns / shape flags / --shape-set pick its entries."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -64,6 +69,64 @@ def show_filters(exe, folder):
         assert len(entries) == n and all(e["runner"] == "cpu" for e in entries), (args, entries)
 
 
+def this_machine(exe, folder):
+    """Where `baseline show` looks for this machine's cpu file in an empty
+    folder, and the machine fields it names (name=value, ...)."""
+    p = run(exe, ["show", "--device", "cpu", "--baseline-dir", folder])
+    m = re.search(r"no baseline for this machine \((.*)\) at (\S+\.json); make one with", p.stdout)
+    assert p.returncode == 3 and m, (p.returncode, p.stdout, p.stderr)
+    return m.group(2), dict(field.split("=", 1) for field in m.group(1).split(", "))
+
+
+def entry(**strings):
+    """A valid entry of SHAPE's sizes (control 1: every ratio is its time)."""
+    times = {"n": 3, "samples": [1.0, 2.0, 3.0]}
+    e = {"runner": "cpu", "shape": {"seqLength": 2, "numLayers": 1, "inputSize": 2, "hiddenSize": 3,
+                                    "miniBatch": 1},
+         "seed": 17, "lstmcheck_version": "0.1.0", "git_commit": "0" * 40, "reproducible": False,
+         "date": "2026-01-01T00:00:00Z", "control_workload": "control", "rounds": 5,
+         "noise": {"forward": 0.01, "backward": 0.01}, "forward": times, "backward": times,
+         "control": {"n": 3, "samples": [1.0, 1.0, 1.0]}, "forward_ratio": times, "backward_ratio": times}
+    e.update(strings)
+    return e
+
+
+def expect_no_control(args):
+    """No control byte in what the command prints, but each line's end."""
+    p = subprocess.run([args[0], "baseline"] + args[1:], capture_output=True)
+    for name, out in (("stdout", p.stdout), ("stderr", p.stderr)):
+        bad = [c for c in out.replace(b"\n", b"") if c < 0x20 or c == 0x7f]
+        assert not bad, (args, name, out)
+
+
+def strings(exe):
+    folder = tempfile.mkdtemp(prefix="lstmcheck_strings_")
+    try:
+        path, fields = this_machine(exe, folder)
+        d = ["--baseline-dir", folder, "--device", "cpu"]
+        doc = {"format": "lstmcheck-baseline", "version": 1, "machine": {"device": "cpu", "fields": fields},
+               "entries": [entry()]}
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        p = run(exe, ["show"] + d)  # the valid file: shown
+        assert p.returncode == 0 and "\ncpu " in p.stdout, (p.returncode, p.stdout, p.stderr)
+        show_filters(exe, folder)
+        cases = [({"runner": "r\nWRONG x"}, "entries[0].runner holds control character U+000A at byte 1"),
+                 ({"date": "2026\x1b[2J"}, "entries[0].date holds control character U+001B at byte 4")]
+        for strs, field in cases:
+            doc["entries"] = [entry(**strs)]
+            with open(path, "w") as f:
+                json.dump(doc, f)  # escaped: the file holds no control byte itself
+            message = "%s: %s (it would reach the terminal)" % (path, field)
+            expect_refused(exe, ["show"] + d, message, path)
+            expect_refused(exe, ["show", "--json"] + d, message, path)
+            expect_no_control([exe, "show"] + d)
+            expect_no_control([exe, "show", "--json"] + d)
+    finally:
+        shutil.rmtree(folder)
+    print("PASS")
+
+
 def main(exe):
     folder = tempfile.mkdtemp(prefix="lstmcheck_tampered_")
     try:
@@ -71,7 +134,6 @@ def main(exe):
         good = json.load(open(path))
         p = run(exe, ["show", "--baseline-dir", folder])
         assert p.returncode == 0, ("the valid file", p.returncode, p.stdout, p.stderr)
-        show_filters(exe, folder)
         e = good["entries"][0]
         cases = [("forward", 3, lambda r: 1e308), ("backward", 0, lambda r: r * 1.01)]
         for series, i, tamper in cases:
@@ -96,4 +158,4 @@ def main(exe):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    (strings if sys.argv[2:] == ["--strings"] else main)(sys.argv[1])
