@@ -215,15 +215,11 @@ static int plugin_cuda_available(lc_error *why)
     }
 }
 
-/* [a-z0-9_]+, read no further than a qualified name can be long */
+/* [a-z0-9_]+ (the runner names' rule, without the plugin's prefix; it
+ * reads no further than a qualified name can be long) */
 static int plugin_name_ok(const char *name)
 {
-    if (!name || !*name || strnlen(name, LSTMCHECK_QUALIFIED_NAME_MAX + 1) > LSTMCHECK_QUALIFIED_NAME_MAX)
-        return 0;
-    for (const char *c = name; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_'))
-            return 0;
-    return 1;
+    return name && runner_name_valid(name) && !strchr(name, ':');
 }
 
 static lc_status open_library(const char *path, void **handle, lc_error *err)
