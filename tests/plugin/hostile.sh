@@ -8,6 +8,9 @@
 #                   same process, still passes, and the culprit is named
 #   long_description a description of two lines, 310 characters: one line
 #                   of 200 in list
+#   markup          a message of HTML, markdown, CR, ESC, a C1 CSI, invalid
+#                   UTF-8 (forward; available): printed escaped, no control
+#                   byte anywhere; --markdown shows it as text, not markup
 #   hostile.sh CASE LSTMCHECK PLUGINS_DIR WORK_DIR
 set -uo pipefail
 case_name=$1 lstmcheck=$2 plugins=$3 work=$4
@@ -68,6 +71,26 @@ long_description)
   d200="two lines $(printf 'D%.0s' $(seq 190))"
   expect list 0 "^                   $d200 (plugin $plugins/liblong_description.so)" -- \
     "$lstmcheck" list --plugin "$plugins/liblong_description.so"
+  ;;
+markup)
+  m=$plugins/libmarkup.so mu=$plugins/libmarkup_unavailable.so
+  shown='<img src=x onerror=alert(1)> & **b** [a](javascript:x) |x\r\x1b[31m\u009b2J \xff end'
+  expect check 1 "^ERROR markup:lstm: markup:lstm forward: $shown" "PASS cpu" -- \
+    "$lstmcheck" check --plugin "$m" --rnns markup:lstm cpu "${small[@]}"
+  expect list 0 "no: $shown" -- "$lstmcheck" list --plugin "$mu"
+  rm -rf "$work/markup" && mkdir -p "$work/markup"
+  expect compare_markdown 3 "$shown" -- "$lstmcheck" baseline compare --plugin "$mu" \
+    --rnns markup_unavailable:lstm "${small[@]}" --baseline-dir "$work/markup" --markdown "$work/markup/r.md"
+  # the message came escaped (\r as text): markdown escapes its backslashes too, so it reads \r
+  grep -qF -- '&lt;img src=x onerror=alert(1)&gt; &amp; \*\*b\*\* \[a\](javascript:x) \|x\\r\\x1b\[31m\\u009b2J \\xff end' \
+    "$work/markup/r.md" || { echo "FAIL markdown: the reason is not escaped:"; cat -v "$work/markup/r.md"; fails=$((fails + 1)); }
+  # nothing printed or written holds a control byte (a line's end aside)
+  for out in "$("$lstmcheck" check --plugin "$m" --rnns markup:lstm "${small[@]}" 2>&1)" \
+             "$("$lstmcheck" list --plugin "$mu" 2>&1)" "$(cat "$work/markup/r.md")"; do
+    if LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' <<<"$out"; then
+      echo "FAIL control bytes:"; cat -v <<<"$out" | head -5; fails=$((fails + 1))
+    fi
+  done
   ;;
 *)
   echo "unknown case $case_name"

@@ -18,6 +18,9 @@
  *                    h0, c0, the weights and biases, dy, dhy, dcy), which
  *                    are the caller's and read-only
  *   PLANT_LONG_DESCRIPTION a description of two lines, the second 300 'D's
+ *   PLANT_MARKUP     forward() fails with a message of HTML, markdown, CR,
+ *                    ESC, a C1 CSI and invalid UTF-8 (MARKUP_UNAVAILABLE:
+ *                    available() says it is unsupported here, so)
  * Child processes (docs/plugins.md, "What runs in a child process"):
  *   PLANT_HANG_LOAD  its initialization code never returns
  *   PLANT_HANG_AVAILABLE its available() never returns
@@ -49,6 +52,19 @@ static int fail_unterminated(lstmcheck_error *err)
 {
     memset(err->msg, 'U', sizeof err->msg);
     return LSTMCHECK_ERROR;
+}
+#endif
+
+#ifdef PLANT_MARKUP
+/* A message that is markup and terminal control, not text. */
+static int fail_markup(lstmcheck_error *err)
+{
+    strcpy(err->msg, "<img src=x onerror=alert(1)> & **b** [a](javascript:x) |x\r\x1b[31m\xc2\x9b" "2J \xff end");
+#ifdef MARKUP_UNAVAILABLE
+    return LSTMCHECK_UNSUPPORTED; /* a skip, whose reason reaches --markdown */
+#else
+    return LSTMCHECK_ERROR;
+#endif
 }
 #endif
 
@@ -159,6 +175,9 @@ static int lstm_forward(void *state, lstmcheck_error *err)
 #ifdef PLANT_UNTERMINATED
     return fail_unterminated(err);
 #endif
+#ifdef PLANT_MARKUP
+    return fail_markup(err);
+#endif
     const int rc = cpu_lstm_runner.forward(state, err);
 #ifdef PLANT_WRITES_INPUTS
     scribble_inputs(scribbled);
@@ -209,6 +228,8 @@ static int crashing_available(lstmcheck_error *why)
 #define AVAILABLE crashing_available
 #elif defined(PLANT_UNTERMINATED_AVAILABLE)
 #define AVAILABLE fail_unterminated
+#elif defined(PLANT_MARKUP) && defined(MARKUP_UNAVAILABLE)
+#define AVAILABLE fail_markup
 #elif defined(PLANT_HANG_AVAILABLE)
 static int hanging_available(lstmcheck_error *why)
 {
