@@ -1,7 +1,9 @@
 /* Output paths (see paths.h). */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "base/paths.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,4 +129,30 @@ int path_mkdir_p(const char *path, lc_error *err)
         if (!c)
             return 0;
     }
+}
+
+/* The folder of path (resolved: links, "." and "..") and its last part;
+ * 0 on success. */
+static int resolved_place(const char *path, char dir[PATH_MAX], const char **base)
+{
+    const char *slash = strrchr(path, '/');
+    char parent[PATH_MAX];
+    *base = slash ? slash + 1 : path;
+    if (!slash)
+        snprintf(parent, sizeof parent, ".");
+    else if (snprintf(parent, sizeof parent, "%.*s", (int)(slash - path), path) >= (int)sizeof parent)
+        return 1;
+    return realpath(parent[0] ? parent : "/", dir) == NULL;
+}
+
+int path_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (!strcmp(a, b))
+        return 1;
+    if (!lstat(a, &sa) && !lstat(b, &sb)) /* a link is replaced, not written through: itself counts */
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char da[PATH_MAX], db[PATH_MAX]; /* not made yet: the same name in the same folder */
+    const char *ba, *bb;
+    return !resolved_place(a, da, &ba) && !resolved_place(b, db, &bb) && !strcmp(da, db) && !strcmp(ba, bb);
 }

@@ -23,6 +23,10 @@ lc_status path_check_writable_dir(const char *path, int may_create, lc_error *er
  * beside it, renamed): path is not empty, not a directory, and its
  * directory exists and takes new entries. Else LC_BAD_INPUT. */
 lc_status path_check_writable_file(const char *path, lc_error *err);
+/* 1 when a and b name one file: the same text, both exist and are one
+ * entry (hard links; a symbolic link is itself, as the writers replace it),
+ * or they do not exist yet and name one place ("d/./x", "d/x"). */
+int path_same_file(const char *a, const char *b);
 /* mkdir -p: 0, or 1 with err. */
 int path_mkdir_p(const char *path, lc_error *err);
 

@@ -74,6 +74,15 @@ char *text_printable(const char *src, char *out, size_t n)
     return out;
 }
 
+const char *text_find_unprintable(const char *s)
+{
+    char esc[TEXT_ESCAPE_MAX];
+    for (int n; *s; s += n)
+        if ((n = text_char(s, esc)), esc[0])
+            return s;
+    return NULL;
+}
+
 const char *text_find_control(const char *s)
 {
     for (; *s; s++)

@@ -35,6 +35,11 @@ char *text_printable(const char *src, char *out, size_t n);
 /* The first control character of s (C0 or DEL), or NULL. */
 const char *text_find_control(const char *s);
 
+/* The first character of s that text_char would escape (a C0 or C1
+ * control character, DEL, a byte of invalid UTF-8), or NULL: s prints as
+ * it is. */
+const char *text_find_unprintable(const char *s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -304,10 +304,16 @@ typedef struct cli_args {
     unsigned char given[NFLAGS]; /* flags seen so far: a second one is refused */
 } cli_args;
 
+/* 1 when arg is a flag ("--x", "-h"): never a value, even where one is due */
+static int is_flag(const char *arg)
+{
+    return !strncmp(arg, "--", 2) || !strcmp(arg, "-h");
+}
+
 /* The next argument when it is not a flag, else NULL. */
 static const char *next_word(cli_args *a)
 {
-    return a->i + 1 < a->argc && strncmp(a->argv[a->i + 1], "--", 2) != 0 ? a->argv[++a->i] : NULL;
+    return a->i + 1 < a->argc && !is_flag(a->argv[a->i + 1]) ? a->argv[++a->i] : NULL;
 }
 
 /* Append word to a list of at most max words (--rnns, --plugin). */
@@ -390,18 +396,19 @@ static lc_status add_lengths(cli_options *o, const char *v, lc_error *err)
 }
 
 /* What every value must be: a runner name, a path, a revision or a number
- * is never empty (--sep may be), never has a control character (--sep may
- * be a tab: a value echoed to a terminal could move the cursor or start a
- * fake line, and a name that holds one cannot be shown as given), and is
- * never longer than a path can be. */
+ * is never empty (--sep may be), prints as it is (no control character,
+ * C1 included, and valid UTF-8; --sep may be a tab: a value echoed to a
+ * terminal could move the cursor or start a fake line, and a name that
+ * holds one cannot be shown as given), and is never longer than a path. */
 static lc_status check_value(const cli_flag *f, const char *v, lc_error *err)
 {
     const int free_text = (f->marks & MARK_FREE_TEXT) != 0;
     const char *ctl = v;
-    while ((ctl = text_find_control(ctl)) && free_text && *ctl == '\t')
+    while ((ctl = text_find_unprintable(ctl)) && free_text && *ctl == '\t')
         ctl++;
     if (ctl) {
-        lc_error_set(err, "--%s: a control character (byte %ld) in '%s'", f->name, (long)(ctl - v), v);
+        lc_error_set(err, "--%s: a control character or invalid UTF-8 (byte %ld) in '%s'", f->name,
+                     (long)(ctl - v), v);
         return LC_BAD_INPUT;
     }
     if (!*v && !free_text) {
@@ -443,7 +450,7 @@ static const char *required_value(const cli_flag *f, cli_args *a, lc_error *err)
 {
     if (a->inline_value)
         return a->inline_value;
-    if (a->i + 1 < a->argc && strncmp(a->argv[a->i + 1], "--", 2) != 0)
+    if (a->i + 1 < a->argc && !is_flag(a->argv[a->i + 1]))
         return a->argv[++a->i];
     if (a->i + 1 < a->argc)
         lc_error_set(err, "flag '--%s' needs a value, not the flag '%s' (a value that starts with '--' is "
@@ -506,7 +513,7 @@ static lc_status read_value(const cli_flag *f, cli_args *a, cli_options *o, lc_e
         else *(int *)field = (int)x;
         return LC_OK;
     case FLAG_SECONDS:
-        if (cli_parse_double(v, 0, CLI_MAX_SECONDS, &d)) {
+        if (*v == '-' || cli_parse_double(v, 0, CLI_MAX_SECONDS, &d)) { /* "-0" is no number of seconds */
             lc_error_set(err, "--%s expects seconds in 0..%d (digits, a decimal point), got '%s'", f->name,
                          CLI_MAX_SECONDS, v);
             return LC_BAD_INPUT;

@@ -181,7 +181,10 @@ static void warn_stale(const char *path, const baseline_file *b)
 static int load_for(const char *dir, const machine_key *key, char *path, size_t n, baseline_file *b,
                     lc_error *err)
 {
-    baseline_path(dir, key, path, n);
+    if (baseline_path(dir, key, path, n, err)) {
+        memset(b, 0, sizeof *b);
+        return LC_BAD_INPUT;
+    }
     return baseline_load_for(path, key, b, err);
 }
 
@@ -641,8 +644,10 @@ typedef struct compare_run {
     numerics_cache contexts;      /* one reference per (shape, seed), for all runners */
 } compare_run;
 
-static void note_skip(compare_run *cr, const char *runner, const char *tag, const char *reason)
+static void note_skip(compare_run *cr, const char *runner, const char *tag, const char *why)
 {
+    char reason[2048]; /* it may name files of the baseline folder: shown escaped, on one line */
+    text_printable(why, reason, sizeof reason);
     compare_report_skip(&cr->report, runner, tag, reason);
     if (cr->o->json) {
         json_object_begin(&cr->skipped);
@@ -957,6 +962,14 @@ static lc_status cmd_compare(const cli_options *o, lc_device device, const char 
     machine_key_describe(&key, desc, sizeof desc);
     if (rc == LC_BAD_INPUT)
         return cmd_fail(o, LC_BAD_INPUT, "%s", err.msg);
+    const char *report = o->markdown_path && path_same_file(o->markdown_path, path) ? o->markdown_path
+                         : o->plot_path && path_same_file(o->plot_path, path)       ? o->plot_path
+                                                                                    : NULL;
+    if (report) {
+        baseline_free(&b);
+        return cmd_fail(o, LC_BAD_INPUT, "'%s' is the baseline file compared against: a report there would "
+                        "overwrite it", report);
+    }
     compare_run cr = {.o = o, .device = device, .dir = dir, .file = &b, .file_path = path, .machine = desc};
     if (o->against && (rc = git_resolve_buildable(LSTMCHECK_SOURCE_DIR, o->against, cr.against, &err))) {
         baseline_free(&b);
@@ -1021,8 +1034,9 @@ lc_status cmd_baseline(const cli_options *o)
     const lc_device device = session_resolve_device(o->device);
     perf_prepare_device(device);
     const char *dir = o->baseline_dir ? o->baseline_dir : baseline_default_dir();
-    if (text_find_control(dir)) /* --baseline-dir is checked as it is parsed; the environment here */
-        return cmd_fail(o, LC_BAD_INPUT, "LSTMCHECK_BASELINE_DIR '%s' holds a control character", dir);
+    if (text_find_unprintable(dir)) /* --baseline-dir is checked as it is parsed; the environment here */
+        return cmd_fail(o, LC_BAD_INPUT, "LSTMCHECK_BASELINE_DIR '%s' holds a control character or invalid UTF-8",
+                        dir);
     work_item *items = NULL;
     int n = 0;
     /* show too: what it is asked to show must name runners and shapes */

@@ -24,9 +24,16 @@ const char *baseline_default_dir(void)
     return env && *env ? env : LSTMCHECK_SOURCE_DIR "/baselines";
 }
 
-void baseline_path(const char *dir, const machine_key *k, char *path, size_t n)
+lc_status baseline_path(const char *dir, const machine_key *k, char *path, size_t n, lc_error *err)
 {
-    snprintf(path, n, "%s/%s.json", dir, k->slug);
+    const int len = snprintf(path, n, "%s/%s.json", dir, k->slug);
+    if (len < 0 || (size_t)len >= n) {
+        lc_error_set(err, "the baseline file of this machine in '%.64s...' would be a path of %d bytes; at most %zu",
+                     dir, len, n - 1);
+        path[0] = '\0';
+        return LC_BAD_INPUT;
+    }
+    return LC_OK;
 }
 
 static void series_free(baseline_series *s)

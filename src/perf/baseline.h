@@ -85,7 +85,9 @@ typedef struct baseline_file {
     baseline_entry *entries;
 } baseline_file;
 
-void baseline_path(const char *dir, const machine_key *k, char *path, size_t n);
+/* The path of machine k's file in dir, into path (n bytes); LC_BAD_INPUT
+ * when it does not fit (never cut: a cut path names another file). */
+lc_status baseline_path(const char *dir, const machine_key *k, char *path, size_t n, lc_error *err);
 /* LC_OK; LC_MISSING when there is no file (b empty); LC_BAD_INPUT when it is
  * unusable (err names the file and the field). */
 lc_status baseline_load(const char *path, baseline_file *b, lc_error *err);

@@ -2,6 +2,8 @@
  * compare_report.h). */
 #include "report/compare_report.h"
 
+#include "base/paths.h"
+
 #include "base/files.h"
 #include "report/profiling.h"
 
@@ -105,6 +107,10 @@ lc_status compare_report_check_paths(const char *markdown, const char *plot, lc_
     }
     if (plot && (!strcmp(plot, "-") || prof_check_output_dir(plot, 0, &why))) {
         lc_error_set(err, "--plot: %s", !strcmp(plot, "-") ? "needs a file name" : why.msg);
+        return LC_BAD_INPUT;
+    }
+    if (markdown && plot && path_same_file(markdown, plot)) {
+        lc_error_set(err, "--markdown and --plot name one file, '%s': one would overwrite the other", plot);
         return LC_BAD_INPUT;
     }
     return LC_OK;

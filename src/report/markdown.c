@@ -44,15 +44,21 @@ static const char *verdict_cell(verdict_kind k)
 static void put_header(FILE *f, const compare_report *r)
 {
     fprintf(f, "### lstmcheck baseline compare\n\n");
-    fprintf(f, "Machine: `%s`  \n", r->machine);
+    /* a machine's description and a folder's name are text too (a backtick
+     * in either would end a code span): escaped, not quoted */
+    fputs("Machine: ", f);
+    put_inline(f, r->machine);
+    fputs("  \n", f);
     int ab = 0;
     for (int i = 0; i < r->nrows; i++)
         ab += r->rows[i].against[0] != '\0';
-    if (r->baseline[0])
-        fprintf(f, "Against: `%s`%s  \n", r->baseline,
-                ab ? " (rows marked A/B: the commit named, built and measured beside this build)" : "");
-    else
+    if (r->baseline[0]) {
+        fputs("Against: ", f);
+        put_inline(f, r->baseline);
+        fprintf(f, "%s  \n", ab ? " (rows marked A/B: the commit named, built and measured beside this build)" : "");
+    } else {
         fprintf(f, "Against: A/B, the commit named in the table built and measured beside this build  \n");
+    }
     fprintf(f, "Every runner passed the numerics gate before it was timed. *change* is the change of the "
                "median runner/control time ratio (the control workload cancels the machine's drift), "
                "with its interval at the family-wise level (m = %d comparisons); a verdict needs the "

@@ -39,14 +39,14 @@ static void check_accepted(const cli_options *o)
     REQUIRE(!o->nlengths || o->nlengths == s->batch, "%d lengths for a batch of %d", o->nlengths, s->batch);
     for (int i = 0; i < o->nlengths; i++)
         REQUIRE(o->lengths[i] >= 1 && o->lengths[i] <= LSTM_MAX_DIM, "length %d", o->lengths[i]);
-    /* a value that is shown or used as a name or path: never empty, no control character */
+    /* a value that is shown or used as a name or path: never empty, printable as it is */
     const char *texts[] = {o->dump_dir, o->trace_path, o->baseline_dir, o->against, o->markdown_path,
                            o->plot_path, o->out_dir, o->shape_set};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
-        REQUIRE(!texts[i] || (texts[i][0] && !text_find_control(texts[i]) && strlen(texts[i]) <= CLI_VALUE_MAX),
+        REQUIRE(!texts[i] || (texts[i][0] && !text_find_unprintable(texts[i]) && strlen(texts[i]) <= CLI_VALUE_MAX),
                 "accepted the value '%s'", texts[i]);
     for (int i = 0; i < o->nrnns; i++)
-        REQUIRE(o->rnns[i][0] && !text_find_control(o->rnns[i]), "accepted the runner '%s'", o->rnns[i]);
+        REQUIRE(o->rnns[i][0] && !text_find_unprintable(o->rnns[i]), "accepted the runner '%s'", o->rnns[i]);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -111,6 +111,10 @@ def strings(exe):
         p = run(exe, ["show"] + d)  # the valid file: shown
         assert p.returncode == 0 and "\ncpu " in p.stdout, (p.returncode, p.stdout, p.stderr)
         show_filters(exe, folder)
+        for report in ("--markdown", "--plot"):  # a report never overwrites the file compared against
+            expect_refused(exe, ["compare", report, path] + SHAPE + d,
+                           "'%s' is the baseline file compared against: a report there would overwrite it" % path,
+                           path)
         cases = [({"runner": "r\nWRONG x"}, "entries[0].runner holds control character U+000A at byte 1"),
                  ({"date": "2026\x1b[2J"}, "entries[0].date holds control character U+001B at byte 4")]
         for strs, field in cases:

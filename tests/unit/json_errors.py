@@ -32,8 +32,6 @@ def any_tree(exe, empty):
            "no baseline for this machine")
     expect(exe, ["baseline", "compare", "--json", "--rnns", "nope", "--baseline-dir", empty], 2, "bad input",
            "unknown runner 'nope'")
-    env = dict(os.environ, LSTMCHECK_BASELINE_DIR="b\x1b]0;title\x07")
-    expect(exe, ["baseline", "show", "--json"], 2, "bad input", "'b\\x1b]0;title\\x07' holds a control", env)
     expect(exe, ["baseline", "compare", "--json", "--against", "11d6bf8-dirty"] + TINY, 2, "bad input",
            "uncommitted changes")
     expect(exe, ["baseline", "show", "--json", "--plugin", "/nonexistent/libx.so"], 2, "bad input",
@@ -64,18 +62,20 @@ def parse_errors(exe, empty):
     expect(exe, ["baseline", "show", "--json", "--rnns", "cp\nu"], 2, "bad input", "'cp\\nu'")
     expect(exe, ["baseline", "show", "--json", "--baseline-dir", "\x1b[31mred"], 2, "bad input",
            "'\\x1b[31mred'")
-    env = dict(os.environ, LSTMCHECK_BASELINE_DIR="b\x1b]0;title\x07")
-    expect(exe, ["baseline", "show", "--json"], 2, "bad input", "'b\\x1b]0;title\\x07' holds a control", env)
+    env = dict(os.environ, LSTMCHECK_BASELINE_DIR="b\x1b]0;title\x07\u009b")
+    expect(exe, ["baseline", "show", "--json"], 2, "bad input", "'b\\x1b]0;title\\x07\\u009b' holds a control", env)
+    expect(exe, ["baseline", "show", "--json", "--baseline-dir", "/tmp/" + "a" * 4080], 2, "bad input",
+           "would be a path of")
     expect(exe, ["baseline", "compare", "--json", "--against", "HEAD~1" + "x" * 250] + TINY, 2, "bad input",
            "at most 200")
+    expect(exe, ["baseline", "compare", "--json", "--markdown", empty + "/r", "--plot", empty + "/./r"] + TINY,
+           2, "bad input", "name one file")
     expect(exe, ["bench", "--print-json", "--rnns", "bogus"], 2, "bad input", "unknown runner 'bogus'")
     expect(exe, ["bench", "--print-json", "pep", "--bogus"], 2, "bad input", "unknown flag '--bogus'")
     expect(exe, ["bench", "--time-budget", "1e3", "--print-json=full"], 2, "bad input", "got '1e3'")
 
 
 def git_checkout(exe, empty):
-    env = dict(os.environ, LSTMCHECK_BASELINE_DIR="b\x1b]0;title\x07")
-    expect(exe, ["baseline", "show", "--json"], 2, "bad input", "'b\\x1b]0;title\\x07' holds a control", env)
     expect(exe, ["baseline", "compare", "--json", "--against", "no-such-revision-xyz", "--baseline-dir", empty]
            + TINY, 2, "bad input", "no-such-revision-xyz")
 

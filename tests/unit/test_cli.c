@@ -128,9 +128,14 @@ int test_cli_errors(void)
         {{"lstmcheck", "bench", "--time-budget", ".5"}, 4, "got '.5'"},
         {{"lstmcheck", "bench", "--time-budget", "1-2"}, 4, "got '1-2'"},
         /* control characters: refused, and escaped where the message echoes them */
-        {{"lstmcheck", "check", "--rnns", "cp\nu"}, 4, "control character (byte 2) in 'cp\\nu'"},
+        {{"lstmcheck", "check", "--rnns", "cp\nu"}, 4, "invalid UTF-8 (byte 2) in 'cp\\nu'"},
         {{"lstmcheck", "bench", "--trace", "t\x1b[31m.json"}, 4, "'t\\x1b[31m.json'"},
         {{"lstmcheck", "bench", "--sep", "\r"}, 4, "control character"},
+        {{"lstmcheck", "bench", "--sep", "\xc2\x9b"}, 4, "(byte 0) in '\\u009b'"}, /* a C1 CSI */
+        {{"lstmcheck", "bench", "--trace", "t\xff.json"}, 4, "invalid UTF-8 (byte 1) in 't\\xff.json'"},
+        /* -h is a flag too, not a file name; seconds have no sign, not even -0 */
+        {{"lstmcheck", "bench", "--trace", "-h"}, 4, "not the flag '-h'"},
+        {{"lstmcheck", "bench", "--time-budget", "-0"}, 4, "got '-0'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cli_options o;

@@ -164,7 +164,7 @@ int test_report_refusals(void)
 int test_report_markdown_hostile_text(void)
 {
     compare_report r;
-    compare_report_init(&r, "machine", "baselines/test.json", 2);
+    compare_report_init(&r, "cpu`<img src=x>`", "/tmp/md`<b>`/x.json", 2);
     compare_report_skip(&r, "cpu", "s20-l1-i128-h128-b16",
                         "<img src=x onerror=alert(1)> & **bold** [a](javascript:x) `c` _i_ #h\r\x1b[31m"
                         "\xc2\x9b" "2J \xff\xfe end");
@@ -177,6 +177,8 @@ int test_report_markdown_hostile_text(void)
     const char *want = "&lt;img src=x onerror=alert(1)&gt; &amp; \\*\\*bold\\*\\* \\[a\\](javascript:x) \\`c\\` "
                        "\\_i\\_ \\#h\\r\\x1b\\[31m\\u009b2J \\xff\\xfe end\n";
     CHECK(strstr(md, want), "the reason escaped as\n%s\nin:\n%s", want, md);
+    CHECK(strstr(md, "Machine: cpu\\`&lt;img src=x&gt;\\`  \n") && strstr(md, "Against: /tmp/md\\`&lt;b&gt;\\`/x.json  \n"),
+          "machine and folder escaped, not quoted:\n%s", md);
     for (const unsigned char *c = (const unsigned char *)md; *c; c++)
         CHECK(*c >= 0x20 || *c == '\n', "a control character 0x%02x at byte %ld", *c, (long)(c - (const unsigned char *)md));
     compare_report_free(&r);

@@ -262,7 +262,11 @@ int test_baseline_commands_protect_files(void)
     lc_error err;
     CHECK(!machine_key_current(LC_DEVICE_CPU, &key, &err), "%s", err.msg);
     char path[512];
-    baseline_path(dir, &key, path, sizeof path);
+    CHECK(!baseline_path(dir, &key, path, sizeof path, &err), "%s", err.msg);
+    /* a path that does not fit is refused, never cut into another file's */
+    char cut[sizeof dir + 8];
+    CHECK(baseline_path(dir, &key, cut, sizeof cut, &err) == LC_BAD_INPUT && !cut[0] &&
+              strstr(err.msg, "would be a path of"), "%s", err.msg);
     cli_options o;
     cli_defaults(&o);
     o.command = "baseline";
