@@ -99,6 +99,23 @@ def expect_no_control(args):
         assert not bad, (args, name, out)
 
 
+def planted_name(exe, doc):
+    """A file whose name holds ESC, a newline and a C1 CSI, in a folder
+    without this machine's file: compare's A/B skip names it, escaped (it
+    forged a line of the output)."""
+    other = tempfile.mkdtemp(prefix="lstmcheck_names_")
+    try:
+        doc = dict(doc, entries=[entry()])  # reproducible: false, so no A/B build: a skip naming the file
+        with open(os.path.join(other.encode(), b"evil\x1b[31m\nFAKE ROW\xc2\x9b.json"), "w") as f:
+            json.dump(doc, f)
+        args = [exe, "compare"] + SHAPE + ["--baseline-dir", other]
+        p = subprocess.run([exe, "baseline"] + args[1:], capture_output=True)
+        assert p.returncode == 3 and b"evil\\x1b[31m\\nFAKE ROW\\u009b.json" in p.stdout, (p.returncode, p.stdout)
+        expect_no_control(args)
+    finally:
+        shutil.rmtree(other)
+
+
 def strings(exe):
     folder = tempfile.mkdtemp(prefix="lstmcheck_strings_")
     try:
@@ -111,6 +128,7 @@ def strings(exe):
         p = run(exe, ["show"] + d)  # the valid file: shown
         assert p.returncode == 0 and "\ncpu " in p.stdout, (p.returncode, p.stdout, p.stderr)
         show_filters(exe, folder)
+        planted_name(exe, doc)
         for report in ("--markdown", "--plot"):  # a report never overwrites the file compared against
             expect_refused(exe, ["compare", report, path] + SHAPE + d,
                            "'%s' is the baseline file compared against: a report there would overwrite it" % path,
