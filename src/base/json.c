@@ -204,11 +204,6 @@ void json_line_break(json_writer *w)
 
 /* ---- strings ---- */
 
-int json_utf8_valid(const char *str)
-{
-    return text_utf8_valid(str);
-}
-
 static void put_escaped(json_writer *w, const char *str)
 {
     const unsigned char *s = (const unsigned char *)str;

@@ -80,9 +80,6 @@ void json_array_begin_inline(json_writer *w);
 void json_array_end(json_writer *w);
 
 /* The key of the next member of an object. */
-/* 1 when str is valid UTF-8, so that it is written unchanged (else its bad
- * bytes become U+FFFD, and it reads back different). */
-int json_utf8_valid(const char *str);
 void json_key(json_writer *w, const char *key);
 
 /* Escaped: quote, backslash, control characters as \u00XX; a byte that is

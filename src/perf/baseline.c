@@ -4,6 +4,7 @@
 #include "base/files.h"
 #include "base/gitrev.h"
 #include "base/json.h"
+#include "base/text.h"
 #include "runners/runner.h"
 
 #include <cjson/cJSON.h>
@@ -170,34 +171,19 @@ static int check_limit(baseline_limit_id id, double v, int whole, const char *na
     return 1;
 }
 
-/* The first control character of valid UTF-8 s (C0, DEL, or C1 as its two
- * bytes) as a code point, its byte offset in *at; -1 when there is none. */
-static long first_control(const char *s, size_t *at)
-{
-    for (size_t i = 0; s[i]; i++) {
-        const unsigned char c = (unsigned char)s[i], next = (unsigned char)s[i + 1];
-        if (c < 0x20 || c == 0x7f || (c == 0xc2 && next >= 0x80 && next <= 0x9f)) {
-            *at = i;
-            return c == 0xc2 ? next : c;
-        }
-    }
-    return -1;
-}
-
 /* 0 when s is valid UTF-8 (the writer would replace bad bytes) without a
  * control character (messages and tables print the file's strings: a
  * newline would forge a line, an ESC drive the terminal). */
 static int check_chars(const char *s, const char *name, const char *field, lc_error *err)
 {
-    size_t at;
-    if (!json_utf8_valid(s)) {
+    if (!text_utf8_valid(s)) {
         lc_error_set(err, "%s: %s is not valid UTF-8 (it would not be written back as read)", name, field);
         return 1;
     }
-    const long c = first_control(s, &at);
-    if (c >= 0) {
-        lc_error_set(err, "%s: %s holds control character U+%04lX at byte %zu (it would reach the terminal)", name,
-                     field, c, at);
+    const unsigned char *c = (const unsigned char *)text_find_unprintable(s); /* valid: a control character */
+    if (c) {
+        lc_error_set(err, "%s: %s holds control character U+%04X at byte %ld (it would reach the terminal)", name,
+                     field, c[0] == 0xc2 ? c[1] : c[0], (long)((const char *)c - s)); /* C1: U+0080..U+009F */
         return 1;
     }
     return 0;
