@@ -103,7 +103,7 @@ static int decimal_text(const char *s)
 
 int cli_parse_double(const char *s, double lo, double hi, double *out)
 {
-    if (!number_start_ok(s) || !decimal_text(s))
+    if (!number_start_ok(s) || !decimal_text(s) || (lo >= 0 && *s == '-')) /* "-0" is no seconds */
         return 1;
     errno = 0;
     char *end;
@@ -513,7 +513,7 @@ static lc_status read_value(const cli_flag *f, cli_args *a, cli_options *o, lc_e
         else *(int *)field = (int)x;
         return LC_OK;
     case FLAG_SECONDS:
-        if (*v == '-' || cli_parse_double(v, 0, CLI_MAX_SECONDS, &d)) { /* "-0" is no number of seconds */
+        if (cli_parse_double(v, 0, CLI_MAX_SECONDS, &d)) {
             lc_error_set(err, "--%s expects seconds in 0..%d (digits, a decimal point), got '%s'", f->name,
                          CLI_MAX_SECONDS, v);
             return LC_BAD_INPUT;

@@ -94,9 +94,9 @@ lc_status cli_parse(int argc, char **argv, cli_options *o, lc_error *err);
 int cli_wants_json(const cli_options *o);
 
 /* Strict number parsing, 0 on success: the whole string, in [lo, hi].
- * An integer is an optional '-' and decimal digits; a double is decimal
- * (digits, '.', an exponent). Nothing else: no leading or trailing white
- * space, no '+', no hex, inf or nan, nothing after the number. */
+ * An integer is an optional '-' and decimal digits; a double is digits
+ * with an optional '.' and digits (a '-' only where lo < 0). Nothing else:
+ * no white space, no '+', no exponent, hex, inf or nan, nothing after it. */
 int cli_parse_int(const char *s, long lo, long hi, long *out);
 int cli_parse_double(const char *s, double lo, double hi, double *out);
 
