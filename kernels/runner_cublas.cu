@@ -286,7 +286,7 @@ size_t cublas_peak_device_bytes(void *state)
         .available = lc_cuda_available, .create = cublas_create, .forward = cublas_forward,     \
         .backward = cublas_backward, .zero_grads = cublas_zero_grads,                           \
         .read_results = cublas_read_results, .peak_device_bytes = cublas_peak_device_bytes,     \
-        .destroy = cublas_destroy, .impl = &variant,                                            \
+        .destroy = cublas_destroy, .impl = &variant, .model = MODEL_LSTM,                       \
     }
 
 LC_CUBLAS_RUNNER(runner_aten_ops, kAten, 1,

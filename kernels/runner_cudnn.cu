@@ -43,7 +43,7 @@ int cudnn_create(const runner_ops *self, const lstm_problem *p, void **state, lc
         .create = cudnn_create, .forward = lc_cudnn_forward, .backward = lc_cudnn_backward,        \
         .zero_grads = lc_cudnn_zero_grads, .read_results = lc_cudnn_read_results,                  \
         .peak_device_bytes = lc_cudnn_peak_device_bytes, .destroy = lc_cudnn_destroy,              \
-        .impl = &config,                                                                           \
+        .impl = &config, .model = MODEL_LSTM,                                                      \
     }
 
 LC_CUDNN_RUNNER(runner_cudnn_ops, kCudnn, kCaps, PRECISION_FP32,

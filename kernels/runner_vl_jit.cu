@@ -523,4 +523,5 @@ extern "C" const runner_ops runner_vl_jit_ops = {
     .peak_device_bytes = vl_peak_device_bytes,
     .destroy = vl_destroy,
     .impl = nullptr,
+    .model = RUNNER_MODEL_OF(vl_jit),
 };

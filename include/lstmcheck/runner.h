@@ -13,10 +13,12 @@
  * examples/cpu_lstm_plugin/README.md in lstmcheck's source tree.
  *
  * The layout and meaning of everything below is the runner ABI, versioned
- * by LSTMCHECK_RUNNER_ABI_VERSION. lstmcheck loads a plugin only when the
- * version the plugin was built with equals its own, and the sizes of the
- * structs agree; any change to this file that moves a field or changes what
- * one means raises the version.
+ * by LSTMCHECK_RUNNER_ABI_VERSION. lstmcheck loads a plugin built with its
+ * own version or an earlier one, when the sizes of the structs are those of
+ * that version; any change to this file that moves a field or changes what
+ * one means raises the version. Versions only append fields, so a plugin of
+ * version 1 reads the start of every struct it is given as it always did
+ * (its runners compute the plain LSTM, LSTMCHECK_MODEL_LSTM).
  *
  * Self-contained: C99 or later, or C++; nothing to link against. Linux
  * (dlopen). Tensors are row-major float; results are read back as double. */
@@ -30,7 +32,7 @@
 extern "C" {
 #endif
 
-#define LSTMCHECK_RUNNER_ABI_VERSION 1
+#define LSTMCHECK_RUNNER_ABI_VERSION 2
 
 /* What runner functions return (as int). The values are those of
  * lstmcheck's own status vocabulary, which has more members that runners
@@ -47,10 +49,29 @@ typedef struct lstmcheck_error {
     char msg[512];
 } lstmcheck_error;
 
-/* The LSTM every runner computes is PyTorch's nn.LSTM: gates in the order
+/* The LSTM a runner computes is PyTorch's nn.LSTM: gates in the order
  * i, f, g, o; per layer l the weights W_ih (4H x I_l), W_hh (4H x H) and two
  * biases b_ih, b_hh (4H), where I_0 = I and I_l = H for l > 0. Tensors are
- * row-major: x (T,B,I), y (T,B,H), h0, c0, hy, cy (L,B,H). */
+ * row-major: x (T,B,I), y (T,B,H), h0, c0, hy, cy (L,B,H).
+ *
+ * Or one of its variants, the runner's model (version 2): */
+enum {
+    LSTMCHECK_MODEL_LSTM = 0, /* nn.LSTM as above (what every runner of version 1 computes) */
+    /* nn.LSTM(dropout=0.4): the output of every layer but the last is
+     * multiplied by a mask, model_inputs[LSTMCHECK_DROPOUT_MASK][l] for
+     * l in 0..L-2 (T*B*H each, every element 0 or 1/(1-0.4) as a float),
+     * before it feeds layer l+1; y, hy and cy are not masked. The backward
+     * pass multiplies the gradient flowing down by the same mask. */
+    LSTMCHECK_MODEL_DROPOUT = 1,
+};
+
+/* A model's tensors beyond nn.LSTM's sit in the problem's model_inputs
+ * (and their gradients, for parameters, in the results' model_grads), by
+ * these indices; each slot holds L pointers (or L-1, as the model says). */
+#define LSTMCHECK_MODEL_SLOTS 8
+enum {
+    LSTMCHECK_DROPOUT_MASK = 0, /* LSTMCHECK_MODEL_DROPOUT: inputs only, no gradient */
+};
 typedef struct lstmcheck_shape {
     int seq_length;  /* T: the longest sequence when lengths are given */
     int batch;       /* B */
@@ -76,6 +97,10 @@ typedef struct lstmcheck_problem {
      * NULL means zero. A LSTMCHECK_STATE_ONLY runner gets dy == NULL. */
     float *dy;        /* T*B*H */
     float *dhy, *dcy; /* L*B*H */
+    /* version 2: the runner's model, and its own tensors (NULL where the
+     * model has none; the plain LSTM has none) */
+    int model;
+    float **model_inputs[LSTMCHECK_MODEL_SLOTS];
 } lstmcheck_problem;
 
 /* Where read_results() puts outputs and gradients, allocated by lstmcheck
@@ -90,6 +115,10 @@ typedef struct lstmcheck_results {
     double *dx;       /* T*B*I */
     double *dh0, *dc0; /* L*B*H */
     double **dw_ih, **dw_hh, **db_ih, **db_hh; /* L pointers each */
+    /* version 2: the model, and the gradients of its own parameters (in
+     * the slots of their model_inputs; NULL for inputs without one) */
+    int model;
+    double **model_grads[LSTMCHECK_MODEL_SLOTS];
 } lstmcheck_results;
 
 /* What a runner can do (its caps): lstmcheck gives it only problems it says
@@ -166,6 +195,11 @@ struct lstmcheck_runner {
 
     /* Yours: lstmcheck never reads it (see create). */
     const void *impl;
+
+    /* version 2: what it computes, LSTMCHECK_MODEL_LSTM (0) or a variant;
+     * lstmcheck gives it problems of this model and checks it against
+     * that model's reference. */
+    int model;
 };
 
 /* ---- plugins ---- */

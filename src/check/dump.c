@@ -101,7 +101,7 @@ static int dump_inputs(dump_files *d, const lstm_problem *p)
 static int dump_results(dump_files *d, const char *role, const lstm_results *res, unsigned views,
                         const gate_report *rep)
 {
-    const int capv = lstm_results_view_capacity(&res->shape);
+    const int capv = lstm_results_view_capacity(res);
     lstm_tensor_view *v = calloc((size_t)capv, sizeof *v);
     if (!v) {
         lc_error_set(d->err, "out of host memory");

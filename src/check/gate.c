@@ -64,10 +64,12 @@ int numerics_context_init(numerics_context *c, const lstm_shape *s, uint64_t see
 
 void numerics_context_free(numerics_context *c)
 {
-    for (int i = 0; i < 2; i++) {
-        if (c->ready[i]) {
-            lstm_problem_free(&c->problem[i]);
-            lstm_results_free(&c->reference[i]);
+    for (int m = 0; m < MODEL_COUNT; m++) {
+        for (int i = 0; i < 2; i++) {
+            if (c->ready[m][i]) {
+                lstm_problem_free(&c->problem[m][i]);
+                lstm_results_free(&c->reference[m][i]);
+            }
         }
     }
     free(c->lengths);
@@ -123,14 +125,18 @@ int numerics_context_get(numerics_context *c, const runner_ops *r, const lstm_pr
                          const lstm_results **ref, lc_error *err)
 {
     const int which = (r->caps & RUNNER_STATE_ONLY) ? 1 : 0;
-    if (!c->ready[which]) {
-        lstm_problem *pb = &c->problem[which];
-        lstm_results *rs = &c->reference[which];
-        if (lstm_problem_alloc(pb, &c->shape, err))
+    if (!lstm_model_get(r->model)) {
+        lc_error_set(err, "%s: model %d is not one of this lstmcheck's", r->name, r->model);
+        return 1;
+    }
+    if (!c->ready[r->model][which]) {
+        lstm_problem *pb = &c->problem[r->model][which];
+        lstm_results *rs = &c->reference[r->model][which];
+        if (lstm_problem_alloc(pb, &c->shape, r->model, err))
             return 1;
         if (lstm_inputs_generate(pb, c->seed, gate_seeds(r), err) ||
             (c->lengths && lstm_inputs_set_lengths(pb, c->lengths, c->shape.batch, err)) ||
-            lstm_results_alloc(rs, &c->shape, err)) {
+            lstm_results_alloc(rs, &c->shape, r->model, err)) {
             lstm_problem_free(pb);
             return 1;
         }
@@ -139,10 +145,10 @@ int numerics_context_get(numerics_context *c, const runner_ops *r, const lstm_pr
             lstm_results_free(rs);
             return 1;
         }
-        c->ready[which] = 1;
+        c->ready[r->model][which] = 1;
     }
-    *p = &c->problem[which];
-    *ref = &c->reference[which];
+    *p = &c->problem[r->model][which];
+    *ref = &c->reference[r->model][which];
     return 0;
 }
 
@@ -227,7 +233,7 @@ void gate_compare(const runner_ops *r, const lstm_results *ref, const lstm_resul
                   unsigned views, gate_report *rep)
 {
     const lstm_shape *s = &ref->shape;
-    const int cap = lstm_results_view_capacity(s);
+    const int cap = lstm_results_view_capacity(ref);
     lstm_tensor_view *rv = calloc((size_t)cap, sizeof *rv), *gv = calloc((size_t)cap, sizeof *gv);
     gate_report_start(rep, LC_OK);
     if (!rv || !gv) {
@@ -326,7 +332,7 @@ lc_status gate_run(const runner_ops *r, numerics_context *c, const char *dump_di
     if (runner_supports_shape(r, &p->shape, p->lengths, &err) != LC_OK)
         return not_compared(rep, LC_UNSUPPORTED, "", err.msg);
     lstm_results got;
-    if (lstm_results_alloc(&got, &p->shape, &err))
+    if (lstm_results_alloc(&got, &p->shape, p->model, &err))
         return not_compared(rep, LC_ERROR, "", err.msg);
     /* NaN until the runner writes it: an element it never writes (a skipped
      * tensor, padding past a sequence's end) fails even where the reference is 0 */

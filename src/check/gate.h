@@ -54,22 +54,23 @@ void gate_report_startf(gate_report *rep, lc_status status, const char *fmt, ...
 void gate_report_received(gate_report *rep);
 
 /* The inputs and reference results of one (shape, seed, lengths), made
- * once and shared by every runner checked or timed on them. Every output a
- * runner returns is seeded (gate_seeds): dy, dhy and dcy, or dhy and dcy
- * for a runner that returns only (hy, cy). */
+ * once per model and shared by every runner of that model checked or
+ * timed on them. Every output a runner returns is seeded (gate_seeds): dy,
+ * dhy and dcy, or dhy and dcy for a runner that returns only (hy, cy). */
 typedef struct numerics_context {
     lstm_shape shape;
     uint64_t seed;
     int *lengths; /* NULL: fixed length */
-    lstm_problem problem[2];
-    lstm_results reference[2];
-    int ready[2];
+    lstm_problem problem[MODEL_COUNT][2]; /* by model, then state-only or not */
+    lstm_results reference[MODEL_COUNT][2];
+    int ready[MODEL_COUNT][2];
 } numerics_context;
 
 int numerics_context_init(numerics_context *c, const lstm_shape *s, uint64_t seed,
                           const int *lengths, lc_error *err);
 void numerics_context_free(numerics_context *c);
-/* The problem and reference for this runner (computed on first use). */
+/* The problem and reference for this runner: of its model (computed on
+ * first use). */
 int numerics_context_get(numerics_context *c, const runner_ops *r, const lstm_problem **p,
                          const lstm_results **ref, lc_error *err);
 

@@ -13,7 +13,7 @@ lc_status cmd_list(const cli_options *o)
         return LC_FAILED;
     }
     if (!o->names_only)
-        printf("%-16s %-5s %-7s %-7s %-8s %-7s %-9s %s\n", "name", "dev", "layers", "varlen",
+        printf("%-16s %-5s %-8s %-7s %-7s %-8s %-7s %-9s %s\n", "name", "dev", "model", "layers", "varlen",
                "backward", "outputs", "precision", "runs here");
     const runner_ops *r;
     for (int i = 0; (r = registry_runner(i)); i++) {
@@ -32,7 +32,8 @@ lc_status cmd_list(const cli_options *o)
             snprintf(layers, sizeof layers, "1-%d", r->max_layers);
         else
             snprintf(layers, sizeof layers, "any");
-        printf("%-16s %-5s %-7s %-7s %-8s %-7s %-9s %s%s\n", r->name, lc_device_name(r->device), layers,
+        printf("%-16s %-5s %-8s %-7s %-7s %-8s %-7s %-9s %s%s\n", r->name, lc_device_name(r->device),
+               lstm_model_name(r->model), layers,
                (r->caps & RUNNER_VARLEN) ? "yes" : "no", (r->caps & RUNNER_BACKWARD) ? "yes" : "no",
                (r->caps & RUNNER_STATE_ONLY) ? "hy,cy" : "y,hy,cy",
                r->precision == PRECISION_TF32 ? "tf32" : "fp32", ok ? "yes" : "no: ",

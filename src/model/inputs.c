@@ -68,16 +68,32 @@ static float *normal_tensor(size_t n, uint64_t seed, int kind, lc_error *err)
     return t;
 }
 
+/* 0 with probability p, else 1/(1-p) rounded to float once: what
+ * PyTorch's dropout multiplies by (p < 1/2^24 apart from drawn values) */
+static void fill_dropout_mask(float *dst, size_t n, double p, uint64_t seed, int kind, int layer)
+{
+    lc_rng r;
+    lc_rng_init(&r, seed, kind, layer);
+    const float kept = (float)(1.0 / (1.0 - p));
+    for (size_t i = 0; i < n; i++)
+        dst[i] = lc_rng_uniform(&r) < p ? 0.0f : kept;
+}
+
 int lstm_inputs_generate(lstm_problem *p, uint64_t seed, unsigned seeds, lc_error *err)
 {
     const lstm_shape *s = &p->shape;
-    size_t H = (size_t)s->hidden_size;
+    const lstm_model *m = lstm_model_get(p->model);
     double bound = 1.0 / sqrt((double)s->hidden_size);
-    for (int l = 0; l < s->num_layers; l++) {
-        fill_uniform(p->w_ih[l], lstm_w_ih_elems(s, l), bound, seed, INPUT_W_IH, l);
-        fill_uniform(p->w_hh[l], lstm_w_hh_elems(s), bound, seed, INPUT_W_HH, l);
-        fill_uniform(p->b_ih[l], 4 * H, bound, seed, INPUT_B_IH, l);
-        fill_uniform(p->b_hh[l], 4 * H, bound, seed, INPUT_B_HH, l);
+    for (int i = 0; i < m->ntensors; i++) {
+        const model_tensor *t = &m->tensors[i];
+        for (int l = 0; l < model_tensor_layers(t, s); l++) {
+            float *dst = model_tensor_inputs(t, p)[l];
+            const size_t n = model_tensor_elems(t, s, l);
+            if (t->draw == DRAW_DROPOUT_MASK)
+                fill_dropout_mask(dst, n, m->dropout, seed, t->stream, l);
+            else
+                fill_uniform(dst, n, bound, seed, t->stream, l);
+        }
     }
     fill_normal(p->x, lstm_seq_elems(s, s->input_size), seed, INPUT_X, -1);
     fill_normal(p->h0, lstm_state_elems(s), seed, INPUT_H0, -1);

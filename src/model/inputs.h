@@ -21,7 +21,7 @@ typedef struct lc_rng {
 enum {
     INPUT_W_IH = 1, INPUT_W_HH = 2, INPUT_B_IH = 3, INPUT_B_HH = 4,
     INPUT_X = 5, INPUT_H0 = 6, INPUT_C0 = 7, INPUT_DY = 8, INPUT_DHY = 9,
-    INPUT_DCY = 10, INPUT_LENGTHS = 11,
+    INPUT_DCY = 10, INPUT_LENGTHS = 11, INPUT_DROPOUT_MASK = 12,
 };
 
 void lc_rng_init(lc_rng *r, uint64_t seed, int kind, int layer);
@@ -33,9 +33,10 @@ int lc_rng_int(lc_rng *r, int lo, int hi); /* uniform in lo..hi inclusive */
 /* Which backward seeds to draw. */
 enum { SEED_DY = 1, SEED_DHY = 2, SEED_DCY = 4 };
 
-/* Fill an allocated problem: parameters uniform(-1/sqrt(H), 1/sqrt(H)),
- * x, h0, c0 and the selected backward seeds N(0, 1). Seeds not selected
- * stay NULL (zero). */
+/* Fill an allocated problem: its model's per-layer tensors as the model
+ * says (parameters uniform(-1/sqrt(H), 1/sqrt(H)), dropout masks 0 with
+ * the model's probability p, else (float)(1/(1-p))), x, h0, c0 and the
+ * selected backward seeds N(0, 1). Seeds not selected stay NULL (zero). */
 int lstm_inputs_generate(lstm_problem *p, uint64_t seed, unsigned seeds, lc_error *err);
 
 /* Lengths uniform in lo..hi (the original's variable-length group uses

@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/json.h"
 #include "lstmcheck/runner.h"
+#include "model/model.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -64,10 +65,38 @@ size_t lstm_seq_elems(const lstm_shape *s, int width); /* T*B*width */
 size_t lstm_state_elems(const lstm_shape *s);          /* L*B*H */
 size_t lstm_w_ih_elems(const lstm_shape *s, int layer);
 size_t lstm_w_hh_elems(const lstm_shape *s);
-size_t lstm_param_count(const lstm_shape *s);
 
-/* Allocation of zeroed bundles; 0 on success. */
-int lstm_problem_alloc(lstm_problem *p, const lstm_shape *s, lc_error *err);
+/* A model's per-layer tensor t (model/model.h) in a bundle: its table of
+ * pointers, one per layer it has (NULL where it has none: a tensor
+ * between layers of a one-layer stack), and its sizes. */
+static inline float **model_tensor_inputs(const model_tensor *t, const lstm_problem *p)
+{
+    return *(float **const *)((const char *)p + t->input_at);
+}
+static inline double **model_tensor_grads(const model_tensor *t, const lstm_results *r)
+{
+    return *(double **const *)((const char *)r + t->grad_at);
+}
+static inline int model_tensor_layers(const model_tensor *t, const lstm_shape *s)
+{
+    return s->num_layers - t->below_top;
+}
+/* The dropout mask after layer l (T*B*H): NULL for a model without
+ * dropout and for the top layer, whose output is not masked. */
+static inline const float *lstm_dropout_mask(const lstm_problem *p, int l)
+{
+    const lstm_model *m = lstm_model_get(p->model);
+    float **masks = m && m->dropout > 0 ? p->model_inputs[LSTMCHECK_DROPOUT_MASK] : NULL;
+    return masks && l < p->shape.num_layers - 1 ? masks[l] : NULL;
+}
+
+/* Its dimensions at layer l into dims; returns how many (1 to 3). */
+int model_tensor_dims(const model_tensor *t, const lstm_shape *s, int layer, int dims[3]);
+size_t model_tensor_elems(const model_tensor *t, const lstm_shape *s, int layer);
+
+/* Allocation of zeroed bundles of a model (an lstm_model_id, which the
+ * bundle records); 0 on success. */
+int lstm_problem_alloc(lstm_problem *p, const lstm_shape *s, int model, lc_error *err);
 void lstm_problem_free(lstm_problem *p);
 /* dst: a copy of src's inputs in memory of its own (seeds src has not
  * drawn stay NULL); allocates as lstm_problem_alloc. Every runner gets one
@@ -78,7 +107,7 @@ int lstm_problem_copy(lstm_problem *dst, const lstm_problem *src, lc_error *err)
  * else 1, and where says what changed: the first element that differs
  * ("w_hh.0[5] was 0.1, is 1.1"), and how many tensors changed. */
 int lstm_problem_differs(const lstm_problem *given, const lstm_problem *used, char *where, size_t n);
-int lstm_results_alloc(lstm_results *r, const lstm_shape *s, lc_error *err);
+int lstm_results_alloc(lstm_results *r, const lstm_shape *s, int model, lc_error *err);
 void lstm_results_free(lstm_results *r);
 /* Every element of r set to v (the gate fills a runner's results with NaN
  * before the run: an element the runner never writes cannot pass). */
@@ -108,11 +137,8 @@ typedef struct lstm_tensor_view {
 
 enum { LSTM_VIEWS_OUTPUTS = 1, LSTM_VIEWS_STATE = 2, LSTM_VIEWS_GRADS = 4 };
 
-/* How many views a results bundle of this shape has at most. */
-static inline int lstm_results_view_capacity(const lstm_shape *s)
-{
-    return 6 + 4 * s->num_layers;
-}
+/* How many views r has at most. */
+int lstm_results_view_capacity(const lstm_results *r);
 
 /* Fill views with the tensors of r selected by which (a LSTM_VIEWS_ mask);
  * returns how many, at most max. */

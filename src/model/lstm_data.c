@@ -104,14 +104,6 @@ size_t lstm_w_hh_elems(const lstm_shape *s)
     return 4 * (size_t)s->hidden_size * (size_t)s->hidden_size;
 }
 
-size_t lstm_param_count(const lstm_shape *s)
-{
-    size_t n = 0;
-    for (int l = 0; l < s->num_layers; l++)
-        n += lstm_w_ih_elems(s, l) + lstm_w_hh_elems(s) + 8 * (size_t)s->hidden_size;
-    return n;
-}
-
 size_t lstm_host_bytes_estimate(const lstm_shape *s)
 {
     size_t T = (size_t)s->seq_length, B = (size_t)s->batch, I = (size_t)s->input_size,
@@ -153,21 +145,84 @@ static void *zalloc(size_t count, size_t elem, lc_error *err, const char *what)
             goto fail;                                                        \
     } while (0)
 
-int lstm_problem_alloc(lstm_problem *p, const lstm_shape *s, lc_error *err)
+int model_tensor_dims(const model_tensor *t, const lstm_shape *s, int layer, int dims[3])
+{
+    int n = 0;
+    for (; n < 3 && t->dims[n] != DIM_NONE; n++) {
+        switch (t->dims[n]) {
+        case DIM_T: dims[n] = s->seq_length; break;
+        case DIM_B: dims[n] = s->batch; break;
+        case DIM_IN: dims[n] = lstm_layer_input_size(s, layer); break;
+        case DIM_H: dims[n] = s->hidden_size; break;
+        default: dims[n] = 4 * s->hidden_size; break;
+        }
+    }
+    return n;
+}
+
+size_t model_tensor_elems(const model_tensor *t, const lstm_shape *s, int layer)
+{
+    int dims[3];
+    size_t count = 1;
+    for (int k = model_tensor_dims(t, s, layer, dims) - 1; k >= 0; k--)
+        count *= (size_t)dims[k];
+    return count;
+}
+
+/* The model of a bundle being made, or NULL with err set. */
+static const lstm_model *model_of(int model, lc_error *err)
+{
+    const lstm_model *m = lstm_model_get(model);
+    if (!m)
+        lc_error_set(err, "model %d is not one of the %d models of this lstmcheck", model, (int)MODEL_COUNT);
+    return m;
+}
+
+/* The per-layer tables of the model's tensors at offsets (input_at for a
+ * problem, grad_at for results; tensors without a gradient are skipped
+ * there), each element elem bytes. */
+static int alloc_layer_tensors(void *bundle, const lstm_model *m, const lstm_shape *s, int grads, size_t elem,
+                               lc_error *err)
+{
+    for (int i = 0; i < m->ntensors; i++) {
+        const model_tensor *t = &m->tensors[i];
+        if (grads && !t->has_grad)
+            continue;
+        const int layers = model_tensor_layers(t, s);
+        void ***table = (void ***)((char *)bundle + (grads ? t->grad_at : t->input_at));
+        if (layers <= 0)
+            continue; /* a tensor between layers of one layer: none, its table NULL */
+        if (!(*table = zalloc((size_t)layers, sizeof(void *), err, "tensor table")))
+            return 1;
+        for (int l = 0; l < layers; l++)
+            if (!((*table)[l] = zalloc(model_tensor_elems(t, s, l), elem, err, t->name)))
+                return 1;
+    }
+    return 0;
+}
+
+static void free_layer_tensors(void *bundle, const lstm_model *m, const lstm_shape *s, int grads)
+{
+    for (int i = 0; m && i < m->ntensors; i++) {
+        const model_tensor *t = &m->tensors[i];
+        if (grads && !t->has_grad)
+            continue;
+        void ***table = (void ***)((char *)bundle + (grads ? t->grad_at : t->input_at));
+        for (int l = 0; *table && l < model_tensor_layers(t, s); l++)
+            free((*table)[l]);
+        free(*table);
+        *table = NULL;
+    }
+}
+
+int lstm_problem_alloc(lstm_problem *p, const lstm_shape *s, int model, lc_error *err)
 {
     memset(p, 0, sizeof *p);
     p->shape = *s;
-    int L = s->num_layers;
-    ALLOC_OR_FAIL(p->w_ih, (size_t)L, float *, "parameter table");
-    ALLOC_OR_FAIL(p->w_hh, (size_t)L, float *, "parameter table");
-    ALLOC_OR_FAIL(p->b_ih, (size_t)L, float *, "parameter table");
-    ALLOC_OR_FAIL(p->b_hh, (size_t)L, float *, "parameter table");
-    for (int l = 0; l < L; l++) {
-        ALLOC_OR_FAIL(p->w_ih[l], lstm_w_ih_elems(s, l), float, "W_ih");
-        ALLOC_OR_FAIL(p->w_hh[l], lstm_w_hh_elems(s), float, "W_hh");
-        ALLOC_OR_FAIL(p->b_ih[l], 4 * (size_t)s->hidden_size, float, "b_ih");
-        ALLOC_OR_FAIL(p->b_hh[l], 4 * (size_t)s->hidden_size, float, "b_hh");
-    }
+    p->model = model;
+    const lstm_model *m = model_of(model, err);
+    if (!m || alloc_layer_tensors(p, m, s, 0, sizeof(float), err))
+        goto fail;
     ALLOC_OR_FAIL(p->x, lstm_seq_elems(s, s->input_size), float, "x");
     ALLOC_OR_FAIL(p->h0, lstm_state_elems(s), float, "h0");
     ALLOC_OR_FAIL(p->c0, lstm_state_elems(s), float, "c0");
@@ -179,13 +234,7 @@ fail:
 
 void lstm_problem_free(lstm_problem *p)
 {
-    for (int l = 0; l < p->shape.num_layers; l++) {
-        if (p->w_ih) free(p->w_ih[l]);
-        if (p->w_hh) free(p->w_hh[l]);
-        if (p->b_ih) free(p->b_ih[l]);
-        if (p->b_hh) free(p->b_hh[l]);
-    }
-    free(p->w_ih); free(p->w_hh); free(p->b_ih); free(p->b_hh);
+    free_layer_tensors(p, lstm_model_get(p->model), &p->shape, 0);
     free(p->x); free(p->h0); free(p->c0);
     free(p->dy); free(p->dhy); free(p->dcy);
     free(p->lengths);
@@ -193,8 +242,8 @@ void lstm_problem_free(lstm_problem *p)
 }
 
 /* The float tensors of a problem, one at a time: x, h0, c0, the seeds dy,
- * dhy, dcy (data NULL when not drawn), then per layer W_ih, W_hh, b_ih,
- * b_hh. */
+ * dhy, dcy (data NULL when not drawn), then per layer the model's tensors
+ * in its order (W_ih, W_hh, b_ih, b_hh, ...). */
 typedef struct input_tensor {
     const char *name;
     int layer; /* -1: not per layer */
@@ -202,11 +251,15 @@ typedef struct input_tensor {
     size_t count;
 } input_tensor;
 
-enum { INPUTS_NOT_PER_LAYER = 6, INPUTS_PER_LAYER = 4 };
+enum { INPUTS_NOT_PER_LAYER = 6 };
 
-static int input_tensor_count(const lstm_shape *s)
+static int input_tensor_count(const lstm_problem *p)
 {
-    return INPUTS_NOT_PER_LAYER + INPUTS_PER_LAYER * s->num_layers;
+    const lstm_model *m = lstm_model_get(p->model);
+    int n = INPUTS_NOT_PER_LAYER;
+    for (int i = 0; m && i < m->ntensors; i++)
+        n += model_tensor_layers(&m->tensors[i], &p->shape);
+    return n;
 }
 
 static input_tensor input_tensor_at(const lstm_problem *p, int k)
@@ -219,12 +272,18 @@ static input_tensor input_tensor_at(const lstm_problem *p, int k)
     };
     if (k < INPUTS_NOT_PER_LAYER)
         return fixed[k];
-    const int l = (k - INPUTS_NOT_PER_LAYER) / INPUTS_PER_LAYER, bias = 4 * s->hidden_size;
-    const input_tensor layer[INPUTS_PER_LAYER] = {
-        {"w_ih", l, p->w_ih[l], lstm_w_ih_elems(s, l)}, {"w_hh", l, p->w_hh[l], lstm_w_hh_elems(s)},
-        {"b_ih", l, p->b_ih[l], (size_t)bias}, {"b_hh", l, p->b_hh[l], (size_t)bias},
-    };
-    return layer[(k - INPUTS_NOT_PER_LAYER) % INPUTS_PER_LAYER];
+    /* every layer below the top has all of the model's tensors; the top
+     * those that are not between layers */
+    const lstm_model *m = lstm_model_get(p->model);
+    k -= INPUTS_NOT_PER_LAYER;
+    const int l = k / m->ntensors < s->num_layers - 1 ? k / m->ntensors : s->num_layers - 1;
+    k -= l * m->ntensors;
+    for (int i = 0; i < m->ntensors; i++) {
+        const model_tensor *t = &m->tensors[i];
+        if (l < model_tensor_layers(t, s) && k-- == 0)
+            return (input_tensor){t->name, l, model_tensor_inputs(t, p)[l], model_tensor_elems(t, s, l)};
+    }
+    return (input_tensor){"?", -1, NULL, 0}; /* k past the last: not reached */
 }
 
 /* A seed of src (NULL: not drawn) in dst's memory of its own. */
@@ -239,7 +298,7 @@ static int copy_seed(float **dst, const float *src, size_t count, lc_error *err,
 int lstm_problem_copy(lstm_problem *dst, const lstm_problem *src, lc_error *err)
 {
     const lstm_shape *s = &src->shape;
-    if (lstm_problem_alloc(dst, s, err))
+    if (lstm_problem_alloc(dst, s, src->model, err))
         return 1;
     if (copy_seed(&dst->dy, src->dy, lstm_seq_elems(s, s->hidden_size), err, "dy") ||
         copy_seed(&dst->dhy, src->dhy, lstm_state_elems(s), err, "dhy") ||
@@ -249,7 +308,7 @@ int lstm_problem_copy(lstm_problem *dst, const lstm_problem *src, lc_error *err)
         ALLOC_OR_FAIL(dst->lengths, (size_t)s->batch, int, "lengths");
         memcpy(dst->lengths, src->lengths, (size_t)s->batch * sizeof *dst->lengths);
     }
-    for (int k = 0; k < input_tensor_count(s); k++) {
+    for (int k = 0; k < input_tensor_count(src); k++) {
         const input_tensor from = input_tensor_at(src, k);
         if (from.data)
             memcpy(input_tensor_at(dst, k).data, from.data, from.count * sizeof *from.data);
@@ -276,7 +335,7 @@ int lstm_problem_differs(const lstm_problem *given, const lstm_problem *used, ch
 {
     const lstm_shape *s = &given->shape;
     int changed = 0;
-    for (int k = 0; k < input_tensor_count(s); k++) {
+    for (int k = 0; k < input_tensor_count(given); k++) {
         const input_tensor a = input_tensor_at(given, k), b = input_tensor_at(used, k);
         const size_t i = a.data && b.data ? first_difference(a.data, b.data, a.count, sizeof *a.data) : a.count;
         if (i == a.count)
@@ -299,21 +358,14 @@ int lstm_problem_differs(const lstm_problem *given, const lstm_problem *used, ch
     return changed > 0;
 }
 
-int lstm_results_alloc(lstm_results *r, const lstm_shape *s, lc_error *err)
+int lstm_results_alloc(lstm_results *r, const lstm_shape *s, int model, lc_error *err)
 {
     memset(r, 0, sizeof *r);
     r->shape = *s;
-    int L = s->num_layers;
-    ALLOC_OR_FAIL(r->dw_ih, (size_t)L, double *, "gradient table");
-    ALLOC_OR_FAIL(r->dw_hh, (size_t)L, double *, "gradient table");
-    ALLOC_OR_FAIL(r->db_ih, (size_t)L, double *, "gradient table");
-    ALLOC_OR_FAIL(r->db_hh, (size_t)L, double *, "gradient table");
-    for (int l = 0; l < L; l++) {
-        ALLOC_OR_FAIL(r->dw_ih[l], lstm_w_ih_elems(s, l), double, "dW_ih");
-        ALLOC_OR_FAIL(r->dw_hh[l], lstm_w_hh_elems(s), double, "dW_hh");
-        ALLOC_OR_FAIL(r->db_ih[l], 4 * (size_t)s->hidden_size, double, "db_ih");
-        ALLOC_OR_FAIL(r->db_hh[l], 4 * (size_t)s->hidden_size, double, "db_hh");
-    }
+    r->model = model;
+    const lstm_model *m = model_of(model, err);
+    if (!m || alloc_layer_tensors(r, m, s, 1, sizeof(double), err))
+        goto fail;
     ALLOC_OR_FAIL(r->y, lstm_seq_elems(s, s->hidden_size), double, "y");
     ALLOC_OR_FAIL(r->hy, lstm_state_elems(s), double, "hy");
     ALLOC_OR_FAIL(r->cy, lstm_state_elems(s), double, "cy");
@@ -328,13 +380,7 @@ fail:
 
 void lstm_results_free(lstm_results *r)
 {
-    for (int l = 0; l < r->shape.num_layers; l++) {
-        if (r->dw_ih) free(r->dw_ih[l]);
-        if (r->dw_hh) free(r->dw_hh[l]);
-        if (r->db_ih) free(r->db_ih[l]);
-        if (r->db_hh) free(r->db_hh[l]);
-    }
-    free(r->dw_ih); free(r->dw_hh); free(r->db_ih); free(r->db_hh);
+    free_layer_tensors(r, lstm_model_get(r->model), &r->shape, 1);
     free(r->y); free(r->hy); free(r->cy); free(r->dx); free(r->dh0); free(r->dc0);
     memset(r, 0, sizeof *r);
 }
@@ -353,11 +399,11 @@ void lstm_results_fill(lstm_results *r, double v)
     double *state[] = {r->hy, r->cy, r->dh0, r->dc0};
     for (int i = 0; i < 4; i++)
         fill_doubles(state[i], lstm_state_elems(s), v);
-    for (int l = 0; l < s->num_layers; l++) {
-        fill_doubles(r->dw_ih[l], lstm_w_ih_elems(s, l), v);
-        fill_doubles(r->dw_hh[l], lstm_w_hh_elems(s), v);
-        fill_doubles(r->db_ih[l], 4 * (size_t)s->hidden_size, v);
-        fill_doubles(r->db_hh[l], 4 * (size_t)s->hidden_size, v);
+    const lstm_model *m = lstm_model_get(r->model);
+    for (int i = 0; i < m->ntensors; i++) {
+        const model_tensor *t = &m->tensors[i];
+        for (int l = 0; t->has_grad && l < model_tensor_layers(t, s); l++)
+            fill_doubles(model_tensor_grads(t, r)[l], model_tensor_elems(t, s, l), v);
     }
 }
 
@@ -395,6 +441,15 @@ static void add_view(view_list *l, const char *name, int layer, const double *da
     v->count = (size_t)d0 * (size_t)(ndim > 1 ? d1 : 1) * (size_t)(ndim > 2 ? d2 : 1);
 }
 
+int lstm_results_view_capacity(const lstm_results *r)
+{
+    const lstm_model *m = lstm_model_get(r->model);
+    int per_layer = 0;
+    for (int i = 0; m && i < m->ntensors; i++)
+        per_layer += m->tensors[i].has_grad;
+    return 6 + per_layer * r->shape.num_layers;
+}
+
 int lstm_results_views(const lstm_results *r, unsigned which, lstm_tensor_view *views, int max)
 {
     const lstm_shape *s = &r->shape;
@@ -412,11 +467,18 @@ int lstm_results_views(const lstm_results *r, unsigned which, lstm_tensor_view *
         add_view(&l, "dh0", -1, r->dh0, 3, L, B, H);
         add_view(&l, "dc0", -1, r->dc0, 3, L, B, H);
         l.kind = TENSOR_PARAM_GRAD;
+        const lstm_model *m = lstm_model_get(r->model);
         for (int k = 0; k < L; k++) {
-            add_view(&l, "dw_ih", k, r->dw_ih[k], 2, 4 * H, lstm_layer_input_size(s, k), 0);
-            add_view(&l, "dw_hh", k, r->dw_hh[k], 2, 4 * H, H, 0);
-            add_view(&l, "db_ih", k, r->db_ih[k], 1, 4 * H, 0, 0);
-            add_view(&l, "db_hh", k, r->db_hh[k], 1, 4 * H, 0, 0);
+            for (int i = 0; i < m->ntensors; i++) {
+                const model_tensor *t = &m->tensors[i];
+                if (!t->has_grad || k >= model_tensor_layers(t, s))
+                    continue;
+                char name[32];
+                int d[3] = {0, 0, 0};
+                const int ndim = model_tensor_dims(t, s, k, d);
+                snprintf(name, sizeof name, "d%s", t->name);
+                add_view(&l, name, k, model_tensor_grads(t, r)[k], ndim, d[0], d[1], d[2]);
+            }
         }
     }
     return l.n;

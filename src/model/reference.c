@@ -3,12 +3,15 @@
  *   gates = W_ih x_t + b_ih + W_hh h_{t-1} + b_hh, split i, f, g, o
  *   c_t = sigmoid(f) c_{t-1} + sigmoid(i) tanh(g),  h_t = sigmoid(o) tanh(c_t)
  * A sequence of length len stops at step len-1: later outputs are zero and
- * its state (hy, cy) is the one after its own last step. */
+ * its state (hy, cy) is the one after its own last step. The dropout
+ * model multiplies each layer's output but the last by its mask before
+ * the next layer reads it (and the gradient flowing down by the same). */
 #include "model/reference.h"
 
 #include "base/parallel.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,6 +142,14 @@ static int layer_threads(const lstm_shape *s, int l)
     return n < 1 ? 1 : n < most ? (int)n : most;
 }
 
+/* v[i] *= mask[i]: a layer's output into the next layer's input, or the
+ * next layer's input gradient into this layer's output gradient */
+static void apply_mask(double *v, const float *mask, size_t n)
+{
+    for (size_t i = 0; mask && i < n; i++)
+        v[i] *= (double)mask[i];
+}
+
 /* One layer's forward, shared by the chunks of sequences. */
 typedef struct forward_layer {
     const lstm_problem *p;
@@ -227,6 +238,7 @@ int lstm_reference_forward(const lstm_problem *p, lstm_results *r, lstm_referenc
         forward_layer fl = {p, t, r, l, (l + 1 < L) ? t->input[l + 1] : r->y, scratch};
         memset(fl.out, 0, lstm_seq_elems(s, H) * sizeof(double));
         lc_parallel_for(B, layer_threads(s, l), forward_sequences, &fl);
+        apply_mask(fl.out, lstm_dropout_mask(p, l), lstm_seq_elems(s, H));
     }
     free(scratch);
     if (tape_out)
@@ -365,9 +377,10 @@ int lstm_reference_backward(const lstm_problem *p, const lstm_reference_tape *t,
         lc_parallel_for(B, layer_threads(s, l), backward_sequences, &bl);
         lc_parallel_for((int)H4, layer_threads(s, l), backward_weight_rows, &bl);
         /* this layer's input gradient is the gradient of the layer below's output */
-        if (l > 0)
+        if (l > 0) {
             memcpy(d_out, d_in, lstm_seq_elems(s, H) * sizeof(double));
-        else
+            apply_mask(d_out, lstm_dropout_mask(p, l - 1), lstm_seq_elems(s, H));
+        } else
             memcpy(r->dx, d_in, lstm_seq_elems(s, s->input_size) * sizeof(double));
     }
     free(d_out); free(d_in); free(dgates); free(scratch);

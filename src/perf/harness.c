@@ -113,7 +113,7 @@ static int checker_open(timed_checker *c, const lstm_results *reference, int min
     uint64_t state = (uint64_t)(wall_seconds() * 1e9) ^ ((uint64_t)getpid() << 32);
     c->drawn[0] = (int)(splitmix64(&state) % (uint64_t)min);
     c->drawn[1] = (int)(splitmix64(&state) % (uint64_t)max);
-    return lstm_results_alloc(&c->got, &reference->shape, err);
+    return lstm_results_alloc(&c->got, &reference->shape, reference->model, err);
 }
 
 static void checker_close(timed_checker *c)

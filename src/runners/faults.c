@@ -42,11 +42,21 @@ double lstm_extra_work_now(void)
 const char *lstm_fault_name(lstm_fault f)
 {
     static const char *const names[FAULT_COUNT] = {
-#define LSTM_FAULT(ENUM, name, kind, shapes) [FAULT_##ENUM] = #name,
+#define LSTM_FAULT(ENUM, name, kind, model, shapes) [FAULT_##ENUM] = #name,
 #include "runners/faults.def"
 #undef LSTM_FAULT
     };
     return (f >= 0 && f < FAULT_COUNT) ? names[f] : "unknown";
+}
+
+lstm_model_id lstm_fault_model(lstm_fault f)
+{
+    static const lstm_model_id models[FAULT_COUNT] = {
+#define LSTM_FAULT(ENUM, name, kind, model, shapes) [FAULT_##ENUM] = (lstm_model_id)MODEL_NAMED_##model,
+#include "runners/faults.def"
+#undef LSTM_FAULT
+    };
+    return (f >= 0 && f < FAULT_COUNT) ? models[f] : MODEL_LSTM;
 }
 
 #ifdef LSTMCHECK_FAULTS

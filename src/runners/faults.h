@@ -13,13 +13,15 @@ extern "C" {
 #endif
 
 typedef enum lstm_fault {
-#define LSTM_FAULT(ENUM, name, kind, shapes) FAULT_##ENUM,
+#define LSTM_FAULT(ENUM, name, kind, model, shapes) FAULT_##ENUM,
 #include "runners/faults.def"
 #undef LSTM_FAULT
     FAULT_COUNT
 } lstm_fault;
 
 const char *lstm_fault_name(lstm_fault f);
+/* The model whose cpu runner the fault is planted in. */
+lstm_model_id lstm_fault_model(lstm_fault f);
 
 #ifdef LSTMCHECK_FAULTS
 extern lstm_fault lstm_active_fault;
@@ -43,14 +45,15 @@ double lstm_extra_work_now(void);
 #endif
 
 #ifdef LSTMCHECK_FAULTS
-/* The cpu runner in the arithmetic a test names (runners/runner_cpu.c):
- * "fp32" is the product's cpu runner; "tf32" (cpu_tf32) rounds every GEMM
+/* The cpu runner of a model in the arithmetic a test names
+ * (runners/runner_cpu.c): "fp32" is the product's cpu runner (cpu_dropout
+ * for the dropout model, which has no other); "tf32" (cpu_tf32) rounds every GEMM
  * operand to TF32, to nearest even, and sums in FP32, as tensor cores do;
  * "tf32_trunc" (cpu_tf32_trunc) truncates instead, as some tensor-core
  * paths do. Both declare PRECISION_TF32 and are in the test build only,
  * in no roster: they calibrate the TF32 tolerance without a GPU
  * (docs/tolerance.md). NULL for another name. */
-const runner_ops *lstm_cpu_runner_at(const char *arithmetic);
+const runner_ops *lstm_cpu_runner_at(lstm_model_id model, const char *arithmetic);
 
 /* Set the switches from the environment of a test binary: LSTMCHECK_TEST_FAULT
  * (a fault name) and LSTMCHECK_TEST_EXTRA_WORK (percent), so that tests can

@@ -7,6 +7,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,27 +249,52 @@ static lc_status open_library(const char *path, void **handle, lc_error *err)
     return LC_OK;
 }
 
-/* The sizes the plugin was built with against ours: equal, or its copy of
- * the header is not ours although the version numbers agree. */
-static lc_status check_sizes(const lstmcheck_plugin *info, const char *path, lc_error *err)
+/* The ABI versions this lstmcheck loads, with the sizes of their structs.
+ * Each version appended fields to the one before, so a struct of an
+ * earlier version is the start of ours: its runner table is copied as far
+ * as it goes (the fields after it zero: model 0 is the plain LSTM), and
+ * the problems and results we give it begin as it expects. */
+typedef struct abi_version {
+    uint32_t version;
+    size_t runner_size, problem_size, results_size, error_size;
+} abi_version;
+
+static const abi_version abi_versions[] = {
+    {1, offsetof(lstmcheck_runner, model), offsetof(lstmcheck_problem, model), offsetof(lstmcheck_results, model),
+     sizeof(lstmcheck_error)},
+    {LSTMCHECK_RUNNER_ABI_VERSION, sizeof(lstmcheck_runner), sizeof(lstmcheck_problem), sizeof(lstmcheck_results),
+     sizeof(lstmcheck_error)},
+};
+_Static_assert(LSTMCHECK_RUNNER_ABI_VERSION == 2, "a new version adds its row to abi_versions");
+
+static const abi_version *abi_version_of(uint32_t version)
+{
+    for (size_t i = 0; i < sizeof abi_versions / sizeof abi_versions[0]; i++)
+        if (abi_versions[i].version == version)
+            return &abi_versions[i];
+    return NULL;
+}
+
+/* The sizes the plugin was built with against those of its version: equal,
+ * or its copy of the header is not lstmcheck's of that version. */
+static lc_status check_sizes(const lstmcheck_plugin *info, const abi_version *v, const char *path, lc_error *err)
 {
     const struct {
         const char *type;
         uint32_t theirs;
         size_t ours;
     } sizes[] = {
-        {"lstmcheck_runner", info->runner_size, sizeof(lstmcheck_runner)},
-        {"lstmcheck_problem", info->problem_size, sizeof(lstmcheck_problem)},
-        {"lstmcheck_results", info->results_size, sizeof(lstmcheck_results)},
-        {"lstmcheck_error", info->error_size, sizeof(lstmcheck_error)},
+        {"lstmcheck_runner", info->runner_size, v->runner_size},
+        {"lstmcheck_problem", info->problem_size, v->problem_size},
+        {"lstmcheck_results", info->results_size, v->results_size},
+        {"lstmcheck_error", info->error_size, v->error_size},
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         if (sizes[i].theirs != sizes[i].ours) {
             lc_error_set(err,
-                         "plugin %s: its %s is %u bytes, this lstmcheck's %zu: it was built against another "
-                         "lstmcheck/runner.h of the same ABI version %d",
-                         path, sizes[i].type, (unsigned)sizes[i].theirs, sizes[i].ours,
-                         LSTMCHECK_RUNNER_ABI_VERSION);
+                         "plugin %s: its %s is %u bytes, ABI version %u's %zu: it was built against another "
+                         "lstmcheck/runner.h of that version",
+                         path, sizes[i].type, (unsigned)sizes[i].theirs, (unsigned)v->version, sizes[i].ours);
             return LC_BAD_INPUT;
         }
     }
@@ -277,7 +303,8 @@ static lc_status check_sizes(const lstmcheck_plugin *info, const char *path, lc_
 
 /* The version first: nothing else of a plugin of another version is read,
  * since its layout may differ. */
-static lc_status check_abi(void *handle, const char *path, const lstmcheck_plugin **info, lc_error *err)
+static lc_status check_abi(void *handle, const char *path, const lstmcheck_plugin **info, const abi_version **v,
+                           lc_error *err)
 {
     const uint32_t *version = dlsym(handle, LSTMCHECK_PLUGIN_ABI_SYMBOL);
     if (!version) {
@@ -285,10 +312,10 @@ static lc_status check_abi(void *handle, const char *path, const lstmcheck_plugi
                           "from lstmcheck/runner.h)", path, LSTMCHECK_PLUGIN_ABI_SYMBOL);
         return LC_BAD_INPUT;
     }
-    if (*version != LSTMCHECK_RUNNER_ABI_VERSION) {
-        lc_error_set(err, "plugin %s: built against runner ABI version %u, this lstmcheck loads version %d: "
+    if (!(*v = abi_version_of(*version))) {
+        lc_error_set(err, "plugin %s: built against runner ABI version %u, this lstmcheck loads versions %u to %d: "
                           "rebuild it against this lstmcheck's lstmcheck/runner.h",
-                     path, (unsigned)*version, LSTMCHECK_RUNNER_ABI_VERSION);
+                     path, (unsigned)*version, (unsigned)abi_versions[0].version, LSTMCHECK_RUNNER_ABI_VERSION);
         return LC_BAD_INPUT;
     }
     *info = dlsym(handle, LSTMCHECK_PLUGIN_INFO_SYMBOL);
@@ -297,7 +324,7 @@ static lc_status check_abi(void *handle, const char *path, const lstmcheck_plugi
                      path, LSTMCHECK_PLUGIN_INFO_SYMBOL);
         return LC_BAD_INPUT;
     }
-    if (check_sizes(*info, path, err))
+    if (check_sizes(*info, *v, path, err))
         return LC_BAD_INPUT;
     if (!plugin_name_ok((*info)->name)) {
         lc_error_set(err, "plugin %s: its name '%.*s' is not made of [a-z0-9_] or longer than %d characters", path,
@@ -315,10 +342,11 @@ static lc_status check_abi(void *handle, const char *path, const lstmcheck_plugi
 /* Runner #index of the plugin (theirs) into pr->inner: its strings copied
  * into pr, bounded, and available() filled in where the ABI lets a plugin
  * leave it out. */
-static lc_status take_runner(plugin_runner *pr, const runner_ops *theirs, int index, const char *path,
-                             lc_error *err)
+static lc_status take_runner(plugin_runner *pr, const runner_ops *theirs, const abi_version *v, int index,
+                             const char *path, lc_error *err)
 {
-    pr->inner = *theirs;
+    memset(&pr->inner, 0, sizeof pr->inner);
+    memcpy(&pr->inner, theirs, v->runner_size); /* as far as its version's table goes */
     if (theirs->name) {
         if (copy_bounded(pr->name, sizeof pr->name, theirs->name)) {
             lc_error_set(err, "plugin %s: runner #%d's name is longer than %d characters", path, index,
@@ -341,8 +369,8 @@ static lc_status take_runner(plugin_runner *pr, const runner_ops *theirs, int in
 /* Copies of the plugin's runner tables, completed and checked as the
  * built-in table is: every required function there, a valid name and
  * device. */
-static lc_status copy_runners(const lstmcheck_plugin *info, const char *path, plugin_runner **copies, int *n,
-                              lc_error *err)
+static lc_status copy_runners(const lstmcheck_plugin *info, const abi_version *v, const char *path,
+                              plugin_runner **copies, int *n, lc_error *err)
 {
     int count = 0;
     while (count <= PLUGIN_MAX_RUNNERS && info->runners[count])
@@ -360,7 +388,7 @@ static lc_status copy_runners(const lstmcheck_plugin *info, const char *path, pl
     const runner_ops *table[PLUGIN_MAX_RUNNERS + 1] = {NULL};
     lc_status rc = LC_OK;
     for (int i = 0; i < count && !rc; i++) {
-        rc = take_runner(&(*copies)[i], info->runners[i], i, path, err);
+        rc = take_runner(&(*copies)[i], info->runners[i], v, i, path, err);
         table[i] = &(*copies)[i].inner;
     }
     lc_error why = {{0}};
@@ -422,13 +450,14 @@ lc_status plugin_load(const char *path, lc_error *err)
 {
     void *handle = NULL;
     const lstmcheck_plugin *info = NULL;
+    const abi_version *version = NULL;
     plugin_runner *copies = NULL;
     int n = 0;
     lc_status rc = open_library(path, &handle, err);
     if (!rc)
-        rc = check_abi(handle, path, &info, err);
+        rc = check_abi(handle, path, &info, &version, err);
     if (!rc)
-        rc = copy_runners(info, path, &copies, &n, err);
+        rc = copy_runners(info, version, path, &copies, &n, err);
     if (!rc && (rc = register_runners(copies, n, info->name, path, err)) == LC_BAD_INPUT)
         free(copies); /* refused before anything was registered */
     if (rc == LC_BAD_INPUT && handle)

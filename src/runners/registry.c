@@ -11,7 +11,7 @@ _Static_assert(LSTMCHECK_CPU == (int)LC_DEVICE_CPU && LSTMCHECK_CUDA == (int)LC_
 
 /* every ops table of the roster, cuda ones included (declared, used only
  * where CUDA is built) */
-#define LSTM_RUNNER(name, device, roles) extern const runner_ops runner_##name##_ops;
+#define LSTM_RUNNER(name, device, model, roles) extern const runner_ops runner_##name##_ops;
 #include "runners/runners.def"
 #undef LSTM_RUNNER
 
@@ -24,14 +24,22 @@ _Static_assert(LSTMCHECK_CPU == (int)LC_DEVICE_CPU && LSTMCHECK_CUDA == (int)LC_
 #endif
 
 const runner_ops *const lstm_runners[] = {
-#define LSTM_RUNNER(name, device, roles) IN_BUILD_##device(&runner_##name##_ops, )
+#define LSTM_RUNNER(name, device, model, roles) IN_BUILD_##device(&runner_##name##_ops, )
 #include "runners/runners.def"
 #undef LSTM_RUNNER
     NULL,
 };
 
+/* the model of each, as the roster says (their tables must say the same) */
+static const int runner_model_table[] = {
+#define LSTM_RUNNER(name, device, model, roles) IN_BUILD_##device(MODEL_NAMED_##model, )
+#include "runners/runners.def"
+#undef LSTM_RUNNER
+    0,
+};
+
 static const unsigned runner_role_table[] = {
-#define LSTM_RUNNER(name, device, roles) IN_BUILD_##device(roles, )
+#define LSTM_RUNNER(name, device, model, roles) IN_BUILD_##device(roles, )
 #include "runners/runners.def"
 #undef LSTM_RUNNER
     0,
@@ -147,6 +155,7 @@ int registry_validate(const runner_ops *const *table, lc_error *err)
         else if (!r->peak_device_bytes) missing = "peak_device_bytes()";
         else if (!r->destroy) missing = "destroy()";
         else if (r->max_layers < 0) missing = "max_layers >= 0";
+        else if (!lstm_model_get(r->model)) missing = "a model of this lstmcheck (src/model/models.def)";
         else if (!(r->caps & RUNNER_MULTILAYER) && r->max_layers != 1 && r->max_layers != 0) missing = "consistent max_layers";
         if (missing) {
             lc_error_set(err, "runner #%d (%s) lacks %s", n, r->name ? r->name : "unnamed", missing);
@@ -166,6 +175,16 @@ int registry_validate(const runner_ops *const *table, lc_error *err)
                 lc_error_set(err, "runner name '%s' appears twice", r->name);
                 return 1;
             }
+        }
+    }
+    /* the built-in tables set .model = RUNNER_MODEL_OF(name): one that
+     * forgot is taken for the plain LSTM (0) */
+    for (int i = 0; table == lstm_runners && i < n; i++) {
+        if (table[i]->model != runner_model_table[i]) {
+            lc_error_set(err, "runner '%s' computes model %s by its table, %s by the roster (runners.def): "
+                              "its table should say .model = RUNNER_MODEL_OF(%s)", table[i]->name,
+                         lstm_model_name(table[i]->model), lstm_model_name(runner_model_table[i]), table[i]->name);
+            return 1;
         }
     }
     if (n == 0) {

@@ -39,6 +39,15 @@ typedef lstmcheck_precision runner_precision;
  * LC_ERROR (err says why), or LC_UNSUPPORTED (this shape or machine is
  * not supported; err says why); the ABI's LSTMCHECK_* values are these. */
 
+/* The model each built-in runner computes, from the roster: its table
+ * says .model = RUNNER_MODEL_OF(name). */
+enum {
+#define LSTM_RUNNER(name, device, model, roles) RUNNER_MODEL_OF_##name = MODEL_NAMED_##model,
+#include "runners/runners.def"
+#undef LSTM_RUNNER
+};
+#define RUNNER_MODEL_OF(name) RUNNER_MODEL_OF_##name
+
 /* NULL-terminated table of every runner built in, in roster order
  * (runners/runners.def). */
 extern const runner_ops *const lstm_runners[];

@@ -5,6 +5,9 @@
  * gradients and the input gradient as single GEMMs over all steps.
  * Variable length: every step runs on the whole batch and the cell masks
  * the finished sequences (their state passes through unchanged).
+ * cpu_dropout is the same runner for the dropout model: the output of
+ * every layer but the last times its mask feeds the next layer (and the
+ * gradient flowing down is masked alike).
  * The test build adds cpu_tf32 and cpu_tf32_trunc: the same runner with
  * every GEMM operand cut to TF32 (runners/faults.h). */
 #include "runners/faults.h"
@@ -29,6 +32,7 @@ typedef struct cpu_layer {
     float *h_prev; /* (T,B,H) hidden state before each step */
     float *c_prev; /* (T,B,H) cell state before each step */
     float *out;    /* (T,B,H) the layer's output (zero past a sequence's end) */
+    float *masked; /* (T,B,H) out times the dropout mask after it (dropout model, not the top layer) */
     float *dw_ih, *dw_hh, *db_ih, *db_hh; /* accumulated gradients */
 } cpu_layer;
 
@@ -144,7 +148,7 @@ static void cpu_destroy(void *vs)
     if (s->layers) {
         for (int l = 0; l < s->p->shape.num_layers; l++) {
             cpu_layer *ly = &s->layers[l];
-            free(ly->gates); free(ly->c); free(ly->h_prev); free(ly->c_prev); free(ly->out);
+            free(ly->gates); free(ly->c); free(ly->h_prev); free(ly->c_prev); free(ly->out); free(ly->masked);
             free(ly->dw_ih); free(ly->dw_hh); free(ly->db_ih); free(ly->db_hh);
         }
     }
@@ -192,9 +196,12 @@ static cpu_state *cpu_state_new(const lstm_problem *p)
 
 /* Layer l's tape (gates, cells, states before each step, output) and its
  * accumulated gradients; *ok becomes 0 when an allocation fails. */
-static void alloc_layer(cpu_layer *ly, const lstm_shape *sh, int l, int *ok)
+static void alloc_layer(cpu_layer *ly, const lstm_problem *p, int l, int *ok)
 {
+    const lstm_shape *sh = &p->shape;
     const size_t T = (size_t)sh->seq_length, B = (size_t)sh->batch, H = (size_t)sh->hidden_size;
+    if (lstm_dropout_mask(p, l))
+        ly->masked = falloc(T * B * H, ok);
     ly->gates = falloc(T * B * 4 * H, ok);
     ly->c = falloc(T * B * H, ok);
     ly->h_prev = falloc(T * B * H, ok);
@@ -248,7 +255,7 @@ static int cpu_create(const runner_ops *self, const lstm_problem *p, void **out,
     }
     s->operands = self->impl ? *(const gemm_operands *)self->impl : OPERANDS_FP32;
     for (int l = 0; l < sh->num_layers; l++)
-        alloc_layer(&s->layers[l], sh, l, &ok);
+        alloc_layer(&s->layers[l], p, l, &ok);
     alloc_buffers(s, &ok);
     if (!ok) {
         cpu_destroy(s);
@@ -275,6 +282,43 @@ static void extra_work(cpu_state *s, double started)
                     H, s->p->w_hh[0], H, 0.0f, s->extra_c, 4 * H);
 }
 
+/* What layer l reads: x, or the output of the layer below (masked, under
+ * dropout). */
+static const float *layer_input(const cpu_state *s, int l)
+{
+    if (l == 0)
+        return s->p->x;
+    const cpu_layer *below = &s->layers[l - 1];
+    return below->masked ? below->masked : below->out;
+}
+
+/* dst[i] = src[i] * mask[i] (the cell's padding zeros stay zero) */
+static void masked_copy(float *restrict dst, const float *restrict src, const float *restrict mask, size_t n)
+{
+    if (FAULT_ON(FAULT_DROPOUT_UNSCALED)) {
+        for (size_t i = 0; i < n; i++)
+            dst[i] = mask[i] != 0.0f ? src[i] : 0.0f;
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        dst[i] = src[i] * mask[i];
+}
+
+/* Under dropout, layer l's output masked for the layer above. */
+static void mask_output(cpu_state *s, int l)
+{
+    const float *mask = lstm_dropout_mask(s->p, l);
+    const lstm_shape *sh = &s->p->shape;
+    const size_t n = lstm_seq_elems(sh, sh->hidden_size);
+    cpu_layer *ly = &s->layers[l];
+    if (mask)
+        masked_copy(ly->masked, ly->out, mask, n);
+    const float *below = l > 0 ? lstm_dropout_mask(s->p, l - 1) : NULL;
+    if (FAULT_ON(FAULT_DROPOUT_AFTER_LAST) && l == sh->num_layers - 1 && below)
+        for (size_t i = 0; i < n; i++)
+            ly->out[i] *= below[i];
+}
+
 static int cpu_forward(void *vs, lc_error *err)
 {
     (void)err;
@@ -286,7 +330,7 @@ static int cpu_forward(void *vs, lc_error *err)
     for (int l = 0; l < p->shape.num_layers; l++) {
         cpu_layer *ly = &s->layers[l];
         const int In = lstm_layer_input_size(&p->shape, l);
-        const float *in = l == 0 ? p->x : s->layers[l - 1].out;
+        const float *in = layer_input(s, l);
         const float *b_ih = p->b_ih[l], *b_hh = p->b_hh[l];
         float *hs = s->hy + (size_t)l * BH, *cs = s->cy + (size_t)l * BH;
         memcpy(hs, p->h0 + (size_t)l * BH, BH * sizeof(float));
@@ -315,6 +359,7 @@ static int cpu_forward(void *vs, lc_error *err)
                 cell_forward(H, gb, b_ih, b_hh, cb, ct, hb, ot);
             }
         }
+        mask_output(s, l);
     }
     extra_work(s, started);
     return LC_OK;
@@ -375,7 +420,7 @@ static void layer_weight_and_input_grads(cpu_state *s, int l)
     const int In = lstm_layer_input_size(sh, l);
     const size_t BH = (size_t)B * H, H4 = 4 * (size_t)H;
     cpu_layer *ly = &s->layers[l];
-    const float *in = l == 0 ? p->x : s->layers[l - 1].out;
+    const float *in = layer_input(s, l);
     int rows = T * B;
     const float *dg_all = s->dgates, *in_all = in;
     const float *hp_all = FAULT_ON(FAULT_BWD_TIME_OFFSET) ? ly->out : ly->h_prev;
@@ -413,8 +458,12 @@ static int cpu_backward(void *vs, lc_error *err)
     for (int l = sh->num_layers - 1; l >= 0; l--) {
         layer_backward_steps(s, l);
         layer_weight_and_input_grads(s, l);
-        /* the gradient of this layer's input is that of the layer below's output */
-        if (l > 0)
+        /* the gradient of this layer's input is that of the layer below's
+         * output, through its dropout mask */
+        const float *mask = l > 0 && !FAULT_ON(FAULT_DROPOUT_BWD_UNMASKED) ? lstm_dropout_mask(p, l - 1) : NULL;
+        if (mask)
+            masked_copy(s->d_out, s->d_in, mask, out_elems);
+        else if (l > 0)
             memcpy(s->d_out, s->d_in, out_elems * sizeof(float));
     }
     s->backward_done = 1;
@@ -488,9 +537,9 @@ static size_t cpu_peak_device_bytes(void *vs)
 
 /* The cpu runner's table; its test-build variants differ in name, precision
  * and what their GEMMs see (impl). */
-#define CPU_RUNNER(NAME, PRECISION, OPERANDS, DESCRIPTION)                                            \
+#define CPU_RUNNER(NAME, MODEL, PRECISION, OPERANDS, DESCRIPTION)                                     \
     {                                                                                                 \
-        .name = NAME, .device = LC_DEVICE_CPU, .description = DESCRIPTION,                            \
+        .name = NAME, .device = LC_DEVICE_CPU, .description = DESCRIPTION, .model = MODEL,            \
         .caps = RUNNER_MULTILAYER | RUNNER_VARLEN | RUNNER_BACKWARD | RUNNER_STATE_GRADS,             \
         .precision = PRECISION, .max_layers = 0, .available = cpu_available, .create = cpu_create,   \
         .forward = cpu_forward, .backward = cpu_backward, .zero_grads = cpu_zero_grads,               \
@@ -498,24 +547,28 @@ static size_t cpu_peak_device_bytes(void *vs)
         .destroy = cpu_destroy, .impl = OPERANDS,                                                     \
     }
 
-const runner_ops runner_cpu_ops = CPU_RUNNER("cpu", PRECISION_FP32, NULL,
+const runner_ops runner_cpu_ops = CPU_RUNNER("cpu", RUNNER_MODEL_OF(cpu), PRECISION_FP32, NULL,
     "FP32 on OpenBLAS: one input GEMM for all steps, a GEMM + fused cell per step");
+const runner_ops runner_cpu_dropout_ops = CPU_RUNNER("cpu_dropout", RUNNER_MODEL_OF(cpu_dropout), PRECISION_FP32,
+    NULL, "the cpu runner with dropout 0.4 between layers (masks drawn from the seed)");
 
 #ifdef LSTMCHECK_FAULTS
 static const gemm_operands tf32_nearest = OPERANDS_TF32_NEAREST, tf32_truncated = OPERANDS_TF32_TRUNCATED;
-static const runner_ops runner_cpu_tf32_ops = CPU_RUNNER("cpu_tf32", PRECISION_TF32, &tf32_nearest,
+static const runner_ops runner_cpu_tf32_ops = CPU_RUNNER("cpu_tf32", MODEL_LSTM, PRECISION_TF32, &tf32_nearest,
     "the cpu runner with every GEMM operand rounded to TF32 (nearest even), summed in FP32");
-static const runner_ops runner_cpu_tf32_trunc_ops = CPU_RUNNER("cpu_tf32_trunc", PRECISION_TF32, &tf32_truncated,
+static const runner_ops runner_cpu_tf32_trunc_ops = CPU_RUNNER("cpu_tf32_trunc", MODEL_LSTM, PRECISION_TF32, &tf32_truncated,
     "the cpu runner with every GEMM operand truncated to TF32, summed in FP32");
 
-const runner_ops *lstm_cpu_runner_at(const char *arithmetic)
+const runner_ops *lstm_cpu_runner_at(lstm_model_id model, const char *arithmetic)
 {
     static const struct {
+        lstm_model_id model;
         const char *arithmetic;
         const runner_ops *runner;
-    } at[] = {{"fp32", &runner_cpu_ops}, {"tf32", &runner_cpu_tf32_ops}, {"tf32_trunc", &runner_cpu_tf32_trunc_ops}};
+    } at[] = {{MODEL_LSTM, "fp32", &runner_cpu_ops}, {MODEL_LSTM, "tf32", &runner_cpu_tf32_ops},
+              {MODEL_LSTM, "tf32_trunc", &runner_cpu_tf32_trunc_ops}, {MODEL_DROPOUT, "fp32", &runner_cpu_dropout_ops}};
     for (size_t i = 0; i < sizeof at / sizeof at[0]; i++)
-        if (!strcmp(at[i].arithmetic, arithmetic))
+        if (at[i].model == model && !strcmp(at[i].arithmetic, arithmetic))
             return at[i].runner;
     return NULL;
 }

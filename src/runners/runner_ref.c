@@ -37,7 +37,7 @@ static int ref_create(const runner_ops *self, const lstm_problem *p, void **out,
         return LC_ERROR;
     }
     s->p = p;
-    if (lstm_results_alloc(&s->res, &p->shape, err)) {
+    if (lstm_results_alloc(&s->res, &p->shape, p->model, err)) {
         free(s);
         return LC_ERROR;
     }
@@ -123,4 +123,5 @@ const runner_ops runner_ref_ops = {
     .read_results = ref_read_results,
     .peak_device_bytes = ref_peak_device_bytes,
     .destroy = ref_destroy,
+    .model = RUNNER_MODEL_OF(ref),
 };

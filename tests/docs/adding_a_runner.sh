@@ -48,7 +48,7 @@ const runner_ops runner_example_ops = {
 };
 C
 # Step 2: one line in the roster
-echo 'LSTM_RUNNER(example, cpu, 0)' >> "$work/src/runners/runners.def"
+echo 'LSTM_RUNNER(example, cpu, lstm, 0)' >> "$work/src/runners/runners.def"
 
 # Step 3: build and check (CPU only: the example is a CPU runner)
 cmake -S "$work" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLSTMCHECK_CUDA=OFF > "$work/configure.log"

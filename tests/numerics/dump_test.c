@@ -124,7 +124,7 @@ static float **input_slot(lstm_problem *p, const char *name, size_t *count)
 static int rebuild_problem(const dump *d, lstm_problem *p)
 {
     lc_error err;
-    if (lstm_problem_alloc(p, &d->shape, &err))
+    if (lstm_problem_alloc(p, &d->shape, MODEL_LSTM, &err))
         return FAIL("%s", err.msg);
     const cJSON *entry;
     int loaded = 0;
@@ -219,7 +219,7 @@ static int check_seed(const dump *d, const lstm_problem *dumped)
     }
     lstm_problem p;
     lc_error err;
-    if (lstm_problem_alloc(&p, &d->shape, &err) || lstm_inputs_generate(&p, (uint64_t)seed, mask, &err))
+    if (lstm_problem_alloc(&p, &d->shape, MODEL_LSTM, &err) || lstm_inputs_generate(&p, (uint64_t)seed, mask, &err))
         return FAIL("%s", err.msg);
     const lstm_shape *sh = &d->shape;
     const size_t f = sizeof(float), seq = lstm_seq_elems(sh, sh->input_size) * f,
@@ -339,7 +339,7 @@ static int dump_and_recompute(const runner_ops *r, const lstm_shape *s, uint64_t
     if (!rc && (!cJSON_IsString(loss) || strcmp(loss->valuestring, expected_loss)))
         rc = FAIL("%s: loss is not \"%s\"", d.dir, expected_loss);
     rc = rc || rebuild_problem(&d, &p);
-    if (!rc && (lstm_results_alloc(&rec.results, &d.shape, &err) || lstm_reference_run(&p, &rec.results, &err)))
+    if (!rc && (lstm_results_alloc(&rec.results, &d.shape, MODEL_LSTM, &err) || lstm_reference_run(&p, &rec.results, &err)))
         rc = FAIL("reference: %s", err.msg);
     if (!rc)
         rec.nviews = lstm_results_views(&rec.results, LSTM_VIEWS_OUTPUTS | LSTM_VIEWS_STATE | LSTM_VIEWS_GRADS,

@@ -70,7 +70,7 @@ static const fault_shape shapes[] = {
 static unsigned sets_of(lstm_fault f)
 {
     static const unsigned sets[FAULT_COUNT] = {
-#define LSTM_FAULT(ENUM, name, kind, shapes) [FAULT_##ENUM] = shapes,
+#define LSTM_FAULT(ENUM, name, kind, model, shapes) [FAULT_##ENUM] = shapes,
 #include "runners/faults.def"
 #undef LSTM_FAULT
     };
@@ -107,7 +107,6 @@ typedef struct request {
     int nfaults, nprecisions, nsets;
     lstm_fault faults[FAULT_COUNT];
     const char *precision[MAX_PRECISIONS];
-    const runner_ops *runner[MAX_PRECISIONS];
     const char *set[MAX_SETS];
     int sizes[5]; /* T B I H L when sizes[0] != 0 */
 } request;
@@ -195,6 +194,12 @@ static void judge(const runner_ops *r, const char *precision, lstm_fault fault, 
     }
 }
 
+/* The cpu runner a fault is planted in, at precision p: its model's. */
+static const runner_ops *runner_of(const request *rq, int f, int p)
+{
+    return lstm_cpu_runner_at(lstm_fault_model(rq->faults[f]), rq->precision[p]);
+}
+
 /* Every fault at every precision on one case, sharing its reference. */
 static int judge_case(const request *rq, const judged_case *c, tally t[FAULT_COUNT][MAX_PRECISIONS])
 {
@@ -207,7 +212,7 @@ static int judge_case(const request *rq, const judged_case *c, tally t[FAULT_COU
     for (int p = 0; p < rq->nprecisions; p++)
         for (int f = 0; f < rq->nfaults; f++)
             if (c->set & sets_of(rq->faults[f]))
-                judge(rq->runner[p], rq->precision[p], rq->faults[f], &ctx, &t[f][p]);
+                judge(runner_of(rq, f, p), rq->precision[p], rq->faults[f], &ctx, &t[f][p]);
     numerics_context_free(&ctx);
     return 0;
 }
@@ -279,8 +284,7 @@ static int parse_precisions(char *list, request *rq)
         return 1;
     }
     for (int p = 0; p < rq->nprecisions; p++) {
-        rq->runner[p] = lstm_cpu_runner_at(rq->precision[p]);
-        if (!rq->runner[p]) {
+        if (!lstm_cpu_runner_at(MODEL_LSTM, rq->precision[p])) {
             fprintf(stderr, "fault_test: unknown precision '%s' (fp32, tf32, tf32_trunc)\n", rq->precision[p]);
             return 1;
         }
@@ -380,6 +384,16 @@ static int parse(int argc, char **argv, request *rq)
     if (rq->sizes[0] && set_list != shapes) {
         fprintf(stderr, "fault_test: a shape T B I H L and --shapes exclude each other\n");
         return 1;
+    }
+    for (int f = 0; f < rq->nfaults; f++) {
+        for (int p = 0; p < rq->nprecisions; p++) {
+            if (!runner_of(rq, f, p)) {
+                fprintf(stderr, "fault_test: fault %s is planted in the %s model's cpu runner, which has no %s variant\n",
+                        lstm_fault_name(rq->faults[f]), lstm_model_name(lstm_fault_model(rq->faults[f])),
+                        rq->precision[p]);
+                return 1;
+            }
+        }
     }
     return 0;
 }

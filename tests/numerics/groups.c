@@ -11,7 +11,7 @@
 #define CASES(...) sizeof((numerics_case[]){__VA_ARGS__}) / sizeof(numerics_case), {__VA_ARGS__}
 
 const numerics_group numerics_groups[] = {
-#define NUMERICS_GROUP(name, ...) {#name, CASES(__VA_ARGS__)},
+#define NUMERICS_GROUP(name, model, ...) {#name, #model, CASES(__VA_ARGS__)},
 #include "groups.def"
 #undef NUMERICS_GROUP
     {.name = NULL},

@@ -18,6 +18,7 @@ typedef struct numerics_case {
 
 typedef struct numerics_group {
     const char *name;
+    const char *model; /* "any", or the model it is for (model/models.def) */
     int ncases;
     numerics_case cases[NUMERICS_MAX_CASES];
 } numerics_group;

@@ -53,7 +53,7 @@ int test_tolerance_rule(void)
     /* every view carries its kind: y hy cy | dx dh0 dc0 | dw_ih.0 dw_hh.0 db_ih.0 db_hh.0 */
     lstm_results res;
     lc_error err;
-    CHECK(!lstm_results_alloc(&res, &a, &err), "%s", err.msg);
+    CHECK(!lstm_results_alloc(&res, &a, MODEL_LSTM, &err), "%s", err.msg);
     lstm_tensor_view v[16];
     const int n = lstm_results_views(&res, LSTM_VIEWS_OUTPUTS | LSTM_VIEWS_STATE | LSTM_VIEWS_GRADS, v, 16);
     lstm_results_free(&res);
@@ -102,8 +102,8 @@ int test_gate_underflow_deep_stack(void)
     lstm_problem p;
     lstm_results ref, got;
     lc_error err = {{0}};
-    CHECK(!lstm_problem_alloc(&p, &s, &err) && !lstm_inputs_generate(&p, 17, SEED_DY, &err) &&
-              !lstm_results_alloc(&ref, &s, &err) && !lstm_results_alloc(&got, &s, &err) &&
+    CHECK(!lstm_problem_alloc(&p, &s, MODEL_LSTM, &err) && !lstm_inputs_generate(&p, 17, SEED_DY, &err) &&
+              !lstm_results_alloc(&ref, &s, MODEL_LSTM, &err) && !lstm_results_alloc(&got, &s, MODEL_LSTM, &err) &&
               !lstm_reference_run(&p, &ref, &err), "%s", err.msg);
     CHECK(fabs(ref.dx[0]) < FLT_MIN && ref.dx[0] != 0, "dx = %g: the case must underflow FP32", ref.dx[0]);
     const runner_ops *cpu = registry_find("cpu");
@@ -133,7 +133,7 @@ int test_tolerance_linear_in_layers(void)
     lc_error err = {{0}};
     /* N_fwd = T * sum_l (I_l + H): (3 + 2) + 99999 * (2 + 2) */
     CHECK_NEAR(tolerance_depth(&s, TENSOR_FORWARD, PRECISION_FP32), 5.0 + 99999.0 * 4.0, 0);
-    CHECK(!lstm_results_alloc(&ref, &s, &err), "%s", err.msg);
+    CHECK(!lstm_results_alloc(&ref, &s, MODEL_LSTM, &err), "%s", err.msg);
     const clock_t t0 = clock();
     gate_report rep;
     gate_compare(registry_find("cpu"), &ref, &ref, LSTM_VIEWS_OUTPUTS | LSTM_VIEWS_STATE | LSTM_VIEWS_GRADS, &rep);
@@ -298,7 +298,7 @@ int test_gate_reports_worst_element(void)
     lc_error err;
     lstm_shape s = {.seq_length = 2, .batch = 3, .input_size = 2, .hidden_size = 4, .num_layers = 1};
     lstm_results ref, got;
-    CHECK(!lstm_results_alloc(&ref, &s, &err) && !lstm_results_alloc(&got, &s, &err), "%s", err.msg);
+    CHECK(!lstm_results_alloc(&ref, &s, MODEL_LSTM, &err) && !lstm_results_alloc(&got, &s, MODEL_LSTM, &err), "%s", err.msg);
     for (size_t i = 0; i < 24; i++)
         ref.y[i] = got.y[i] = 0.5;
     got.y[(1 * 3 + 2) * 4 + 1] = 0.6; /* y[1,2,1] */

@@ -20,7 +20,7 @@ int test_inputs_golden_values(void)
     lc_error err;
     lstm_shape s = {.seq_length = 2, .batch = 2, .input_size = 3, .hidden_size = 4, .num_layers = 1};
     lstm_problem p;
-    CHECK(!lstm_problem_alloc(&p, &s, &err), "%s", err.msg);
+    CHECK(!lstm_problem_alloc(&p, &s, MODEL_LSTM, &err), "%s", err.msg);
     CHECK(!lstm_inputs_generate(&p, 17, SEED_DY, &err), "%s", err.msg);
     const uint32_t x_bits[3] = {0xbf0a341eu, 0x3f6a0a5fu, 0x3ec01fb8u};
     const uint32_t w_bits[2] = {0x3bd83e80u, 0xbdaf26b8u};
@@ -39,8 +39,8 @@ int test_inputs_same_seed_same_values(void)
     lc_error err;
     lstm_shape s = {.seq_length = 3, .batch = 2, .input_size = 5, .hidden_size = 6, .num_layers = 2};
     lstm_problem a, b, c;
-    CHECK(!lstm_problem_alloc(&a, &s, &err) && !lstm_problem_alloc(&b, &s, &err) &&
-              !lstm_problem_alloc(&c, &s, &err), "%s", err.msg);
+    CHECK(!lstm_problem_alloc(&a, &s, MODEL_LSTM, &err) && !lstm_problem_alloc(&b, &s, MODEL_LSTM, &err) &&
+              !lstm_problem_alloc(&c, &s, MODEL_LSTM, &err), "%s", err.msg);
     CHECK(!lstm_inputs_generate(&a, 9, SEED_DY | SEED_DHY, &err), "%s", err.msg);
     CHECK(!lstm_inputs_generate(&b, 9, SEED_DY | SEED_DHY, &err), "%s", err.msg);
     CHECK(!lstm_inputs_generate(&c, 10, SEED_DY | SEED_DHY, &err), "%s", err.msg);
@@ -63,7 +63,7 @@ int test_inputs_distributions(void)
     lc_error err;
     lstm_shape s = {.seq_length = 50, .batch = 20, .input_size = 100, .hidden_size = 64, .num_layers = 1};
     lstm_problem p;
-    CHECK(!lstm_problem_alloc(&p, &s, &err), "%s", err.msg);
+    CHECK(!lstm_problem_alloc(&p, &s, MODEL_LSTM, &err), "%s", err.msg);
     CHECK(!lstm_inputs_generate(&p, 1, SEED_DY, &err), "%s", err.msg);
     size_t n = lstm_seq_elems(&s, 100);
     double sum = 0, sq = 0;
@@ -93,7 +93,7 @@ int test_inputs_lengths(void)
     lc_error err;
     lstm_shape s = {.seq_length = 99, .batch = 200, .input_size = 1, .hidden_size = 1, .num_layers = 1};
     lstm_problem p;
-    CHECK(!lstm_problem_alloc(&p, &s, &err), "%s", err.msg);
+    CHECK(!lstm_problem_alloc(&p, &s, MODEL_LSTM, &err), "%s", err.msg);
     CHECK(!lstm_inputs_lengths(&p, 17, 30, 99, &err), "%s", err.msg);
     int lo = 1000, hi = 0;
     for (int b = 0; b < 200; b++) {
@@ -105,7 +105,7 @@ int test_inputs_lengths(void)
     lstm_shape s2 = s;
     s2.batch = 2;
     lstm_problem q;
-    CHECK(!lstm_problem_alloc(&q, &s2, &err), "%s", err.msg);
+    CHECK(!lstm_problem_alloc(&q, &s2, MODEL_LSTM, &err), "%s", err.msg);
     CHECK(lstm_inputs_set_lengths(&q, bad, 2, &err) != 0, "length 0 accepted");
     CHECK(strstr(err.msg, "outside 1..99") != NULL, "message: %s", err.msg);
     lstm_problem_free(&p);

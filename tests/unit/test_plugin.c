@@ -15,7 +15,7 @@
  * LSTMCHECK_RUNNER_ABI_VERSION, then record the new layout here. */
 int test_runner_abi_layout(void)
 {
-    CHECK(LSTMCHECK_RUNNER_ABI_VERSION == 1, "the layout below is version 1's; the header says %d",
+    CHECK(LSTMCHECK_RUNNER_ABI_VERSION == 2, "the layout below is version 2's; the header says %d",
           LSTMCHECK_RUNNER_ABI_VERSION);
     const struct {
         const char *what;
@@ -23,9 +23,15 @@ int test_runner_abi_layout(void)
     } layout[] = {
         {"sizeof(lstmcheck_error)", sizeof(lstmcheck_error), 512},
         {"sizeof(lstmcheck_shape)", sizeof(lstmcheck_shape), 20},
-        {"sizeof(lstmcheck_problem)", sizeof(lstmcheck_problem), 112},
-        {"sizeof(lstmcheck_results)", sizeof(lstmcheck_results), 104},
-        {"sizeof(lstmcheck_runner)", sizeof(lstmcheck_runner), 112},
+        /* version 2 appended the model and its slots to version 1's structs */
+        {"sizeof(lstmcheck_problem)", sizeof(lstmcheck_problem), 184},
+        {"sizeof(lstmcheck_results)", sizeof(lstmcheck_results), 176},
+        {"sizeof(lstmcheck_runner)", sizeof(lstmcheck_runner), 120},
+        {"problem.model (version 1's size)", offsetof(lstmcheck_problem, model), 112},
+        {"problem.model_inputs", offsetof(lstmcheck_problem, model_inputs), 120},
+        {"results.model (version 1's size)", offsetof(lstmcheck_results, model), 104},
+        {"results.model_grads", offsetof(lstmcheck_results, model_grads), 112},
+        {"runner.model (version 1's size)", offsetof(lstmcheck_runner, model), 112},
         {"sizeof(lstmcheck_plugin)", sizeof(lstmcheck_plugin), 32},
         {"problem.lengths", offsetof(lstmcheck_problem, lengths), 24},
         {"problem.x", offsetof(lstmcheck_problem, x), 64},
@@ -44,11 +50,13 @@ int test_runner_abi_layout(void)
         {"plugin.runners", offsetof(lstmcheck_plugin, runners), 24},
     };
     for (size_t i = 0; i < sizeof layout / sizeof layout[0]; i++)
-        CHECK(layout[i].got == layout[i].want, "%s is %zu, version 1 has %zu: the ABI changed", layout[i].what,
+        CHECK(layout[i].got == layout[i].want, "%s is %zu, version 2 has %zu: the ABI changed", layout[i].what,
               layout[i].got, layout[i].want);
     CHECK(LSTMCHECK_MULTILAYER == 1 && LSTMCHECK_VARLEN == 2 && LSTMCHECK_BACKWARD == 4 &&
               LSTMCHECK_STATE_ONLY == 8 && LSTMCHECK_STATE_GRADS == 16 && LSTMCHECK_TF32 == 1,
           "the caps and precision values of version 1");
+    CHECK(LSTMCHECK_MODEL_LSTM == 0 && LSTMCHECK_MODEL_DROPOUT == 1 && LSTMCHECK_DROPOUT_MASK == 0 &&
+              LSTMCHECK_MODEL_SLOTS == 8, "the model values of version 2");
     return 0;
 }
 

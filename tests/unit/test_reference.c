@@ -50,38 +50,46 @@ static int check_tensor(const char *name, lstm_problem *p, float *data, size_t n
     return 0;
 }
 
-static int fd_case(lstm_shape s, const int *lengths, unsigned seeds)
+/* Every gradient of a problem of the model, element by element: x, h0, c0
+ * and each per-layer parameter the model's descriptor lists. */
+static int fd_case_of(int model, lstm_shape s, const int *lengths, unsigned seeds)
 {
     lc_error err;
     lstm_problem p;
     lstm_results grad, scratch;
-    CHECK(!lstm_problem_alloc(&p, &s, &err), "%s", err.msg);
+    CHECK(!lstm_problem_alloc(&p, &s, model, &err), "%s", err.msg);
     CHECK(!lstm_inputs_generate(&p, 5, seeds, &err), "%s", err.msg);
     if (lengths)
         CHECK(!lstm_inputs_set_lengths(&p, lengths, s.batch, &err), "%s", err.msg);
-    CHECK(!lstm_results_alloc(&grad, &s, &err), "%s", err.msg);
-    CHECK(!lstm_results_alloc(&scratch, &s, &err), "%s", err.msg);
+    CHECK(!lstm_results_alloc(&grad, &s, model, &err), "%s", err.msg);
+    CHECK(!lstm_results_alloc(&scratch, &s, model, &err), "%s", err.msg);
     CHECK(!lstm_reference_run(&p, &grad, &err), "%s", err.msg);
     double worst = 0;
     int rc = check_tensor("dx", &p, p.x, lstm_seq_elems(&s, s.input_size), grad.dx, &scratch, &worst) ||
              check_tensor("dh0", &p, p.h0, lstm_state_elems(&s), grad.dh0, &scratch, &worst) ||
              check_tensor("dc0", &p, p.c0, lstm_state_elems(&s), grad.dc0, &scratch, &worst);
-    for (int l = 0; !rc && l < s.num_layers; l++) {
-        char n1[16], n2[16], n3[16], n4[16];
-        snprintf(n1, sizeof n1, "dw_ih.%d", l);
-        snprintf(n2, sizeof n2, "dw_hh.%d", l);
-        snprintf(n3, sizeof n3, "db_ih.%d", l);
-        snprintf(n4, sizeof n4, "db_hh.%d", l);
-        rc = check_tensor(n1, &p, p.w_ih[l], lstm_w_ih_elems(&s, l), grad.dw_ih[l], &scratch, &worst) ||
-             check_tensor(n2, &p, p.w_hh[l], lstm_w_hh_elems(&s), grad.dw_hh[l], &scratch, &worst) ||
-             check_tensor(n3, &p, p.b_ih[l], 4 * (size_t)s.hidden_size, grad.db_ih[l], &scratch, &worst) ||
-             check_tensor(n4, &p, p.b_hh[l], 4 * (size_t)s.hidden_size, grad.db_hh[l], &scratch, &worst);
+    const lstm_model *m = lstm_model_get(model);
+    int checked = 0;
+    for (int i = 0; !rc && i < m->ntensors; i++) {
+        const model_tensor *t = &m->tensors[i];
+        for (int l = 0; !rc && t->has_grad && l < model_tensor_layers(t, &s); l++, checked++) {
+            char name[40];
+            snprintf(name, sizeof name, "d%s.%d", t->name, l);
+            rc = check_tensor(name, &p, model_tensor_inputs(t, &p)[l], model_tensor_elems(t, &s, l),
+                              model_tensor_grads(t, &grad)[l], &scratch, &worst);
+        }
     }
-    printf("worst |fd - analytic| / allowed = %.3g over every gradient element\n", worst);
+    printf("%s: worst |fd - analytic| / allowed = %.3g over every gradient element (%d parameter tensors)\n",
+           m->name, worst, checked);
     lstm_problem_free(&p);
     lstm_results_free(&grad);
     lstm_results_free(&scratch);
     return rc;
+}
+
+static int fd_case(lstm_shape s, const int *lengths, unsigned seeds)
+{
+    return fd_case_of(MODEL_LSTM, s, lengths, seeds);
 }
 
 int test_reference_fd_one_layer(void)
@@ -116,6 +124,90 @@ int test_reference_fd_state_only(void)
                    NULL, SEED_DHY);
 }
 
+/* Dropout between layers: three layers (two masks), ragged lengths, every
+ * output seeded; the gradient through each mask is checked at every input
+ * and parameter of the layers below it. */
+int test_reference_fd_dropout(void)
+{
+    const int lengths[3] = {4, 1, 3};
+    return fd_case_of(MODEL_DROPOUT,
+                      (lstm_shape){.seq_length = 4, .batch = 3, .input_size = 3, .hidden_size = 4, .num_layers = 3},
+                      lengths, SEED_DY | SEED_DHY | SEED_DCY);
+}
+
+/* A one-layer problem of the plain LSTM with layer l's parameters of p and
+ * the given input sequence (T,B,width) and initial state, into q. */
+static int one_layer_of(const lstm_problem *p, int l, const double *input, int width, lstm_problem *q)
+{
+    lc_error err;
+    lstm_shape s = p->shape;
+    s.num_layers = 1;
+    s.input_size = width;
+    const size_t BH = (size_t)s.batch * s.hidden_size;
+    CHECK(!lstm_problem_alloc(q, &s, MODEL_LSTM, &err), "%s", err.msg);
+    memcpy(q->w_ih[0], p->w_ih[l], lstm_w_ih_elems(&s, 0) * sizeof(float));
+    memcpy(q->w_hh[0], p->w_hh[l], lstm_w_hh_elems(&s) * sizeof(float));
+    memcpy(q->b_ih[0], p->b_ih[l], 4 * (size_t)s.hidden_size * sizeof(float));
+    memcpy(q->b_hh[0], p->b_hh[l], 4 * (size_t)s.hidden_size * sizeof(float));
+    memcpy(q->h0, p->h0 + l * BH, BH * sizeof(float));
+    memcpy(q->c0, p->c0 + l * BH, BH * sizeof(float));
+    for (size_t i = 0; i < lstm_seq_elems(&s, width); i++)
+        q->x[i] = (float)input[i]; /* exact: the inputs below are floats times floats, checked */
+    return 0;
+}
+
+/* The dropout model's forward, composed by hand from one-layer LSTMs: layer
+ * 0 on x, its output times the mask (exact in float here: the mask is 0 or
+ * a float, and the output is rounded to float before) fed to layer 1. Its
+ * y, hy, cy equal the model's reference: the mask sits between the layers,
+ * and neither y nor the states are masked. */
+int test_reference_dropout_composed(void)
+{
+    lc_error err;
+    const lstm_shape s = {.seq_length = 5, .batch = 3, .input_size = 4, .hidden_size = 6, .num_layers = 2};
+    lstm_problem p, q0, q1;
+    lstm_results r, r0, r1;
+    CHECK(!lstm_problem_alloc(&p, &s, MODEL_DROPOUT, &err) && !lstm_inputs_generate(&p, 11, 0, &err), "%s", err.msg);
+    CHECK(!lstm_results_alloc(&r, &s, MODEL_DROPOUT, &err) && !lstm_reference_forward(&p, &r, NULL, &err), "%s",
+          err.msg);
+    double *x = calloc(lstm_seq_elems(&s, s.input_size), sizeof *x);
+    double *mid = calloc(lstm_seq_elems(&s, s.hidden_size), sizeof *mid);
+    CHECK(x && mid, "memory");
+    lstm_copy_to_double(x, p.x, lstm_seq_elems(&s, s.input_size));
+    CHECK(!one_layer_of(&p, 0, x, s.input_size, &q0), "layer 0");
+    CHECK(!lstm_results_alloc(&r0, &q0.shape, MODEL_LSTM, &err) && !lstm_reference_forward(&q0, &r0, NULL, &err),
+          "%s", err.msg);
+    const float *mask = p.model_inputs[LSTMCHECK_DROPOUT_MASK][0];
+    int zeros = 0;
+    for (size_t i = 0; i < lstm_seq_elems(&s, s.hidden_size); i++) {
+        mid[i] = (double)(float)r0.y[i] * mask[i];
+        zeros += mask[i] == 0.0f;
+        CHECK(mask[i] == 0.0f || mask[i] == (float)(1.0 / 0.6), "mask[%zu] = %.9g", i, (double)mask[i]);
+    }
+    CHECK(zeros > 0 && zeros < (int)lstm_seq_elems(&s, s.hidden_size), "%d zeros: the mask does nothing", zeros);
+    CHECK(!one_layer_of(&p, 1, mid, s.hidden_size, &q1), "layer 1");
+    CHECK(!lstm_results_alloc(&r1, &q1.shape, MODEL_LSTM, &err) && !lstm_reference_forward(&q1, &r1, NULL, &err),
+          "%s", err.msg);
+    /* the reference keeps layer 0's output in double, the composition
+     * rounds it to float first: they agree to float rounding */
+    double worst = 0;
+    const size_t BH = (size_t)s.batch * s.hidden_size;
+    for (size_t i = 0; i < lstm_seq_elems(&s, s.hidden_size); i++)
+        worst = fmax(worst, fabs(r.y[i] - r1.y[i]));
+    for (size_t i = 0; i < BH; i++) {
+        worst = fmax(worst, fabs(r.hy[i] - r0.hy[i]) + fabs(r.cy[i] - r0.cy[i]));
+        worst = fmax(worst, fabs(r.hy[BH + i] - r1.hy[i]) + fabs(r.cy[BH + i] - r1.cy[i]));
+    }
+    printf("dropout reference vs composed one-layer LSTMs: worst difference %.3g (%d of %zu mask elements zero)\n",
+           worst, zeros, lstm_seq_elems(&s, s.hidden_size));
+    CHECK(worst < 1e-6, "the dropout reference differs from its composition by %.3g", worst);
+    lstm_problem_free(&p); lstm_problem_free(&q0); lstm_problem_free(&q1);
+    lstm_results_free(&r); lstm_results_free(&r0); lstm_results_free(&r1);
+    free(x);
+    free(mid);
+    return 0;
+}
+
 /* One step, I = H = 1, weights chosen so the gates are known numbers:
  * sigmoid(ln 3) = 3/4, sigmoid(0) = 1/2, tanh(ln 3) = 4/5, sigmoid(-ln 3) = 1/4. */
 int test_reference_one_step_by_hand(void)
@@ -124,8 +216,8 @@ int test_reference_one_step_by_hand(void)
     lstm_shape s = {.seq_length = 1, .batch = 1, .input_size = 1, .hidden_size = 1, .num_layers = 1};
     lstm_problem p;
     lstm_results r;
-    CHECK(!lstm_problem_alloc(&p, &s, &err), "%s", err.msg);
-    CHECK(!lstm_results_alloc(&r, &s, &err), "%s", err.msg);
+    CHECK(!lstm_problem_alloc(&p, &s, MODEL_LSTM, &err), "%s", err.msg);
+    CHECK(!lstm_results_alloc(&r, &s, MODEL_LSTM, &err), "%s", err.msg);
     const double ln3 = log(3.0);
     /* x = 1, h0 = 0, so each pre-activation is W_ih + b_ih + b_hh; put the
      * exact value in the biases split as float + remainder-free halves */
@@ -174,18 +266,18 @@ int test_reference_variable_length_semantics(void)
     lstm_problem p, q;
     lstm_results r, rq;
     const int lengths[2] = {5, 2};
-    CHECK(!lstm_problem_alloc(&p, &s, &err), "%s", err.msg);
+    CHECK(!lstm_problem_alloc(&p, &s, MODEL_LSTM, &err), "%s", err.msg);
     CHECK(!lstm_inputs_generate(&p, 3, SEED_DY, &err), "%s", err.msg);
     CHECK(!lstm_inputs_set_lengths(&p, lengths, 2, &err), "%s", err.msg);
-    CHECK(!lstm_results_alloc(&r, &s, &err), "%s", err.msg);
+    CHECK(!lstm_results_alloc(&r, &s, MODEL_LSTM, &err), "%s", err.msg);
     CHECK(!lstm_reference_forward(&p, &r, NULL, &err), "%s", err.msg);
     for (int t = 2; t < 5; t++)
         for (int k = 0; k < 4; k++)
             CHECK(r.y[((size_t)t * 2 + 1) * 4 + k] == 0.0, "y[%d,1,%d] = %g past length 2", t, k,
                   r.y[((size_t)t * 2 + 1) * 4 + k]);
     /* sequence 1 alone with T = 2 must give the same hy and cy */
-    CHECK(!lstm_problem_alloc(&q, &s2, &err), "%s", err.msg);
-    CHECK(!lstm_results_alloc(&rq, &s2, &err), "%s", err.msg);
+    CHECK(!lstm_problem_alloc(&q, &s2, MODEL_LSTM, &err), "%s", err.msg);
+    CHECK(!lstm_results_alloc(&rq, &s2, MODEL_LSTM, &err), "%s", err.msg);
     for (int l = 0; l < 2; l++) {
         memcpy(q.w_ih[l], p.w_ih[l], lstm_w_ih_elems(&s, l) * sizeof(float));
         memcpy(q.w_hh[l], p.w_hh[l], lstm_w_hh_elems(&s) * sizeof(float));
@@ -214,7 +306,7 @@ static int reference_at(const lstm_problem *p, int threads, lstm_results *r)
 {
     lc_error err;
     lstm_reference_set_threads(threads);
-    CHECK(!lstm_results_alloc(r, &p->shape, &err), "%s", err.msg);
+    CHECK(!lstm_results_alloc(r, &p->shape, MODEL_LSTM, &err), "%s", err.msg);
     CHECK(!lstm_reference_run(p, r, &err), "%s", err.msg);
     return 0;
 }
@@ -229,11 +321,11 @@ int test_reference_threads_bit_identical(void)
     const int lengths[] = {9, 3, 1, 9, 5, 2, 8}, counts[] = {2, 3, 7};
     lstm_problem p;
     lstm_results one, many;
-    CHECK(!lstm_problem_alloc(&p, &s, &err), "%s", err.msg);
+    CHECK(!lstm_problem_alloc(&p, &s, MODEL_LSTM, &err), "%s", err.msg);
     CHECK(!lstm_inputs_generate(&p, 17, SEED_DY | SEED_DHY | SEED_DCY, &err) &&
               !lstm_inputs_set_lengths(&p, lengths, s.batch, &err), "%s", err.msg);
     CHECK(!reference_at(&p, 1, &one), "one thread");
-    const int cap = lstm_results_view_capacity(&s);
+    const int cap = lstm_results_view_capacity(&one);
     lstm_tensor_view a[32], b[32];
     CHECK(cap <= 32, "capacity %d", cap);
     const unsigned all = LSTM_VIEWS_OUTPUTS | LSTM_VIEWS_STATE | LSTM_VIEWS_GRADS;

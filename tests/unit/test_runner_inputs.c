@@ -47,7 +47,7 @@ static int inputs_as_drawn(numerics_context *ctx, const runner_ops *r, char *whe
     const lstm_results *ref;
     lstm_problem drawn;
     lc_error err = {{0}};
-    if (numerics_context_get(ctx, r, &p, &ref, &err) || lstm_problem_alloc(&drawn, &small, &err)) {
+    if (numerics_context_get(ctx, r, &p, &ref, &err) || lstm_problem_alloc(&drawn, &small, MODEL_LSTM, &err)) {
         snprintf(where, n, "%s", err.msg);
         return 0;
     }
@@ -107,7 +107,7 @@ int test_problem_copy(void)
     lstm_problem p, copy;
     lc_error err = {{0}};
     const int lengths[] = {4, 2};
-    CHECK(lstm_problem_alloc(&p, &small, &err) == 0 && lstm_inputs_generate(&p, 5, SEED_DY | SEED_DCY, &err) == 0 &&
+    CHECK(lstm_problem_alloc(&p, &small, MODEL_LSTM, &err) == 0 && lstm_inputs_generate(&p, 5, SEED_DY | SEED_DCY, &err) == 0 &&
               lstm_inputs_set_lengths(&p, lengths, small.batch, &err) == 0,
           "%s", err.msg);
     CHECK(lstm_problem_copy(&copy, &p, &err) == 0, "%s", err.msg);

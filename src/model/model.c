@@ -1,0 +1,58 @@
+/* The models' descriptors (see model.h). */
+#include "model/model.h"
+
+#include "model/inputs.h"
+#include "model/lstm.h"
+
+#include <string.h>
+
+/* The ABI numbers the models in models.def's order, from 0 */
+#define LSTM_MODEL(ID, name) \
+    _Static_assert((int)MODEL_##ID == (int)MODEL_INDEX_##ID, "models.def lists the models in the ABI's order");
+#include "model/models.def"
+#undef LSTM_MODEL
+
+#define PARAM(NAME, STREAM, D0, D1, FIELD)                                                                 \
+    {.name = NAME, .dims = {D0, D1, DIM_NONE}, .stream = STREAM, .draw = DRAW_WEIGHT, .has_grad = 1,    \
+     .input_at = offsetof(lstm_problem, FIELD), .grad_at = offsetof(lstm_results, d##FIELD)}
+
+/* nn.LSTM's per-layer parameters, in the order its state_dict has them */
+#define LSTM_PARAMETERS                                                                                    \
+    PARAM("w_ih", INPUT_W_IH, DIM_4H, DIM_IN, w_ih), PARAM("w_hh", INPUT_W_HH, DIM_4H, DIM_H, w_hh),         \
+    PARAM("b_ih", INPUT_B_IH, DIM_4H, DIM_NONE, b_ih), PARAM("b_hh", INPUT_B_HH, DIM_4H, DIM_NONE, b_hh)
+
+static const lstm_model models[MODEL_COUNT] = {
+    [MODEL_LSTM] = {
+        .id = MODEL_LSTM, .name = "lstm", .summary = "PyTorch's nn.LSTM",
+        .ntensors = 4, .tensors = {LSTM_PARAMETERS},
+    },
+    [MODEL_DROPOUT] = {
+        .id = MODEL_DROPOUT, .name = "dropout",
+        .summary = "nn.LSTM(dropout=0.4): a drawn mask on every layer's output but the last",
+        .ntensors = 5,
+        .tensors = {LSTM_PARAMETERS,
+                    {.name = "dropout_mask", .below_top = 1, .dims = {DIM_T, DIM_B, DIM_H},
+                     .stream = INPUT_DROPOUT_MASK, .draw = DRAW_DROPOUT_MASK,
+                     .input_at = offsetof(lstm_problem, model_inputs[LSTMCHECK_DROPOUT_MASK])}},
+        .dropout = 0.4, /* the original's (fastrnns' factory) */
+    },
+};
+
+const lstm_model *lstm_model_get(int id)
+{
+    return id >= 0 && id < MODEL_COUNT ? &models[id] : NULL;
+}
+
+const lstm_model *lstm_model_named(const char *name)
+{
+    for (int i = 0; i < MODEL_COUNT; i++)
+        if (!strcmp(models[i].name, name))
+            return &models[i];
+    return NULL;
+}
+
+const char *lstm_model_name(int id)
+{
+    const lstm_model *m = lstm_model_get(id);
+    return m ? m->name : "?";
+}

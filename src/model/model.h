@@ -1,0 +1,89 @@
+/* A model: what a runner computes, as a value. nn.LSTM and its variants
+ * each have one descriptor: their per-layer tensors (names, shapes, how
+ * they are drawn from the seed, which have gradients) and their constants.
+ * The bundles (model/lstm.h), the generator (model/inputs.h), the
+ * reference (model/reference.h), the gate and --dump read the descriptor
+ * and nothing else about a model. The list: model/models.def. */
+#ifndef LSTMCHECK_MODEL_H
+#define LSTMCHECK_MODEL_H
+
+#include <stddef.h>
+
+#include "lstmcheck/runner.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum lstm_model_id {
+#define LSTM_MODEL(ID, name) MODEL_##ID = LSTMCHECK_MODEL_##ID,
+#include "model/models.def"
+#undef LSTM_MODEL
+} lstm_model_id;
+
+/* How many models there are: the ABI's numbers run 0..MODEL_COUNT-1. */
+enum {
+#define LSTM_MODEL(ID, name) MODEL_INDEX_##ID,
+#include "model/models.def"
+#undef LSTM_MODEL
+    MODEL_COUNT
+};
+
+/* MODEL_NAMED_<name>: the id of the model the roster names in lowercase. */
+enum {
+#define LSTM_MODEL(ID, name) MODEL_NAMED_##name = MODEL_##ID,
+#include "model/models.def"
+#undef LSTM_MODEL
+};
+
+/* What a tensor's dimensions are made of (per layer l). */
+typedef enum model_dim {
+    DIM_NONE = 0, /* no such dimension */
+    DIM_T,        /* seq_length */
+    DIM_B,        /* batch */
+    DIM_IN,       /* the layer's input size: I for layer 0, H above */
+    DIM_H,
+    DIM_4H,
+} model_dim;
+
+/* How a tensor is drawn from the seed (docs/inputs.md). */
+typedef enum model_draw {
+    DRAW_WEIGHT,       /* uniform(-1/sqrt(H), 1/sqrt(H)): nn.LSTM's initialization */
+    DRAW_DROPOUT_MASK, /* 0 with the model's dropout probability p, else (float)(1/(1-p)) */
+} model_draw;
+
+/* One per-layer tensor of a model: a parameter (with a gradient) or an
+ * extra input (a mask, without one). */
+typedef struct model_tensor {
+    const char *name;     /* "w_ih": per layer "w_ih.0", its gradient "dw_ih.0" */
+    int below_top;        /* 0: one per layer; 1: one per layer but the last (between layers) */
+    model_dim dims[3];    /* DIM_NONE after the last */
+    int stream;           /* its stream in the generator (INPUT_* of model/inputs.h) */
+    model_draw draw;
+    int has_grad;
+    size_t input_at;      /* where its float ** sits in lstm_problem */
+    size_t grad_at;       /* where its double ** sits in lstm_results (has_grad) */
+} model_tensor;
+
+#define MODEL_MAX_TENSORS 12
+
+typedef struct lstm_model {
+    lstm_model_id id;
+    const char *name;        /* "lstm", "dropout" */
+    const char *summary;     /* one line, for `list` and dumps */
+    int ntensors;
+    model_tensor tensors[MODEL_MAX_TENSORS];
+    double dropout;          /* the probability of its masks' zeros; 0 without masks */
+} lstm_model;
+
+/* The descriptor of model id; NULL when id is not a model. */
+const lstm_model *lstm_model_get(int id);
+/* By name ("lstm"); NULL when none has it. */
+const lstm_model *lstm_model_named(const char *name);
+/* "lstm", or "?" when id is not a model. */
+const char *lstm_model_name(int id);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
