@@ -58,21 +58,25 @@ static int dump_input(dump_files *d, const char *tensor, npy_dtype dtype, const 
     return 0;
 }
 
+/* The model's per-layer tensors (parameters, dropout masks), layer by
+ * layer in its descriptor's order: "w_ih.0", ..., "dropout_mask.0". */
 static int dump_parameters(dump_files *d, const lstm_problem *p)
 {
     const lstm_shape *s = &p->shape;
-    const size_t H = (size_t)s->hidden_size;
+    const lstm_model *m = lstm_model_get(p->model);
     for (int l = 0; l < s->num_layers; l++) {
-        const size_t w_ih[2] = {4 * H, (size_t)lstm_layer_input_size(s, l)}, w_hh[2] = {4 * H, H},
-                     bias[1] = {4 * H};
-        const struct { const char *kind; const float *data; int ndim; const size_t *dims; } par[] = {
-            {"w_ih", p->w_ih[l], 2, w_ih}, {"w_hh", p->w_hh[l], 2, w_hh},
-            {"b_ih", p->b_ih[l], 1, bias}, {"b_hh", p->b_hh[l], 1, bias},
-        };
-        for (size_t i = 0; i < sizeof par / sizeof par[0]; i++) {
-            char name[32];
-            snprintf(name, sizeof name, "%s.%d", par[i].kind, l);
-            if (dump_input(d, name, NPY_F32, par[i].data, par[i].ndim, par[i].dims))
+        for (int i = 0; i < m->ntensors; i++) {
+            const model_tensor *t = &m->tensors[i];
+            if (l >= model_tensor_layers(t, s))
+                continue;
+            int dims[3];
+            size_t sizes[3];
+            const int ndim = model_tensor_dims(t, s, l, dims);
+            for (int k = 0; k < ndim; k++)
+                sizes[k] = (size_t)dims[k];
+            char name[40];
+            snprintf(name, sizeof name, "%s.%d", t->name, l);
+            if (dump_input(d, name, NPY_F32, model_tensor_inputs(t, p)[l], ndim, sizes))
                 return 1;
         }
     }
@@ -195,6 +199,7 @@ static void index_header(json_writer *w, const dump_case *dc)
     const lstm_problem *p = dc->problem;
     json_member_string(w, "runner", dc->runner->name);
     json_member_string(w, "device", lc_device_name(dc->runner->device));
+    json_member_string(w, "model", lstm_model_name(p->model));
     json_member_string(w, "gate", dc->report->status == LC_OK ? "pass" : "fail");
     json_key(w, "shape");
     lstm_shape_json(w, &p->shape);

@@ -26,6 +26,7 @@ typedef struct dump {
     char dir[4096];
     cJSON *index;
     lstm_shape shape;
+    int model; /* index.json's "model", by name */
 } dump;
 
 static char *read_text(const char *path)
@@ -100,8 +101,6 @@ static const char *role_of(const cJSON *entry)
 static float **input_slot(lstm_problem *p, const char *name, size_t *count)
 {
     const lstm_shape *s = &p->shape;
-    int l;
-    char kind[8];
     if (!strcmp(name, "x")) { *count = lstm_seq_elems(s, s->input_size); return &p->x; }
     if (!strcmp(name, "dy")) { *count = lstm_seq_elems(s, s->hidden_size); return &p->dy; }
     *count = lstm_state_elems(s);
@@ -109,14 +108,18 @@ static float **input_slot(lstm_problem *p, const char *name, size_t *count)
     if (!strcmp(name, "c0")) return &p->c0;
     if (!strcmp(name, "dhy")) return &p->dhy;
     if (!strcmp(name, "dcy")) return &p->dcy;
-    if (sscanf(name, "%4[a-z_].%d", kind, &l) != 2 || l < 0 || l >= s->num_layers)
-        return NULL;
-    *count = 4 * (size_t)s->hidden_size;
-    if (!strcmp(kind, "b_ih")) return &p->b_ih[l];
-    if (!strcmp(kind, "b_hh")) return &p->b_hh[l];
-    *count = !strcmp(kind, "w_hh") ? lstm_w_hh_elems(s) : lstm_w_ih_elems(s, l);
-    if (!strcmp(kind, "w_hh")) return &p->w_hh[l];
-    if (!strcmp(kind, "w_ih")) return &p->w_ih[l];
+    /* "<tensor>.<layer>": one of the model's per-layer tensors */
+    const lstm_model *m = lstm_model_get(p->model);
+    for (int i = 0; i < m->ntensors; i++) {
+        const model_tensor *t = &m->tensors[i];
+        const size_t n = strlen(t->name);
+        int l, end = 0;
+        if (strncmp(name, t->name, n) || sscanf(name + n, ".%d%n", &l, &end) != 1 || name[n + (size_t)end] ||
+            l < 0 || l >= model_tensor_layers(t, s))
+            continue;
+        *count = model_tensor_elems(t, s, l);
+        return &model_tensor_inputs(t, p)[l];
+    }
     return NULL;
 }
 
@@ -124,7 +127,7 @@ static float **input_slot(lstm_problem *p, const char *name, size_t *count)
 static int rebuild_problem(const dump *d, lstm_problem *p)
 {
     lc_error err;
-    if (lstm_problem_alloc(p, &d->shape, MODEL_LSTM, &err))
+    if (lstm_problem_alloc(p, &d->shape, d->model, &err))
         return FAIL("%s", err.msg);
     const cJSON *entry;
     int loaded = 0;
@@ -149,7 +152,10 @@ static int rebuild_problem(const dump *d, lstm_problem *p)
     }
     const cJSON *lengths = cJSON_GetObjectItemCaseSensitive(d->index, "lengths");
     const int seeded = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(d->index, "seeded"));
-    const int expected = 3 + 4 * d->shape.num_layers + seeded + !cJSON_IsNull(lengths);
+    const lstm_model *m = lstm_model_get(d->model);
+    int expected = 3 + seeded + !cJSON_IsNull(lengths); /* x, h0, c0, the seeds, the lengths */
+    for (int i = 0; i < m->ntensors; i++)
+        expected += model_tensor_layers(&m->tensors[i], &d->shape); /* w_ih.0, ..., dropout_mask.1 */
     if (loaded != expected)
         return FAIL("%d input files, expected %d", loaded, expected);
     for (int b = 0; p->lengths && b < d->shape.batch; b++)
@@ -219,20 +225,13 @@ static int check_seed(const dump *d, const lstm_problem *dumped)
     }
     lstm_problem p;
     lc_error err;
-    if (lstm_problem_alloc(&p, &d->shape, MODEL_LSTM, &err) || lstm_inputs_generate(&p, (uint64_t)seed, mask, &err))
+    if (lstm_problem_alloc(&p, &d->shape, d->model, &err) || lstm_inputs_generate(&p, (uint64_t)seed, mask, &err))
         return FAIL("%s", err.msg);
-    const lstm_shape *sh = &d->shape;
-    const size_t f = sizeof(float), seq = lstm_seq_elems(sh, sh->input_size) * f,
-                 out = lstm_seq_elems(sh, sh->hidden_size) * f, st = lstm_state_elems(sh) * f,
-                 bias = 4 * (size_t)sh->hidden_size * f;
-    int same = !memcmp(p.x, dumped->x, seq) && !memcmp(p.h0, dumped->h0, st) &&
-               !memcmp(p.c0, dumped->c0, st) && !p.dy == !dumped->dy && !p.dhy == !dumped->dhy &&
-               !p.dcy == !dumped->dcy && (!p.dy || !memcmp(p.dy, dumped->dy, out)) &&
-               (!p.dhy || !memcmp(p.dhy, dumped->dhy, st)) && (!p.dcy || !memcmp(p.dcy, dumped->dcy, st));
-    for (int l = 0; same && l < sh->num_layers; l++)
-        same = !memcmp(p.w_ih[l], dumped->w_ih[l], lstm_w_ih_elems(sh, l) * f) &&
-               !memcmp(p.w_hh[l], dumped->w_hh[l], lstm_w_hh_elems(sh) * f) &&
-               !memcmp(p.b_ih[l], dumped->b_ih[l], bias) && !memcmp(p.b_hh[l], dumped->b_hh[l], bias);
+    char where[256] = "";
+    const int same = !p.dy == !dumped->dy && !p.dhy == !dumped->dhy && !p.dcy == !dumped->dcy &&
+                     !lstm_problem_differs(&p, dumped, where, sizeof where);
+    if (!same)
+        printf("dump_test: %s\n", where);
     lstm_problem_free(&p);
     return same ? 0 : FAIL("seed %.0f with the recorded seeds does not regenerate the dumped inputs", seed);
 }
@@ -300,6 +299,11 @@ static int open_dump(dump *d, const char *root, const char *runner)
         return FAIL("%s has no complete shape", path);
     d->shape = (lstm_shape){.seq_length = (int)T, .batch = (int)B, .input_size = (int)I,
                             .hidden_size = (int)H, .num_layers = (int)L};
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(d->index, "model");
+    const lstm_model *m = cJSON_IsString(model) ? lstm_model_named(model->valuestring) : NULL;
+    if (!m)
+        return FAIL("%s names no model of this lstmcheck", path);
+    d->model = m->id;
     return 0;
 }
 
@@ -339,7 +343,7 @@ static int dump_and_recompute(const runner_ops *r, const lstm_shape *s, uint64_t
     if (!rc && (!cJSON_IsString(loss) || strcmp(loss->valuestring, expected_loss)))
         rc = FAIL("%s: loss is not \"%s\"", d.dir, expected_loss);
     rc = rc || rebuild_problem(&d, &p);
-    if (!rc && (lstm_results_alloc(&rec.results, &d.shape, MODEL_LSTM, &err) || lstm_reference_run(&p, &rec.results, &err)))
+    if (!rc && (lstm_results_alloc(&rec.results, &d.shape, d.model, &err) || lstm_reference_run(&p, &rec.results, &err)))
         rc = FAIL("reference: %s", err.msg);
     if (!rc)
         rec.nviews = lstm_results_views(&rec.results, LSTM_VIEWS_OUTPUTS | LSTM_VIEWS_STATE | LSTM_VIEWS_GRADS,
@@ -367,11 +371,14 @@ int main(void)
     const lstm_shape layered = {.seq_length = 6, .batch = 4, .input_size = 5, .hidden_size = 7, .num_layers = 2};
     const lstm_shape single = {.seq_length = 5, .batch = 3, .input_size = 4, .hidden_size = 6, .num_layers = 1};
     const int lengths[] = {6, 1, 3, 1};
+    const lstm_shape deep = {.seq_length = 6, .batch = 4, .input_size = 5, .hidden_size = 7, .num_layers = 3};
     int rc = dump_and_recompute(cpu, &layered, 29, lengths, "sum(y*dy) + sum(hy*dhy) + sum(cy*dcy)", root) ||
-             dump_and_recompute(&state_only, &single, 31, NULL, "sum(hy*dhy) + sum(cy*dcy)", root);
+             dump_and_recompute(&state_only, &single, 31, NULL, "sum(hy*dhy) + sum(cy*dcy)", root) ||
+             dump_and_recompute(registry_find("cpu_dropout"), &deep, 37, lengths,
+                                "sum(y*dy) + sum(hy*dhy) + sum(cy*dcy)", root);
     if (rmdir(root) != 0)
         rc = rc || FAIL("%s is not empty after the test", root);
     if (!rc)
-        printf("dump_test: both dumps recompute\n");
+        printf("dump_test: the three dumps (lstm, state-only, dropout with its masks) recompute\n");
     return rc;
 }
