@@ -18,6 +18,10 @@
  *                    h0, c0, the weights and biases, dy, dhy, dcy), which
  *                    are the caller's and read-only
  *   PLANT_LONG_DESCRIPTION a description of two lines, the second 300 'D's
+ *   PLANT_UNKNOWN_MODEL its runner says it computes model 99, which no
+ *                    lstmcheck has
+ *   PLANT_CLAIMS_DROPOUT its runner says it computes the dropout model
+ *                    while it computes the plain LSTM (the same at one layer)
  *   PLANT_MARKUP     forward() fails with a message of HTML, markdown, CR,
  *                    ESC, a C1 CSI and invalid UTF-8 (MARKUP_UNAVAILABLE:
  *                    available() says it is unsupported here, so)
@@ -250,7 +254,16 @@ static int hanging_available(lstmcheck_error *why)
 #define DESCRIPTION "the example's LSTM (lstmcheck's test plugin " PLUGIN_NAME ")"
 #endif
 
+#if defined(PLANT_UNKNOWN_MODEL)
+#define MODEL 99
+#elif defined(PLANT_CLAIMS_DROPOUT)
+#define MODEL LSTMCHECK_MODEL_DROPOUT
+#endif
+
 static const lstmcheck_runner lstm = {
+#ifdef MODEL /* version 2's field: the plugin of version 1 (v1) builds without it */
+    .model = MODEL,
+#endif
     .name = "lstm",
     .device = LSTMCHECK_CPU,
     .description = DESCRIPTION,
