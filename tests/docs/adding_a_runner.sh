@@ -37,6 +37,7 @@ const runner_ops runner_example_ops = {
     .description = "the cpu runner under another name (docs/adding-a-runner.md)",
     .caps = RUNNER_MULTILAYER | RUNNER_VARLEN | RUNNER_BACKWARD,
     .precision = PRECISION_FP32,
+    .model = RUNNER_MODEL_OF(example),
     .available = example_available,
     .create = example_create,
     .forward = example_forward,
