@@ -13,7 +13,7 @@ lc_status cmd_list(const cli_options *o)
         return LC_FAILED;
     }
     if (!o->names_only)
-        printf("%-16s %-5s %-8s %-7s %-7s %-8s %-7s %-9s %s\n", "name", "dev", "model", "layers", "varlen",
+        printf("%-16s %-5s %-12s %-7s %-7s %-8s %-7s %-9s %s\n", "name", "dev", "model", "layers", "varlen",
                "backward", "outputs", "precision", "runs here");
     const runner_ops *r;
     for (int i = 0; (r = registry_runner(i)); i++) {
@@ -32,7 +32,7 @@ lc_status cmd_list(const cli_options *o)
             snprintf(layers, sizeof layers, "1-%d", r->max_layers);
         else
             snprintf(layers, sizeof layers, "any");
-        printf("%-16s %-5s %-8s %-7s %-7s %-8s %-7s %-9s %s%s\n", r->name, lc_device_name(r->device),
+        printf("%-16s %-5s %-12s %-7s %-7s %-8s %-7s %-9s %s%s\n", r->name, lc_device_name(r->device),
                lstm_model_name(r->model), layers,
                (r->caps & RUNNER_VARLEN) ? "yes" : "no", (r->caps & RUNNER_BACKWARD) ? "yes" : "no",
                (r->caps & RUNNER_STATE_ONLY) ? "hy,cy" : "y,hy,cy",
@@ -45,6 +45,9 @@ lc_status cmd_list(const cli_options *o)
     }
     char dev[256];
     device_cuda_describe(dev, sizeof dev);
+    for (int m = 0; !o->names_only && m < MODEL_COUNT; m++)
+        printf("%s%-12s %s\n", m ? "" : "\nmodels:\n", lstm_model_name(m),
+               lstm_model_get(m) ? lstm_model_get(m)->summary : "(no descriptor)");
     if (!o->names_only)
         printf("\nCUDA in this build: %s; device: %s\n", device_cuda_built() ? "yes" : "no",
                dev[0] ? dev : "none");

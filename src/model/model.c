@@ -38,15 +38,17 @@ static const lstm_model models[MODEL_COUNT] = {
     },
 };
 
+/* a model of models.def whose descriptor is missing has no name: it is
+ * not a model (unit.models_described says which) */
 const lstm_model *lstm_model_get(int id)
 {
-    return id >= 0 && id < MODEL_COUNT ? &models[id] : NULL;
+    return id >= 0 && id < MODEL_COUNT && models[id].name ? &models[id] : NULL;
 }
 
 const lstm_model *lstm_model_named(const char *name)
 {
     for (int i = 0; i < MODEL_COUNT; i++)
-        if (!strcmp(models[i].name, name))
+        if (models[i].name && !strcmp(models[i].name, name))
             return &models[i];
     return NULL;
 }

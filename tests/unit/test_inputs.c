@@ -1,6 +1,7 @@
 /* The input generator: bit-identical values for a seed, documented ranges. */
 #include "unit.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -110,5 +111,48 @@ int test_inputs_lengths(void)
     CHECK(strstr(err.msg, "outside 1..99") != NULL, "message: %s", err.msg);
     lstm_problem_free(&p);
     lstm_problem_free(&q);
+    return 0;
+}
+
+/* Every model of models.def has its descriptor, under its own name and
+ * number, with tensors the bundles can hold: slots in range, a gradient
+ * where it is a parameter, and a generator stream of its own (no two
+ * tensors of a model, and none of the LSTM's fixed inputs, share one). */
+int test_models_described(void)
+{
+    static const char *const names[] = {
+#define LSTM_MODEL(ID, name) #name,
+#include "model/models.def"
+#undef LSTM_MODEL
+    };
+    for (int id = 0; id < MODEL_COUNT; id++) {
+        const lstm_model *m = lstm_model_get(id);
+        CHECK(m, "model %d (%s) of models.def has no descriptor in model.c", id, names[id]);
+        CHECK(m->id == (lstm_model_id)id && !strcmp(m->name, names[id]) && lstm_model_named(names[id]) == m,
+              "model %d is described as %d '%s'", id, m->id, m->name);
+        CHECK(m->summary && m->summary[0], "%s has no summary", m->name);
+        CHECK(m->ntensors > 0 && m->ntensors <= MODEL_MAX_TENSORS, "%s: %d tensors", m->name, m->ntensors);
+        CHECK(m->dropout >= 0 && m->dropout < 1, "%s: dropout %g", m->name, m->dropout);
+        int masks = 0; /* lstm_dropout_mask reads the mask's slot of a model with dropout */
+        for (int i = 0; i < m->ntensors; i++)
+            masks += m->tensors[i].draw == DRAW_DROPOUT_MASK && m->tensors[i].below_top == 1 &&
+                     m->tensors[i].input_at == offsetof(lstm_problem, model_inputs[LSTMCHECK_DROPOUT_MASK]);
+        CHECK(masks == (m->dropout > 0), "%s: dropout %g with %d masks between layers", m->name, m->dropout, masks);
+        for (int i = 0; i < m->ntensors; i++) {
+            const model_tensor *t = &m->tensors[i];
+            CHECK(t->name && t->dims[0] != DIM_NONE && (t->below_top == 0 || t->below_top == 1), "%s tensor %d",
+                  m->name, i);
+            CHECK(t->input_at >= offsetof(lstm_problem, w_ih) && t->input_at < sizeof(lstm_problem),
+                  "%s.%s: its input is outside the problem", m->name, t->name);
+            CHECK(!t->has_grad || (t->grad_at >= offsetof(lstm_results, dw_ih) && t->grad_at < sizeof(lstm_results)),
+                  "%s.%s: its gradient is outside the results", m->name, t->name);
+            CHECK(t->stream < INPUT_X || t->stream > INPUT_LENGTHS, "%s.%s: stream %d is a fixed input's", m->name,
+                  t->name, t->stream);
+            for (int j = 0; j < i; j++)
+                CHECK(m->tensors[j].stream != t->stream, "%s: %s and %s share stream %d", m->name,
+                      m->tensors[j].name, t->name, t->stream);
+        }
+    }
+    CHECK(!lstm_model_get(MODEL_COUNT) && !lstm_model_get(-1) && !lstm_model_named("nope"), "not models");
     return 0;
 }
