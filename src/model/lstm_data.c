@@ -178,42 +178,41 @@ static const lstm_model *model_of(int model, lc_error *err)
     return m;
 }
 
-/* The per-layer tables of the model's tensors at offsets (input_at for a
- * problem, grad_at for results; tensors without a gradient are skipped
- * there), each element elem bytes. */
-static int alloc_layer_tensors(void *bundle, const lstm_model *m, const lstm_shape *s, int grads, size_t elem,
-                               lc_error *err)
-{
-    for (int i = 0; i < m->ntensors; i++) {
-        const model_tensor *t = &m->tensors[i];
-        if (grads && !t->has_grad)
-            continue;
-        const int layers = model_tensor_layers(t, s);
-        void ***table = (void ***)((char *)bundle + (grads ? t->grad_at : t->input_at));
-        if (layers <= 0)
-            continue; /* a tensor between layers of one layer: none, its table NULL */
-        if (!(*table = zalloc((size_t)layers, sizeof(void *), err, "tensor table")))
-            return 1;
-        for (int l = 0; l < layers; l++)
-            if (!((*table)[l] = zalloc(model_tensor_elems(t, s, l), elem, err, t->name)))
-                return 1;
+/* The per-layer tables of the model's tensors in a bundle: in a problem
+ * the float ones at input_at, in results the double gradients of the
+ * parameters at grad_at. Each table is reached through its own type. */
+#define LAYER_TENSOR_FUNCTIONS(BUNDLE, TYPE, AT, WANTED)                                                  \
+    static int alloc_##BUNDLE##_tensors(BUNDLE *b, const lstm_model *m, lc_error *err)                    \
+    {                                                                                                     \
+        for (int i = 0; i < m->ntensors; i++) {                                                           \
+            const model_tensor *t = &m->tensors[i];                                                       \
+            const int layers = model_tensor_layers(t, &b->shape);                                         \
+            TYPE ***table = (TYPE ***)((char *)b + t->AT);                                                \
+            if (!(WANTED) || layers <= 0)                                                                 \
+                continue; /* a tensor between layers of one layer: none, its table NULL */                \
+            if (!(*table = zalloc((size_t)layers, sizeof **table, err, "tensor table")))                  \
+                return 1;                                                                                 \
+            for (int l = 0; l < layers; l++)                                                              \
+                if (!((*table)[l] = zalloc(model_tensor_elems(t, &b->shape, l), sizeof ***table, err, t->name))) \
+                    return 1;                                                                             \
+        }                                                                                                 \
+        return 0;                                                                                         \
+    }                                                                                                     \
+    static void free_##BUNDLE##_tensors(BUNDLE *b, const lstm_model *m)                                   \
+    {                                                                                                     \
+        for (int i = 0; m && i < m->ntensors; i++) {                                                      \
+            const model_tensor *t = &m->tensors[i];                                                       \
+            TYPE ***table = (TYPE ***)((char *)b + t->AT);                                                \
+            if (!(WANTED))                                                                                \
+                continue;                                                                                 \
+            for (int l = 0; *table && l < model_tensor_layers(t, &b->shape); l++)                         \
+                free((*table)[l]);                                                                        \
+            free(*table);                                                                                 \
+            *table = NULL;                                                                                \
+        }                                                                                                 \
     }
-    return 0;
-}
-
-static void free_layer_tensors(void *bundle, const lstm_model *m, const lstm_shape *s, int grads)
-{
-    for (int i = 0; m && i < m->ntensors; i++) {
-        const model_tensor *t = &m->tensors[i];
-        if (grads && !t->has_grad)
-            continue;
-        void ***table = (void ***)((char *)bundle + (grads ? t->grad_at : t->input_at));
-        for (int l = 0; *table && l < model_tensor_layers(t, s); l++)
-            free((*table)[l]);
-        free(*table);
-        *table = NULL;
-    }
-}
+LAYER_TENSOR_FUNCTIONS(lstm_problem, float, input_at, 1)
+LAYER_TENSOR_FUNCTIONS(lstm_results, double, grad_at, t->has_grad)
 
 int lstm_problem_alloc(lstm_problem *p, const lstm_shape *s, int model, lc_error *err)
 {
@@ -221,7 +220,7 @@ int lstm_problem_alloc(lstm_problem *p, const lstm_shape *s, int model, lc_error
     p->shape = *s;
     p->model = model;
     const lstm_model *m = model_of(model, err);
-    if (!m || alloc_layer_tensors(p, m, s, 0, sizeof(float), err))
+    if (!m || alloc_lstm_problem_tensors(p, m, err))
         goto fail;
     ALLOC_OR_FAIL(p->x, lstm_seq_elems(s, s->input_size), float, "x");
     ALLOC_OR_FAIL(p->h0, lstm_state_elems(s), float, "h0");
@@ -234,7 +233,7 @@ fail:
 
 void lstm_problem_free(lstm_problem *p)
 {
-    free_layer_tensors(p, lstm_model_get(p->model), &p->shape, 0);
+    free_lstm_problem_tensors(p, lstm_model_get(p->model));
     free(p->x); free(p->h0); free(p->c0);
     free(p->dy); free(p->dhy); free(p->dcy);
     free(p->lengths);
@@ -364,7 +363,7 @@ int lstm_results_alloc(lstm_results *r, const lstm_shape *s, int model, lc_error
     r->shape = *s;
     r->model = model;
     const lstm_model *m = model_of(model, err);
-    if (!m || alloc_layer_tensors(r, m, s, 1, sizeof(double), err))
+    if (!m || alloc_lstm_results_tensors(r, m, err))
         goto fail;
     ALLOC_OR_FAIL(r->y, lstm_seq_elems(s, s->hidden_size), double, "y");
     ALLOC_OR_FAIL(r->hy, lstm_state_elems(s), double, "hy");
@@ -380,7 +379,7 @@ fail:
 
 void lstm_results_free(lstm_results *r)
 {
-    free_layer_tensors(r, lstm_model_get(r->model), &r->shape, 1);
+    free_lstm_results_tensors(r, lstm_model_get(r->model));
     free(r->y); free(r->hy); free(r->cy); free(r->dx); free(r->dh0); free(r->dc0);
     memset(r, 0, sizeof *r);
 }
