@@ -4,6 +4,7 @@
 #include "model/inputs.h"
 #include "model/lstm.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* The ABI numbers the models in models.def's order, from 0 */
@@ -57,4 +58,13 @@ const char *lstm_model_name(int id)
 {
     const lstm_model *m = lstm_model_get(id);
     return m ? m->name : "?";
+}
+
+const char *lstm_model_list(char *buf, size_t n)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < MODEL_COUNT && at < n; i++)
+        at += (size_t)snprintf(buf + at, n - at, "%s%d %s", i ? ", " : "", i, lstm_model_name(i));
+    return buf;
 }

@@ -80,6 +80,8 @@ typedef struct lstm_model {
 const lstm_model *lstm_model_get(int id);
 /* By name ("lstm"); NULL when none has it. */
 const lstm_model *lstm_model_named(const char *name);
+/* "0 lstm, 1 dropout": the models by number, for messages; returns buf. */
+const char *lstm_model_list(char *buf, size_t n);
 /* "lstm", or "?" when id is not a model. */
 const char *lstm_model_name(int id);
 

@@ -155,10 +155,15 @@ int registry_validate(const runner_ops *const *table, lc_error *err)
         else if (!r->peak_device_bytes) missing = "peak_device_bytes()";
         else if (!r->destroy) missing = "destroy()";
         else if (r->max_layers < 0) missing = "max_layers >= 0";
-        else if (!lstm_model_get(r->model)) missing = "a model of this lstmcheck (src/model/models.def)";
         else if (!(r->caps & RUNNER_MULTILAYER) && r->max_layers != 1 && r->max_layers != 0) missing = "consistent max_layers";
         if (missing) {
             lc_error_set(err, "runner #%d (%s) lacks %s", n, r->name ? r->name : "unnamed", missing);
+            return 1;
+        }
+        if (!lstm_model_get(r->model)) {
+            char models[256];
+            lc_error_set(err, "runner #%d (%s) names model %d, which this lstmcheck does not have (its models: %s)", n,
+                         r->name, r->model, lstm_model_list(models, sizeof models));
             return 1;
         }
         /* a table's names are unqualified: a plugin's get their prefix later */
