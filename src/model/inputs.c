@@ -68,8 +68,9 @@ static float *normal_tensor(size_t n, uint64_t seed, int kind, lc_error *err)
     return t;
 }
 
-/* 0 with probability p, else 1/(1-p) rounded to float once: what
- * PyTorch's dropout multiplies by (p < 1/2^24 apart from drawn values) */
+/* 0 where the element's uniform draw is below p (probability
+ * ceil(p 2^24) / 2^24), else 1/(1-p) rounded to float once: the kept
+ * elements' scale, as PyTorch's dropout multiplies by */
 static void fill_dropout_mask(float *dst, size_t n, double p, uint64_t seed, int kind, int layer)
 {
     lc_rng r;

@@ -32,7 +32,7 @@ const runner_ops *const lstm_runners[] = {
 
 /* the model of each, as the roster says (their tables must say the same) */
 static const int runner_model_table[] = {
-#define LSTM_RUNNER(name, device, model, roles) IN_BUILD_##device(MODEL_NAMED_##model, )
+#define LSTM_RUNNER(name, device, model, roles) IN_BUILD_##device(RUNNER_MODEL_OF(name), )
 #include "runners/runners.def"
 #undef LSTM_RUNNER
     0,
