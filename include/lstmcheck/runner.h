@@ -63,6 +63,17 @@ enum {
      * before it feeds layer l+1; y, hy and cy are not masked. The backward
      * pass multiplies the gradient flowing down by the same mask. */
     LSTMCHECK_MODEL_DROPOUT = 1,
+    /* The LayerNorm LSTM (PyTorch fastrnns' LayerNormLSTMCell), per layer
+     * and step, with LN(v) = (v - mean(v)) / sqrt(var(v) + 1e-5) * weight
+     * + bias (var biased, over the vector's own length):
+     *   gates = LN_i(W_ih x_t) + LN_h(W_hh h_{t-1}), split i, f, g, o (4H each LN)
+     *   c_t = LN_c(sigmoid(f) c_{t-1} + sigmoid(i) tanh(g))         (over H)
+     *   h_t = sigmoid(o) tanh(c_t)
+     * c_t is the state (cy, and the next step's c_{t-1}). There is no b_ih
+     * or b_hh (their pointers are NULL): the LayerNorms' biases replace
+     * them. Their weights and biases are model_inputs[LSTMCHECK_LN_*][l],
+     * their gradients model_grads[LSTMCHECK_LN_*][l]. */
+    LSTMCHECK_MODEL_LAYERNORM = 2,
 };
 
 /* A model's tensors beyond nn.LSTM's sit in the problem's model_inputs
@@ -71,6 +82,10 @@ enum {
 #define LSTMCHECK_MODEL_SLOTS 8
 enum {
     LSTMCHECK_DROPOUT_MASK = 0, /* LSTMCHECK_MODEL_DROPOUT: inputs only, no gradient */
+    /* LSTMCHECK_MODEL_LAYERNORM: parameters (4H, 4H, 4H, 4H, H, H) */
+    LSTMCHECK_LN_I_WEIGHT = 1, LSTMCHECK_LN_I_BIAS = 2, /* LN_i, on W_ih x_t */
+    LSTMCHECK_LN_H_WEIGHT = 3, LSTMCHECK_LN_H_BIAS = 4, /* LN_h, on W_hh h_{t-1} */
+    LSTMCHECK_LN_C_WEIGHT = 5, LSTMCHECK_LN_C_BIAS = 6, /* LN_c, on the cell */
 };
 typedef struct lstmcheck_shape {
     int seq_length;  /* T: the longest sequence when lengths are given */

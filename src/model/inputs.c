@@ -41,12 +41,14 @@ int lc_rng_int(lc_rng *r, int lo, int hi)
     return lo + (int)(lc_rng_next(r) % span);
 }
 
-static void fill_uniform(float *dst, size_t n, double bound, uint64_t seed, int kind, int layer)
+/* uniform(center - half, center + half) */
+static void fill_uniform_around(float *dst, size_t n, double center, double half, uint64_t seed, int kind,
+                                int layer)
 {
     lc_rng r;
     lc_rng_init(&r, seed, kind, layer);
     for (size_t i = 0; i < n; i++)
-        dst[i] = (float)((2.0 * lc_rng_uniform(&r) - 1.0) * bound);
+        dst[i] = (float)(center + (2.0 * lc_rng_uniform(&r) - 1.0) * half);
 }
 
 static void fill_normal(float *dst, size_t n, uint64_t seed, int kind, int layer)
@@ -92,8 +94,12 @@ int lstm_inputs_generate(lstm_problem *p, uint64_t seed, unsigned seeds, lc_erro
             const size_t n = model_tensor_elems(t, s, l);
             if (t->draw == DRAW_DROPOUT_MASK)
                 fill_dropout_mask(dst, n, m->dropout, seed, t->stream, l);
+            else if (t->draw == DRAW_LN_WEIGHT)
+                fill_uniform_around(dst, n, 1.0, 0.5, seed, t->stream, l);
+            else if (t->draw == DRAW_LN_BIAS)
+                fill_uniform_around(dst, n, 0.0, 0.5, seed, t->stream, l);
             else
-                fill_uniform(dst, n, bound, seed, t->stream, l);
+                fill_uniform_around(dst, n, 0.0, bound, seed, t->stream, l);
         }
     }
     fill_normal(p->x, lstm_seq_elems(s, s->input_size), seed, INPUT_X, -1);

@@ -22,6 +22,8 @@ enum {
     INPUT_W_IH = 1, INPUT_W_HH = 2, INPUT_B_IH = 3, INPUT_B_HH = 4,
     INPUT_X = 5, INPUT_H0 = 6, INPUT_C0 = 7, INPUT_DY = 8, INPUT_DHY = 9,
     INPUT_DCY = 10, INPUT_LENGTHS = 11, INPUT_DROPOUT_MASK = 12,
+    INPUT_LN_I_WEIGHT = 13, INPUT_LN_I_BIAS = 14, INPUT_LN_H_WEIGHT = 15,
+    INPUT_LN_H_BIAS = 16, INPUT_LN_C_WEIGHT = 17, INPUT_LN_C_BIAS = 18,
 };
 
 void lc_rng_init(lc_rng *r, uint64_t seed, int kind, int layer);
@@ -34,7 +36,8 @@ int lc_rng_int(lc_rng *r, int lo, int hi); /* uniform in lo..hi inclusive */
 enum { SEED_DY = 1, SEED_DHY = 2, SEED_DCY = 4 };
 
 /* Fill an allocated problem: its model's per-layer tensors as the model
- * says (parameters uniform(-1/sqrt(H), 1/sqrt(H)), dropout masks 0 with
+ * says (weights uniform(-1/sqrt(H), 1/sqrt(H)), LayerNorm weights
+ * uniform(1/2, 3/2) and biases uniform(-1/2, 1/2), dropout masks 0 with
  * the model's probability p, else (float)(1/(1-p))), x, h0, c0 and the
  * selected backward seeds N(0, 1). Seeds not selected stay NULL (zero). */
 int lstm_inputs_generate(lstm_problem *p, uint64_t seed, unsigned seeds, lc_error *err);

@@ -90,6 +90,29 @@ static inline const float *lstm_dropout_mask(const lstm_problem *p, int l)
     return masks && l < p->shape.num_layers - 1 ? masks[l] : NULL;
 }
 
+/* The LayerNorm LSTM's parameters of layer l (LSTMCHECK_MODEL_LAYERNORM
+ * in lstmcheck/runner.h): eps 0 and NULL pointers for a model without
+ * LayerNorm. */
+typedef struct lstm_layernorm {
+    double eps;
+    const float *i_weight, *i_bias; /* LN_i over 4H, on W_ih x_t */
+    const float *h_weight, *h_bias; /* LN_h over 4H, on W_hh h_{t-1} */
+    const float *c_weight, *c_bias; /* LN_c over H, on the cell */
+} lstm_layernorm;
+static inline lstm_layernorm lstm_layernorm_of(const lstm_problem *p, int l)
+{
+    const lstm_model *m = lstm_model_get(p->model);
+    lstm_layernorm ln = {0.0, NULL, NULL, NULL, NULL, NULL, NULL};
+    if (!m || !(m->layernorm_eps > 0))
+        return ln;
+    float **const *slot = p->model_inputs;
+    ln.eps = m->layernorm_eps;
+    ln.i_weight = slot[LSTMCHECK_LN_I_WEIGHT][l], ln.i_bias = slot[LSTMCHECK_LN_I_BIAS][l];
+    ln.h_weight = slot[LSTMCHECK_LN_H_WEIGHT][l], ln.h_bias = slot[LSTMCHECK_LN_H_BIAS][l];
+    ln.c_weight = slot[LSTMCHECK_LN_C_WEIGHT][l], ln.c_bias = slot[LSTMCHECK_LN_C_BIAS][l];
+    return ln;
+}
+
 /* Its dimensions at layer l into dims; returns how many (1 to 3). */
 int model_tensor_dims(const model_tensor *t, const lstm_shape *s, int layer, int dims[3]);
 size_t model_tensor_elems(const model_tensor *t, const lstm_shape *s, int layer);

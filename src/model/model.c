@@ -18,9 +18,24 @@
      .input_at = offsetof(lstm_problem, FIELD), .grad_at = offsetof(lstm_results, d##FIELD)}
 
 /* nn.LSTM's per-layer parameters, in the order its state_dict has them */
+#define LSTM_WEIGHTS PARAM("w_ih", INPUT_W_IH, DIM_4H, DIM_IN, w_ih), PARAM("w_hh", INPUT_W_HH, DIM_4H, DIM_H, w_hh)
 #define LSTM_PARAMETERS                                                                                    \
-    PARAM("w_ih", INPUT_W_IH, DIM_4H, DIM_IN, w_ih), PARAM("w_hh", INPUT_W_HH, DIM_4H, DIM_H, w_hh),         \
-    PARAM("b_ih", INPUT_B_IH, DIM_4H, DIM_NONE, b_ih), PARAM("b_hh", INPUT_B_HH, DIM_4H, DIM_NONE, b_hh)
+    LSTM_WEIGHTS, PARAM("b_ih", INPUT_B_IH, DIM_4H, DIM_NONE, b_ih), PARAM("b_hh", INPUT_B_HH, DIM_4H, DIM_NONE, b_hh)
+
+/* A parameter of a model's own, a vector in a slot of the ABI */
+#define SLOT_PARAM(NAME, STREAM, DRAW, D0, SLOT)                                                           \
+    {.name = NAME, .dims = {D0, DIM_NONE, DIM_NONE}, .stream = STREAM, .draw = DRAW, .has_grad = 1,       \
+     .input_at = offsetof(lstm_problem, model_inputs[SLOT]), .grad_at = offsetof(lstm_results, model_grads[SLOT])}
+
+/* The LayerNorm LSTM's three LayerNorms, in the original's order
+ * (layernorm_i, layernorm_h, layernorm_c), weight before bias */
+#define LAYERNORM_PARAMETERS                                                                               \
+    SLOT_PARAM("ln_i_weight", INPUT_LN_I_WEIGHT, DRAW_LN_WEIGHT, DIM_4H, LSTMCHECK_LN_I_WEIGHT),          \
+    SLOT_PARAM("ln_i_bias", INPUT_LN_I_BIAS, DRAW_LN_BIAS, DIM_4H, LSTMCHECK_LN_I_BIAS),                  \
+    SLOT_PARAM("ln_h_weight", INPUT_LN_H_WEIGHT, DRAW_LN_WEIGHT, DIM_4H, LSTMCHECK_LN_H_WEIGHT),          \
+    SLOT_PARAM("ln_h_bias", INPUT_LN_H_BIAS, DRAW_LN_BIAS, DIM_4H, LSTMCHECK_LN_H_BIAS),                  \
+    SLOT_PARAM("ln_c_weight", INPUT_LN_C_WEIGHT, DRAW_LN_WEIGHT, DIM_H, LSTMCHECK_LN_C_WEIGHT),           \
+    SLOT_PARAM("ln_c_bias", INPUT_LN_C_BIAS, DRAW_LN_BIAS, DIM_H, LSTMCHECK_LN_C_BIAS)
 
 static const lstm_model models[MODEL_COUNT] = {
     [MODEL_LSTM] = {
@@ -36,6 +51,12 @@ static const lstm_model models[MODEL_COUNT] = {
                      .stream = INPUT_DROPOUT_MASK, .draw = DRAW_DROPOUT_MASK,
                      .input_at = offsetof(lstm_problem, model_inputs[LSTMCHECK_DROPOUT_MASK])}},
         .dropout = 0.4, /* the original's (fastrnns' factory) */
+    },
+    [MODEL_LAYERNORM] = {
+        .id = MODEL_LAYERNORM, .name = "layernorm",
+        .summary = "the original's LayerNormLSTMCell: LayerNorm on both gate GEMMs and on the cell, no b_ih, b_hh",
+        .ntensors = 8, .tensors = {LSTM_WEIGHTS, LAYERNORM_PARAMETERS},
+        .layernorm_eps = 1e-5, /* nn.LayerNorm's default, which the original uses */
     },
 };
 

@@ -50,6 +50,11 @@ typedef enum model_dim {
 typedef enum model_draw {
     DRAW_WEIGHT,       /* uniform(-1/sqrt(H), 1/sqrt(H)): nn.LSTM's initialization */
     DRAW_DROPOUT_MASK, /* 0 with the model's dropout probability p, else (float)(1/(1-p)) */
+    /* a LayerNorm's weight and bias: uniform(1/2, 3/2) and uniform(-1/2, 1/2),
+     * not PyTorch's ones and zeros, so that a runner which leaves either
+     * out (or swaps them) is wrong by a margin the gate sees */
+    DRAW_LN_WEIGHT,
+    DRAW_LN_BIAS,
 } model_draw;
 
 /* One per-layer tensor of a model: a parameter (with a gradient) or an
@@ -69,11 +74,12 @@ typedef struct model_tensor {
 
 typedef struct lstm_model {
     lstm_model_id id;
-    const char *name;        /* "lstm", "dropout" */
+    const char *name;        /* "lstm", "dropout", "layernorm" */
     const char *summary;     /* one line, for `list` and dumps */
     int ntensors;
     model_tensor tensors[MODEL_MAX_TENSORS];
     double dropout;          /* the probability of its masks' zeros; 0 without masks */
+    double layernorm_eps;    /* LayerNorm's epsilon in the variance; 0: no LayerNorm */
 } lstm_model;
 
 /* The descriptor of model id; NULL when id is not a model. */

@@ -5,7 +5,10 @@
  * A sequence of length len stops at step len-1: later outputs are zero and
  * its state (hy, cy) is the one after its own last step. The dropout
  * model multiplies each layer's output but the last by its mask before
- * the next layer reads it (and the gradient flowing down by the same). */
+ * the next layer reads it (and the gradient flowing down by the same).
+ * The LayerNorm model normalizes W_ih x_t and W_hh h_{t-1} apart (no
+ * biases) before their sum is split, and the cell before its tanh:
+ *   gates = LN_i(W_ih x_t) + LN_h(W_hh h_{t-1}),  c_t = LN_c(f c_{t-1} + i g) */
 #include "model/reference.h"
 
 #include "base/parallel.h"
@@ -22,7 +25,13 @@ struct lstm_reference_tape {
     double **input, **h_prev, **c_prev, **gates, **c;
     /* per layer: widened parameters */
     double **w_ih, **w_hh;
+    /* LayerNorm model only (else NULL), per layer: the normalized vectors
+     * before weight and bias, LN_i's and LN_h's (T,B,4H) and LN_c's
+     * (T,B,H), and their 1/sqrt(var + eps) (T,B,3: i, h, c) */
+    double **i_hat, **h_hat, **c_hat, **rstd;
 };
+
+enum { RSTD_I, RSTD_H, RSTD_C, RSTD_COUNT };
 
 static double sigmoid(double v) { return 1.0 / (1.0 + exp(-v)); }
 
@@ -50,11 +59,48 @@ static void axpy(double *y, double alpha, const double *x, int n)
         y[k] += alpha * x[k];
 }
 
+/* v = LN(v) = (v - mean) / sqrt(var + eps) * w + b over n elements, the
+ * variance biased (nn.LayerNorm's); keeps the normalized vector in hat
+ * and returns 1/sqrt(var + eps). Two passes: the mean, then the squares
+ * of the deviations from it. */
+static double layernorm_forward(double *v, int n, const float *w, const float *b, double eps, double *hat)
+{
+    double mean = 0, var = 0;
+    for (int k = 0; k < n; k++)
+        mean += v[k];
+    mean /= n;
+    for (int k = 0; k < n; k++)
+        var += (v[k] - mean) * (v[k] - mean);
+    const double rstd = 1.0 / sqrt(var / n + eps);
+    for (int k = 0; k < n; k++) {
+        hat[k] = (v[k] - mean) * rstd;
+        v[k] = hat[k] * (double)w[k] + (double)b[k];
+    }
+    return rstd;
+}
+
+/* Its backward: d (the gradient of LN's output) becomes the gradient of
+ * its input, rstd (dh - mean(dh) - hat mean(dh hat)) with dh = d w. */
+static void layernorm_backward(double *d, int n, const float *w, const double *hat, double rstd)
+{
+    double m1 = 0, m2 = 0;
+    for (int k = 0; k < n; k++) {
+        d[k] *= (double)w[k];
+        m1 += d[k];
+        m2 += d[k] * hat[k];
+    }
+    m1 /= n;
+    m2 /= n;
+    for (int k = 0; k < n; k++)
+        d[k] = rstd * (d[k] - m1 - hat[k] * m2);
+}
+
 void lstm_reference_tape_free(lstm_reference_tape *t)
 {
     if (!t)
         return;
-    double **lists[] = {t->input, t->h_prev, t->c_prev, t->gates, t->c, t->w_ih, t->w_hh};
+    double **lists[] = {t->input, t->h_prev, t->c_prev, t->gates, t->c, t->w_ih, t->w_hh,
+                        t->i_hat, t->h_hat, t->c_hat, t->rstd};
     for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
         if (!lists[i])
             continue;
@@ -73,8 +119,20 @@ static double *alloc_doubles(size_t n, lc_error *err)
     return p;
 }
 
-static lstm_reference_tape *tape_alloc(const lstm_shape *s, lc_error *err)
+/* The LayerNorm model's tape of layer l (tape_alloc): 0, or 1 with err. */
+static int tape_alloc_layernorm(lstm_reference_tape *t, const lstm_shape *s, int l, lc_error *err)
 {
+    const int H = s->hidden_size;
+    return !(t->i_hat[l] = alloc_doubles(lstm_seq_elems(s, 4 * H), err)) ||
+           !(t->h_hat[l] = alloc_doubles(lstm_seq_elems(s, 4 * H), err)) ||
+           !(t->c_hat[l] = alloc_doubles(lstm_seq_elems(s, H), err)) ||
+           !(t->rstd[l] = alloc_doubles(lstm_seq_elems(s, RSTD_COUNT), err));
+}
+
+static lstm_reference_tape *tape_alloc(const lstm_problem *p, lc_error *err)
+{
+    const lstm_shape *s = &p->shape;
+    const int layernorm = lstm_layernorm_of(p, 0).eps > 0;
     lstm_reference_tape *t = calloc(1, sizeof *t);
     if (!t) {
         lc_error_set(err, "reference: out of host memory");
@@ -82,8 +140,10 @@ static lstm_reference_tape *tape_alloc(const lstm_shape *s, lc_error *err)
     }
     int L = s->num_layers;
     t->num_layers = L;
-    double ***lists[] = {&t->input, &t->h_prev, &t->c_prev, &t->gates, &t->c, &t->w_ih, &t->w_hh};
-    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+    double ***lists[] = {&t->input, &t->h_prev, &t->c_prev, &t->gates, &t->c, &t->w_ih, &t->w_hh,
+                         &t->i_hat, &t->h_hat, &t->c_hat, &t->rstd};
+    const size_t nlists = sizeof lists / sizeof lists[0] - (layernorm ? 0 : 4);
+    for (size_t i = 0; i < nlists; i++) {
         *lists[i] = calloc((size_t)L, sizeof(double *));
         if (!*lists[i]) {
             lc_error_set(err, "reference: out of host memory");
@@ -100,7 +160,8 @@ static lstm_reference_tape *tape_alloc(const lstm_shape *s, lc_error *err)
             !(t->gates[l] = alloc_doubles(lstm_seq_elems(s, 4 * (int)H), err)) ||
             !(t->c[l] = alloc_doubles(lstm_seq_elems(s, (int)H), err)) ||
             !(t->w_ih[l] = alloc_doubles(lstm_w_ih_elems(s, l), err)) ||
-            !(t->w_hh[l] = alloc_doubles(lstm_w_hh_elems(s), err))) {
+            !(t->w_hh[l] = alloc_doubles(lstm_w_hh_elems(s), err)) ||
+            (layernorm && tape_alloc_layernorm(t, s, l, err))) {
             lstm_reference_tape_free(t);
             return NULL;
         }
@@ -156,9 +217,67 @@ typedef struct forward_layer {
     lstm_reference_tape *t;
     lstm_results *r;
     int l;
-    double *out;     /* this layer's output sequence: the next layer's input, or y */
-    double *scratch; /* per sequence b: h (H), c (H), pre (4H) at b * 6H */
+    lstm_layernorm ln; /* eps 0 but for the LayerNorm model */
+    double *out;       /* this layer's output sequence: the next layer's input, or y */
+    double *scratch;   /* per sequence b: h (H), c (H), pre (4H), pre_h (4H) at b * SCRATCH_H */
 } forward_layer;
+
+enum { SCRATCH_H = 10 }; /* a sequence's forward scratch, in units of H */
+
+/* The gates' pre-activations into pre: LSTM, b_ih + b_hh + W_ih x_t +
+ * W_hh h (pre_h unused); LayerNorm, W_ih x_t into pre and W_hh h into pre_h. */
+static void step_projections(const forward_layer *fl, int ts, int b0, int b1)
+{
+    const lstm_problem *p = fl->p;
+    const lstm_shape *s = &p->shape;
+    const lstm_reference_tape *t = fl->t;
+    const int B = s->batch, H = s->hidden_size, l = fl->l, In = lstm_layer_input_size(s, l);
+    for (int j = 0; j < 4 * H; j++) {
+        const double *wi = t->w_ih[l] + (size_t)j * In, *wh = t->w_hh[l] + (size_t)j * H;
+        for (int b = b0; b < b1; b++) {
+            if (ts >= lstm_length(p, b))
+                continue;
+            const double *xt = t->input[l] + ((size_t)ts * B + b) * In;
+            double *h = fl->scratch + b * SCRATCH_H * (size_t)H, *pre = h + 2 * H, *pre_h = pre + 4 * H;
+            if (fl->ln.eps > 0) {
+                pre[j] = dot(wi, xt, In);
+                pre_h[j] = dot(wh, h, H);
+            } else
+                pre[j] = (double)p->b_ih[l][j] + (double)p->b_hh[l][j] + dot(wi, xt, In) + dot(wh, h, H);
+        }
+    }
+}
+
+/* The cell of sequence b at tape row `row`: pre-activations -> gates, the
+ * state c and h (in scratch), the tape and the output. */
+static void step_cell(const forward_layer *fl, int b, size_t row)
+{
+    const int H = fl->p->shape.hidden_size, l = fl->l;
+    const lstm_layernorm *ln = &fl->ln;
+    lstm_reference_tape *t = fl->t;
+    double *h = fl->scratch + b * SCRATCH_H * (size_t)H, *c = h + H, *pre = c + H, *pre_h = pre + 4 * H;
+    double *g = t->gates[l] + row * 4 * H;
+    if (ln->eps > 0) {
+        double *rstd = t->rstd[l] + row * RSTD_COUNT;
+        rstd[RSTD_I] = layernorm_forward(pre, 4 * H, ln->i_weight, ln->i_bias, ln->eps, t->i_hat[l] + row * 4 * H);
+        rstd[RSTD_H] = layernorm_forward(pre_h, 4 * H, ln->h_weight, ln->h_bias, ln->eps, t->h_hat[l] + row * 4 * H);
+        for (int j = 0; j < 4 * H; j++)
+            pre[j] += pre_h[j];
+    }
+    for (int k = 0; k < H; k++) {
+        double gi = sigmoid(pre[k]), gf = sigmoid(pre[H + k]);
+        double gg = tanh(pre[2 * H + k]), go = sigmoid(pre[3 * H + k]);
+        g[k] = gi; g[H + k] = gf; g[2 * H + k] = gg; g[3 * H + k] = go;
+        c[k] = gf * c[k] + gi * gg;
+    }
+    if (ln->eps > 0)
+        t->rstd[l][row * RSTD_COUNT + RSTD_C] =
+            layernorm_forward(c, H, ln->c_weight, ln->c_bias, ln->eps, t->c_hat[l] + row * H);
+    for (int k = 0; k < H; k++)
+        h[k] = g[3 * H + k] * tanh(c[k]);
+    memcpy(t->c[l] + row * H, c, (size_t)H * sizeof(double));
+    memcpy(fl->out + row * H, h, (size_t)H * sizeof(double));
+}
 
 /* Sequences [b0, b1) of one layer, a step at a time for all of them: each
  * weight row is read once per step for the whole chunk (from cache), and
@@ -170,10 +289,10 @@ static void forward_sequences(void *arg, int b0, int b1)
     const lstm_problem *p = fl->p;
     const lstm_shape *s = &p->shape;
     lstm_reference_tape *t = fl->t;
-    const int B = s->batch, H = s->hidden_size, l = fl->l, In = lstm_layer_input_size(s, l);
-    const size_t H6 = 6 * (size_t)H;
+    const int B = s->batch, H = s->hidden_size, l = fl->l;
+    const size_t HS = SCRATCH_H * (size_t)H;
     for (int b = b0; b < b1; b++) {
-        double *h = fl->scratch + b * H6, *c = h + H;
+        double *h = fl->scratch + b * HS, *c = h + H;
         lstm_copy_to_double(h, p->h0 + ((size_t)l * B + b) * H, (size_t)H);
         lstm_copy_to_double(c, p->c0 + ((size_t)l * B + b) * H, (size_t)H);
     }
@@ -182,39 +301,18 @@ static void forward_sequences(void *arg, int b0, int b1)
             if (ts >= lstm_length(p, b))
                 continue;
             const size_t row = (size_t)ts * B + b;
-            memcpy(t->h_prev[l] + row * H, fl->scratch + b * H6, (size_t)H * sizeof(double));
-            memcpy(t->c_prev[l] + row * H, fl->scratch + b * H6 + H, (size_t)H * sizeof(double));
+            memcpy(t->h_prev[l] + row * H, fl->scratch + b * HS, (size_t)H * sizeof(double));
+            memcpy(t->c_prev[l] + row * H, fl->scratch + b * HS + H, (size_t)H * sizeof(double));
         }
-        for (int j = 0; j < 4 * H; j++) {
-            const double *wi = t->w_ih[l] + (size_t)j * In, *wh = t->w_hh[l] + (size_t)j * H;
-            for (int b = b0; b < b1; b++) {
-                if (ts >= lstm_length(p, b))
-                    continue;
-                const double *xt = t->input[l] + ((size_t)ts * B + b) * In;
-                double *h = fl->scratch + b * H6, *pre = h + 2 * H;
-                pre[j] = (double)p->b_ih[l][j] + (double)p->b_hh[l][j] + dot(wi, xt, In) + dot(wh, h, H);
-            }
-        }
-        for (int b = b0; b < b1; b++) {
-            if (ts >= lstm_length(p, b))
-                continue;
-            const size_t row = (size_t)ts * B + b;
-            double *h = fl->scratch + b * H6, *c = h + H, *pre = c + H, *g = t->gates[l] + row * 4 * H;
-            for (int k = 0; k < H; k++) {
-                double gi = sigmoid(pre[k]), gf = sigmoid(pre[H + k]);
-                double gg = tanh(pre[2 * H + k]), go = sigmoid(pre[3 * H + k]);
-                g[k] = gi; g[H + k] = gf; g[2 * H + k] = gg; g[3 * H + k] = go;
-                c[k] = gf * c[k] + gi * gg;
-                h[k] = go * tanh(c[k]);
-            }
-            memcpy(t->c[l] + row * H, c, (size_t)H * sizeof(double));
-            memcpy(fl->out + row * H, h, (size_t)H * sizeof(double));
-        }
+        step_projections(fl, ts, b0, b1);
+        for (int b = b0; b < b1; b++)
+            if (ts < lstm_length(p, b))
+                step_cell(fl, b, (size_t)ts * B + b);
     }
     for (int b = b0; b < b1; b++) {
         const size_t state = ((size_t)l * B + b) * H;
-        memcpy(fl->r->hy + state, fl->scratch + b * H6, (size_t)H * sizeof(double));
-        memcpy(fl->r->cy + state, fl->scratch + b * H6 + H, (size_t)H * sizeof(double));
+        memcpy(fl->r->hy + state, fl->scratch + b * HS, (size_t)H * sizeof(double));
+        memcpy(fl->r->cy + state, fl->scratch + b * HS + H, (size_t)H * sizeof(double));
     }
 }
 
@@ -223,10 +321,10 @@ int lstm_reference_forward(const lstm_problem *p, lstm_results *r, lstm_referenc
 {
     const lstm_shape *s = &p->shape;
     const int B = s->batch, H = s->hidden_size, L = s->num_layers;
-    lstm_reference_tape *t = tape_alloc(s, err);
+    lstm_reference_tape *t = tape_alloc(p, err);
     if (!t)
         return 1;
-    double *scratch = alloc_doubles((size_t)B * 6 * H, err);
+    double *scratch = alloc_doubles((size_t)B * SCRATCH_H * H, err);
     if (!scratch) {
         lstm_reference_tape_free(t);
         return 1;
@@ -235,7 +333,7 @@ int lstm_reference_forward(const lstm_problem *p, lstm_results *r, lstm_referenc
     for (int l = 0; l < L; l++) {
         lstm_copy_to_double(t->w_ih[l], p->w_ih[l], lstm_w_ih_elems(s, l));
         lstm_copy_to_double(t->w_hh[l], p->w_hh[l], lstm_w_hh_elems(s));
-        forward_layer fl = {p, t, r, l, (l + 1 < L) ? t->input[l + 1] : r->y, scratch};
+        forward_layer fl = {p, t, r, l, lstm_layernorm_of(p, l), (l + 1 < L) ? t->input[l + 1] : r->y, scratch};
         memset(fl.out, 0, lstm_seq_elems(s, H) * sizeof(double));
         lc_parallel_for(B, layer_threads(s, l), forward_sequences, &fl);
         apply_mask(fl.out, lstm_dropout_mask(p, l), lstm_seq_elems(s, H));
@@ -257,11 +355,56 @@ typedef struct backward_layer {
     const lstm_reference_tape *t;
     lstm_results *r;
     int l;
+    lstm_layernorm ln;   /* eps 0 but for the LayerNorm model */
     const double *d_out; /* gradient of this layer's output sequence */
     double *d_in;        /* gradient of its input sequence */
-    double *dgates;      /* (T,B,4H): the gate gradients of every step */
-    double *scratch;     /* per sequence b: dh (H), dc (H) at b * 2H */
+    double *dgates;      /* (T,B,4H): the gradients of the gates' pre-activations */
+    /* (T,B,4H) what reaches W_ih x_t and W_hh h_{t-1}: dgates itself, or
+     * under LayerNorm dgates back through LN_i and LN_h */
+    double *dgates_ih, *dgates_hh;
+    double *d_cell;      /* LayerNorm: (T,B,H) the gradient of LN_c's output, c_t */
+    double *scratch;     /* per sequence b: dh, dc, dht, dct (H each) at b * 4H */
 } backward_layer;
+
+/* Sequence b's cell at tape row `row`, backwards: from dh (state) + d_out
+ * and dc to the row's dgates (and those of W_ih x_t and W_hh h_{t-1});
+ * dc becomes the gradient of c_{t-1}, dh zero for the GEMM's sums. */
+static void step_cell_backward(const backward_layer *bl, int b, size_t row)
+{
+    const lstm_reference_tape *t = bl->t;
+    const lstm_layernorm *ln = &bl->ln;
+    const int H = bl->p->shape.hidden_size, l = bl->l;
+    const size_t H4 = 4 * (size_t)H;
+    const double *g = t->gates[l] + row * H4, *ct = t->c[l] + row * H, *cp = t->c_prev[l] + row * H;
+    double *dh = bl->scratch + b * H4, *dc = dh + H, *dht = dc + H, *dct = dht + H;
+    double *dgate = bl->dgates + row * H4;
+    for (int k = 0; k < H; k++) {
+        const double tc = tanh(ct[k]);
+        dht[k] = dh[k] + bl->d_out[row * H + k];
+        dct[k] = dc[k] + dht[k] * g[3 * H + k] * (1.0 - tc * tc);
+    }
+    if (ln->eps > 0) {
+        memcpy(bl->d_cell + row * H, dct, (size_t)H * sizeof(double));
+        layernorm_backward(dct, H, ln->c_weight, t->c_hat[l] + row * H, t->rstd[l][row * RSTD_COUNT + RSTD_C]);
+    }
+    for (int k = 0; k < H; k++) {
+        double gi = g[k], gf = g[H + k], gg = g[2 * H + k], go = g[3 * H + k];
+        double tc = tanh(ct[k]);
+        dgate[k] = dct[k] * gg * gi * (1.0 - gi);         /* i */
+        dgate[H + k] = dct[k] * cp[k] * gf * (1.0 - gf);  /* f */
+        dgate[2 * H + k] = dct[k] * gi * (1.0 - gg * gg); /* g */
+        dgate[3 * H + k] = dht[k] * tc * go * (1.0 - go); /* o */
+        dc[k] = dct[k] * gf;
+    }
+    memset(dh, 0, (size_t)H * sizeof(double));
+    if (ln->eps > 0) {
+        const double *rstd = t->rstd[l] + row * RSTD_COUNT;
+        memcpy(bl->dgates_ih + row * H4, dgate, H4 * sizeof(double));
+        layernorm_backward(bl->dgates_ih + row * H4, 4 * H, ln->i_weight, t->i_hat[l] + row * H4, rstd[RSTD_I]);
+        memcpy(bl->dgates_hh + row * H4, dgate, H4 * sizeof(double));
+        layernorm_backward(bl->dgates_hh + row * H4, 4 * H, ln->h_weight, t->h_hat[l] + row * H4, rstd[RSTD_H]);
+    }
+}
 
 /* Sequences [b0, b1) back through their steps, a step at a time for all
  * of them (as in the forward): dgates, d_in, dh0, dc0. */
@@ -272,58 +415,65 @@ static void backward_sequences(void *arg, int b0, int b1)
     const lstm_shape *s = &p->shape;
     const lstm_reference_tape *t = bl->t;
     const int B = s->batch, H = s->hidden_size, l = bl->l, In = lstm_layer_input_size(s, l);
-    const size_t H4 = 4 * (size_t)H, H2 = 2 * (size_t)H;
+    const size_t H4 = 4 * (size_t)H;
     for (int b = b0; b < b1; b++) {
         const size_t state = ((size_t)l * B + b) * H;
-        double *dh = bl->scratch + b * H2, *dc = dh + H;
+        double *dh = bl->scratch + b * H4, *dc = dh + H;
         for (int k = 0; k < H; k++) {
             dh[k] = p->dhy ? (double)p->dhy[state + k] : 0.0;
             dc[k] = p->dcy ? (double)p->dcy[state + k] : 0.0;
         }
     }
     for (int ts = s->seq_length - 1; ts >= 0; ts--) {
-        for (int b = b0; b < b1; b++) {
-            if (ts >= lstm_length(p, b))
-                continue;
-            const size_t row = (size_t)ts * B + b;
-            const double *g = t->gates[l] + row * H4;
-            const double *ct = t->c[l] + row * H, *cp = t->c_prev[l] + row * H;
-            double *dh = bl->scratch + b * H2, *dc = dh + H, *dgate = bl->dgates + row * H4;
-            for (int k = 0; k < H; k++) {
-                double gi = g[k], gf = g[H + k], gg = g[2 * H + k], go = g[3 * H + k];
-                double dht = dh[k] + bl->d_out[row * H + k];
-                double tc = tanh(ct[k]);
-                double dct = dc[k] + dht * go * (1.0 - tc * tc);
-                dgate[k] = dct * gg * gi * (1.0 - gi);            /* i */
-                dgate[H + k] = dct * cp[k] * gf * (1.0 - gf);     /* f */
-                dgate[2 * H + k] = dct * gi * (1.0 - gg * gg);    /* g */
-                dgate[3 * H + k] = dht * tc * go * (1.0 - go);    /* o */
-                dc[k] = dct * gf;
-            }
-            memset(dh, 0, (size_t)H * sizeof(double));
-        }
+        for (int b = b0; b < b1; b++)
+            if (ts < lstm_length(p, b))
+                step_cell_backward(bl, b, (size_t)ts * B + b);
         for (size_t j = 0; j < H4; j++) {
             const double *wi = t->w_ih[l] + j * In, *wh = t->w_hh[l] + j * H;
             for (int b = b0; b < b1; b++) {
                 if (ts >= lstm_length(p, b))
                     continue;
                 const size_t row = (size_t)ts * B + b;
-                const double dg = bl->dgates[row * H4 + j];
-                axpy(bl->d_in + row * In, dg, wi, In);
-                axpy(bl->scratch + b * H2, dg, wh, H);
+                axpy(bl->d_in + row * In, bl->dgates_ih[row * H4 + j], wi, In);
+                axpy(bl->scratch + b * H4, bl->dgates_hh[row * H4 + j], wh, H);
             }
         }
     }
     for (int b = b0; b < b1; b++) {
         const size_t state = ((size_t)l * B + b) * H;
-        memcpy(bl->r->dh0 + state, bl->scratch + b * H2, (size_t)H * sizeof(double));
-        memcpy(bl->r->dc0 + state, bl->scratch + b * H2 + H, (size_t)H * sizeof(double));
+        memcpy(bl->r->dh0 + state, bl->scratch + b * H4, (size_t)H * sizeof(double));
+        memcpy(bl->r->dc0 + state, bl->scratch + b * H4 + H, (size_t)H * sizeof(double));
     }
 }
 
-/* Weight rows [j0, j1): dW and db summed over sequences, then steps from
- * the last (the order of the recurrence); the step's input row is read
- * once for all rows of the chunk. */
+/* Row j's own parameters at one tape row: the biases (LSTM), or the
+ * LayerNorms' weights and biases (j < H also LN_c's). */
+static void row_own_param_grads(const backward_layer *bl, size_t row, size_t j)
+{
+    const lstm_reference_tape *t = bl->t;
+    const int H = bl->p->shape.hidden_size, l = bl->l;
+    const size_t H4 = 4 * (size_t)H;
+    const double dg = bl->dgates[row * H4 + j];
+    double **const *grad = bl->r->model_grads;
+    if (!(bl->ln.eps > 0)) {
+        bl->r->db_ih[l][j] += dg;
+        bl->r->db_hh[l][j] += dg;
+        return;
+    }
+    grad[LSTMCHECK_LN_I_WEIGHT][l][j] += dg * t->i_hat[l][row * H4 + j];
+    grad[LSTMCHECK_LN_I_BIAS][l][j] += dg;
+    grad[LSTMCHECK_LN_H_WEIGHT][l][j] += dg * t->h_hat[l][row * H4 + j];
+    grad[LSTMCHECK_LN_H_BIAS][l][j] += dg;
+    if (j < (size_t)H) {
+        const double dcell = bl->d_cell[row * H + j];
+        grad[LSTMCHECK_LN_C_WEIGHT][l][j] += dcell * t->c_hat[l][row * H + j];
+        grad[LSTMCHECK_LN_C_BIAS][l][j] += dcell;
+    }
+}
+
+/* Weight rows [j0, j1): dW and the row's own parameters summed over
+ * sequences, then steps from the last (the order of the recurrence); the
+ * step's input row is read once for all rows of the chunk. */
 static void backward_weight_rows(void *arg, int j0, int j1)
 {
     const backward_layer *bl = arg;
@@ -332,20 +482,28 @@ static void backward_weight_rows(void *arg, int j0, int j1)
     const lstm_reference_tape *t = bl->t;
     const int B = s->batch, H = s->hidden_size, l = bl->l, In = lstm_layer_input_size(s, l);
     const size_t H4 = 4 * (size_t)H;
-    double *dw_ih = bl->r->dw_ih[l], *dw_hh = bl->r->dw_hh[l], *db_ih = bl->r->db_ih[l], *db_hh = bl->r->db_hh[l];
+    double *dw_ih = bl->r->dw_ih[l], *dw_hh = bl->r->dw_hh[l];
     for (int b = 0; b < B; b++) {
         for (int ts = lstm_length(p, b) - 1; ts >= 0; ts--) {
             const size_t row = (size_t)ts * B + b;
-            const double *dgate = bl->dgates + row * H4;
             const double *xt = t->input[l] + row * In, *hp = t->h_prev[l] + row * H;
             for (size_t j = (size_t)j0; j < (size_t)j1; j++) {
-                const double dg = dgate[j];
-                db_ih[j] += dg;
-                db_hh[j] += dg;
-                axpy(dw_ih + j * In, dg, xt, In);
-                axpy(dw_hh + j * H, dg, hp, H);
+                row_own_param_grads(bl, row, j);
+                axpy(dw_ih + j * In, bl->dgates_ih[row * H4 + j], xt, In);
+                axpy(dw_hh + j * H, bl->dgates_hh[row * H4 + j], hp, H);
             }
         }
+    }
+}
+
+/* Every parameter gradient of layer l set to zero (the model's tensors). */
+static void zero_param_grads(const lstm_problem *p, lstm_results *r, int l)
+{
+    const lstm_model *m = lstm_model_get(p->model);
+    for (int i = 0; i < m->ntensors; i++) {
+        const model_tensor *mt = &m->tensors[i];
+        if (mt->has_grad && l < model_tensor_layers(mt, &p->shape))
+            memset(model_tensor_grads(mt, r)[l], 0, model_tensor_elems(mt, &p->shape, l) * sizeof(double));
     }
 }
 
@@ -354,12 +512,14 @@ int lstm_reference_backward(const lstm_problem *p, const lstm_reference_tape *t,
 {
     const lstm_shape *s = &p->shape;
     const int B = s->batch, H = s->hidden_size, L = s->num_layers;
-    const size_t H4 = 4 * (size_t)H;
+    const int layernorm = lstm_layernorm_of(p, 0).eps > 0;
+    const size_t gates = lstm_seq_elems(s, 4 * H);
     /* gradient w.r.t. the current layer's output sequence: starts as dy */
     double *d_out = alloc_doubles(lstm_seq_elems(s, H), err);
     double *d_in = alloc_doubles(lstm_seq_elems(s, s->input_size > H ? s->input_size : H), err);
-    double *dgates = alloc_doubles(lstm_seq_elems(s, 4 * H), err);
-    double *scratch = alloc_doubles((size_t)B * 2 * H, err);
+    /* dgates, then under LayerNorm dgates_ih, dgates_hh and d_cell */
+    double *dgates = alloc_doubles(layernorm ? 3 * gates + lstm_seq_elems(s, H) : gates, err);
+    double *scratch = alloc_doubles((size_t)B * 4 * H, err);
     if (!d_out || !d_in || !dgates || !scratch) {
         free(d_out); free(d_in); free(dgates); free(scratch);
         return 1;
@@ -368,14 +528,13 @@ int lstm_reference_backward(const lstm_problem *p, const lstm_reference_tape *t,
         lstm_copy_to_double(d_out, p->dy, lstm_seq_elems(s, H));
     for (int l = L - 1; l >= 0; l--) {
         const int In = lstm_layer_input_size(s, l);
-        memset(r->dw_ih[l], 0, lstm_w_ih_elems(s, l) * sizeof(double));
-        memset(r->dw_hh[l], 0, lstm_w_hh_elems(s) * sizeof(double));
-        memset(r->db_ih[l], 0, H4 * sizeof(double));
-        memset(r->db_hh[l], 0, H4 * sizeof(double));
+        zero_param_grads(p, r, l);
         memset(d_in, 0, lstm_seq_elems(s, In) * sizeof(double));
-        backward_layer bl = {p, t, r, l, d_out, d_in, dgates, scratch};
+        backward_layer bl = {p, t, r, l, lstm_layernorm_of(p, l), d_out, d_in, dgates,
+                             layernorm ? dgates + gates : dgates, layernorm ? dgates + 2 * gates : dgates,
+                             layernorm ? dgates + 3 * gates : NULL, scratch};
         lc_parallel_for(B, layer_threads(s, l), backward_sequences, &bl);
-        lc_parallel_for((int)H4, layer_threads(s, l), backward_weight_rows, &bl);
+        lc_parallel_for(4 * H, layer_threads(s, l), backward_weight_rows, &bl);
         /* this layer's input gradient is the gradient of the layer below's output */
         if (l > 0) {
             memcpy(d_out, d_in, lstm_seq_elems(s, H) * sizeof(double));
