@@ -161,7 +161,7 @@ static void index_tolerance(json_writer *w, const runner_ops *r, const lstm_shap
     json_object_begin(w);
     const tensor_kind kinds[] = {TENSOR_FORWARD, TENSOR_INPUT_GRAD, TENSOR_PARAM_GRAD};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        json_member_double(w, tolerance_kind_name(kinds[i]), tolerance_depth(s, kinds[i], r->precision));
+        json_member_double(w, tolerance_kind_name(kinds[i]), tolerance_depth(s, r->model, kinds[i], r->precision));
     json_object_end(w);
     json_object_end(w);
 }

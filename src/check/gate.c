@@ -187,7 +187,7 @@ static tensor_outcome compare_tensor(const runner_ops *r, const lstm_shape *s, c
     for (size_t i = 0; i < a->count; i++)
         sumsq += a->data[i] * a->data[i];
     t.rms = a->count ? sqrt(sumsq / (double)a->count) : 0;
-    t.tol = tolerance_for(s, a->kind, r->precision);
+    t.tol = tolerance_for(s, r->model, a->kind, r->precision);
     snprintf(t.sum.name, sizeof t.sum.name, "%s", a->name);
     for (size_t i = 0; i < a->count; i++) {
         const double err = fabs(b->data[i] - a->data[i]);

@@ -29,15 +29,16 @@ const char *tolerance_kind_name(tensor_kind kind)
 
 /* FP32: the rounded operations behind an element, T * sum_l (I_l + H) for
  * the forward sum, in closed form since the rule is asked once per tensor
- * and a stack has 4 per layer (a loop here made the gate quadratic in L) */
-static double fp32_depth(const lstm_shape *s, tensor_kind kind)
+ * and a stack has 4 per layer (a loop here made the gate quadratic in L);
+ * a model adds its own per step and layer (a LayerNorm's means) */
+static double fp32_depth(const lstm_shape *s, const lstm_model *m, tensor_kind kind)
 {
     const double T = s->seq_length, H = s->hidden_size, L = s->num_layers;
-    const double fwd = T * ((s->input_size + H) + (L - 1) * 2 * H);
+    const double fwd = T * ((s->input_size + H) + (L - 1) * 2 * H + L * m->depth_forward_h * H);
     if (kind == TENSOR_FORWARD)
         return fwd;
     /* backward through time: per step and layer a reduction over the 4H gates */
-    double bwd = fwd + T * s->num_layers * 4.0 * H;
+    double bwd = fwd + T * s->num_layers * (4.0 + m->depth_backward_h) * H;
     if (kind == TENSOR_INPUT_GRAD)
         return bwd;
     return bwd + T * (double)s->batch; /* parameter gradients sum over steps and batch */
@@ -60,22 +61,24 @@ static double tf32_depth(const lstm_shape *s, tensor_kind kind)
     return stages * (reduction > 1 ? reduction : 1);
 }
 
-double tolerance_depth(const lstm_shape *s, tensor_kind kind, runner_precision p)
+/* TF32 counts GEMM stages, which no model adds to (only the LSTM has TF32 runners) */
+double tolerance_depth(const lstm_shape *s, int model, tensor_kind kind, runner_precision p)
 {
-    return p == PRECISION_TF32 ? tf32_depth(s, kind) : fp32_depth(s, kind);
+    const lstm_model *m = lstm_model_get(model);
+    return p == PRECISION_TF32 ? tf32_depth(s, kind) : fp32_depth(s, m ? m : lstm_model_get(MODEL_LSTM), kind);
 }
 
-double tolerance_scale(const lstm_shape *s, tensor_kind kind, runner_precision p)
+double tolerance_scale(const lstm_shape *s, int model, tensor_kind kind, runner_precision p)
 {
-    return tolerance_for(s, kind, p).scale;
+    return tolerance_for(s, model, kind, p).scale;
 }
 
-tolerance tolerance_for(const lstm_shape *s, tensor_kind kind, runner_precision p)
+tolerance tolerance_for(const lstm_shape *s, int model, tensor_kind kind, runner_precision p)
 {
     /* each of the N operations may also lose up to m where its result
      * underflows: summed like the rounding errors, with the same safety;
      * the relative part never reaches the tensor's own scale */
-    const double depth = TOLERANCE_SAFETY * sqrt(tolerance_depth(s, kind, p));
+    const double depth = TOLERANCE_SAFETY * sqrt(tolerance_depth(s, model, kind, p));
     const double scale = depth * tolerance_unit_roundoff(p);
     return (tolerance){.scale = scale < TOLERANCE_MAX_SCALE ? scale : TOLERANCE_MAX_SCALE,
                        .floor = depth * tolerance_smallest_normal(p)};

@@ -55,17 +55,18 @@ double tolerance_unit_roundoff(runner_precision p);
 double tolerance_smallest_normal(runner_precision p);
 const char *tolerance_precision_name(runner_precision p); /* "fp32", "tf32" */
 const char *tolerance_kind_name(tensor_kind kind); /* "forward", "input_grad", "param_grad" */
-/* N of the rule for a tensor of this kind and shape at this precision:
- * rounded operations (FP32) or GEMM stages (TF32). */
-double tolerance_depth(const lstm_shape *s, tensor_kind kind, runner_precision p);
+/* N of the rule for a tensor of this kind and shape of the model (an
+ * lstm_model_id) at this precision: rounded operations (FP32) or GEMM
+ * stages (TF32). */
+double tolerance_depth(const lstm_shape *s, int model, tensor_kind kind, runner_precision p);
 /* The rule for one tensor: allowed(e) = scale * (|ref(e)| + rms) + floor,
  * scale = min(safety * sqrt(N) * u, max scale), floor = safety * sqrt(N) * m. */
 typedef struct tolerance {
     double scale, floor;
 } tolerance;
-tolerance tolerance_for(const lstm_shape *s, tensor_kind kind, runner_precision p);
+tolerance tolerance_for(const lstm_shape *s, int model, tensor_kind kind, runner_precision p);
 /* Its relative part alone, min(safety * u * sqrt(N), max scale). */
-double tolerance_scale(const lstm_shape *s, tensor_kind kind, runner_precision p);
+double tolerance_scale(const lstm_shape *s, int model, tensor_kind kind, runner_precision p);
 double tolerance_allowed(const tolerance *t, double ref, double ref_rms);
 
 #ifdef __cplusplus

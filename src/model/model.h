@@ -80,6 +80,14 @@ typedef struct lstm_model {
     model_tensor tensors[MODEL_MAX_TENSORS];
     double dropout;          /* the probability of its masks' zeros; 0 without masks */
     double layernorm_eps;    /* LayerNorm's epsilon in the variance; 0: no LayerNorm */
+    /* What it adds to the tolerance's N (docs/tolerance.md): its rounded
+     * operations per step and layer beyond the LSTM's, in units of H, in
+     * the forward pass and in the backward pass */
+    int depth_forward_h, depth_backward_h;
+    /* Its domain: the smallest input and hidden sizes at which its
+     * gradients are checkable in FP32 (0: any), and why, for the skip */
+    int min_input_size, min_hidden_size;
+    const char *outside_domain_why;
 } lstm_model;
 
 /* The descriptor of model id; NULL when id is not a model. */

@@ -7,9 +7,13 @@
  * the finished sequences (their state passes through unchanged).
  * cpu_dropout is the same runner for the dropout model: the output of
  * every layer but the last times its mask feeds the next layer (and the
- * gradient flowing down is masked alike).
+ * gradient flowing down is masked alike). cpu_layernorm is the same runner
+ * for the LayerNorm model: LN_i over the input projection of all steps at
+ * once, per step the recurrent GEMM apart, LN_h, and a LayerNorm cell
+ * (runners/cpu_layernorm.c); backward through them in the same order.
  * The test build adds cpu_tf32 and cpu_tf32_trunc: the same runner with
  * every GEMM operand cut to TF32 (runners/faults.h). */
+#include "runners/cpu_layernorm.h"
 #include "runners/faults.h"
 #include "runners/runner.h"
 #include "device/timer.h"
@@ -33,8 +37,20 @@ typedef struct cpu_layer {
     float *c_prev; /* (T,B,H) cell state before each step */
     float *out;    /* (T,B,H) the layer's output (zero past a sequence's end) */
     float *masked; /* (T,B,H) out times the dropout mask after it (dropout model, not the top layer) */
-    float *dw_ih, *dw_hh, *db_ih, *db_hh; /* accumulated gradients */
+    float *dw_ih, *dw_hh, *db_ih, *db_hh; /* accumulated gradients (no biases under LayerNorm) */
+    /* LayerNorm model: the normalized vectors (T,B,4H: LN_i's, LN_h's;
+     * T,B,H: LN_c's), their rstd (T,B each), and the accumulated gradients
+     * of the LayerNorms' parameters (ln_grad[slot], the ABI's slots) */
+    float *i_hat, *h_hat, *c_hat, *rstd_i, *rstd_h, *rstd_c;
+    float *ln_grad[LSTMCHECK_MODEL_SLOTS];
 } cpu_layer;
+
+/* The LayerNorm model's parameter slots, and each one's length in H */
+static const struct {
+    int slot, width;
+} ln_params[] = {{LSTMCHECK_LN_I_WEIGHT, 4}, {LSTMCHECK_LN_I_BIAS, 4}, {LSTMCHECK_LN_H_WEIGHT, 4},
+                 {LSTMCHECK_LN_H_BIAS, 4},   {LSTMCHECK_LN_C_WEIGHT, 1}, {LSTMCHECK_LN_C_BIAS, 1}};
+#define LN_PARAMS (sizeof ln_params / sizeof ln_params[0])
 
 typedef struct cpu_state {
     const lstm_problem *p;
@@ -42,6 +58,10 @@ typedef struct cpu_state {
     cpu_layer *layers;
     float *hy, *cy; /* (L,B,H) */
     float *dgates;  /* (T,B,4H) scratch */
+    /* LayerNorm model: (T,B,4H) dgates back through LN_h (what W_hh
+     * sees), (T,B,H) the gradient of each step's c_t, (B,4H) a step's
+     * recurrent projection before LN_h */
+    float *dgates_hh, *d_cell, *h_proj;
     float *d_out, *d_in; /* (T,B,max(I,H)) */
     float *dx, *dh0, *dc0;
     float *dh, *dc, *dh_next; /* (B,H) */
@@ -150,12 +170,17 @@ static void cpu_destroy(void *vs)
             cpu_layer *ly = &s->layers[l];
             free(ly->gates); free(ly->c); free(ly->h_prev); free(ly->c_prev); free(ly->out); free(ly->masked);
             free(ly->dw_ih); free(ly->dw_hh); free(ly->db_ih); free(ly->db_hh);
+            free(ly->i_hat); free(ly->h_hat); free(ly->c_hat);
+            free(ly->rstd_i); free(ly->rstd_h); free(ly->rstd_c);
+            for (size_t i = 0; i < LN_PARAMS; i++)
+                free(ly->ln_grad[ln_params[i].slot]);
         }
     }
     free(s->layers); free(s->len); free(s->hy); free(s->cy); free(s->dgates);
     free(s->d_out); free(s->d_in); free(s->dx); free(s->dh0); free(s->dc0);
     free(s->dh); free(s->dc); free(s->dh_next); free(s->extra_a); free(s->extra_c);
     free(s->op_a); free(s->op_b);
+    free(s->dgates_hh); free(s->d_cell); free(s->h_proj);
     free(s);
 }
 
@@ -209,8 +234,19 @@ static void alloc_layer(cpu_layer *ly, const lstm_problem *p, int l, int *ok)
     ly->out = falloc(T * B * H, ok);
     ly->dw_ih = falloc(lstm_w_ih_elems(sh, l), ok);
     ly->dw_hh = falloc(lstm_w_hh_elems(sh), ok);
-    ly->db_ih = falloc(4 * H, ok);
-    ly->db_hh = falloc(4 * H, ok);
+    if (!(lstm_layernorm_of(p, l).eps > 0)) {
+        ly->db_ih = falloc(4 * H, ok);
+        ly->db_hh = falloc(4 * H, ok);
+        return;
+    }
+    ly->i_hat = falloc(T * B * 4 * H, ok);
+    ly->h_hat = falloc(T * B * 4 * H, ok);
+    ly->c_hat = falloc(T * B * H, ok);
+    ly->rstd_i = falloc(T * B, ok);
+    ly->rstd_h = falloc(T * B, ok);
+    ly->rstd_c = falloc(T * B, ok);
+    for (size_t i = 0; i < LN_PARAMS; i++)
+        ly->ln_grad[ln_params[i].slot] = falloc((size_t)ln_params[i].width * H, ok);
 }
 
 /* The final states, the backward's scratch and gradients of the inputs,
@@ -231,6 +267,11 @@ static void alloc_buffers(cpu_state *s, int *ok)
     s->dh = falloc(B * H, ok);
     s->dc = falloc(B * H, ok);
     s->dh_next = falloc(B * H, ok);
+    if (lstm_layernorm_of(s->p, 0).eps > 0) {
+        s->dgates_hh = falloc(T * B * 4 * H, ok);
+        s->d_cell = falloc(T * B * H, ok);
+        s->h_proj = falloc(B * 4 * H, ok);
+    }
     if (EXTRA_WORK_PERCENT() > 0) {
         /* test-only: small GEMMs (8 x 4H x H) repeated as extra work */
         s->extra_rows = 8;
@@ -319,6 +360,28 @@ static void mask_output(cpu_state *s, int l)
             ly->out[i] *= below[i];
 }
 
+/* Step t's recurrent term into its gates g (B x 4H): the LSTM's GEMM adds
+ * h W_hh^T itself; the LayerNorm model's adds LN_h of it (tape: h_hat). */
+static void step_recurrent(cpu_state *s, int l, int t, float *g, const float *hs)
+{
+    const lstm_problem *p = s->p;
+    const int B = p->shape.batch, H = p->shape.hidden_size;
+    const lstm_layernorm ln = lstm_layernorm_of(p, l);
+    cpu_layer *ly = &s->layers[l];
+    if (!(ln.eps > 0)) {
+        if (FAULT_ON(FAULT_TRANSPOSED_WEIGHT))
+            gemm(s, CblasNoTrans, CblasNoTrans, B, 4 * H, H, hs, H, p->w_hh[l], 4 * H, 1.0f, g, 4 * H);
+        else
+            gemm(s, CblasNoTrans, CblasTrans, B, 4 * H, H, hs, H, p->w_hh[l], H, 1.0f, g, 4 * H);
+        return;
+    }
+    const size_t at = (size_t)t * B;
+    gemm(s, CblasNoTrans, CblasTrans, B, 4 * H, H, hs, H, p->w_hh[l], H, 0.0f, s->h_proj, 4 * H);
+    cpu_ln_rows(s->h_proj, ly->h_hat + at * 4 * H, ly->rstd_h + at, B, 4 * H, ln.h_weight, ln.h_bias, (float)ln.eps);
+    for (size_t i = 0; i < (size_t)B * 4 * H; i++)
+        g[i] += s->h_proj[i];
+}
+
 static int cpu_forward(void *vs, lc_error *err)
 {
     (void)err;
@@ -331,20 +394,20 @@ static int cpu_forward(void *vs, lc_error *err)
         cpu_layer *ly = &s->layers[l];
         const int In = lstm_layer_input_size(&p->shape, l);
         const float *in = layer_input(s, l);
-        const float *b_ih = p->b_ih[l], *b_hh = p->b_hh[l];
+        const lstm_layernorm ln = lstm_layernorm_of(p, l);
+        const float *b_ih = p->b_ih ? p->b_ih[l] : NULL, *b_hh = p->b_hh ? p->b_hh[l] : NULL;
         float *hs = s->hy + (size_t)l * BH, *cs = s->cy + (size_t)l * BH;
         memcpy(hs, p->h0 + (size_t)l * BH, BH * sizeof(float));
         memcpy(cs, p->c0 + (size_t)l * BH, BH * sizeof(float));
         /* input projection of every step at once */
         gemm(s, CblasNoTrans, CblasTrans, T * B, 4 * H, In, in, In, p->w_ih[l], In, 0.0f, ly->gates, 4 * H);
+        if (ln.eps > 0)
+            cpu_ln_rows(ly->gates, ly->i_hat, ly->rstd_i, T * B, 4 * H, ln.i_weight, ln.i_bias, (float)ln.eps);
         for (int t = 0; t < T; t++) {
             float *g = ly->gates + (size_t)t * B * H4;
             memcpy(ly->h_prev + (size_t)t * BH, hs, BH * sizeof(float));
             memcpy(ly->c_prev + (size_t)t * BH, cs, BH * sizeof(float));
-            if (FAULT_ON(FAULT_TRANSPOSED_WEIGHT))
-                gemm(s, CblasNoTrans, CblasNoTrans, B, 4 * H, H, hs, H, p->w_hh[l], 4 * H, 1.0f, g, 4 * H);
-            else
-                gemm(s, CblasNoTrans, CblasTrans, B, 4 * H, H, hs, H, p->w_hh[l], H, 1.0f, g, 4 * H);
+            step_recurrent(s, l, t, g, hs);
             /* fused cell; finished sequences keep their state */
             for (int b = 0; b < B; b++) {
                 float *gb = g + (size_t)b * H4, *hb = hs + (size_t)b * H, *cb = cs + (size_t)b * H;
@@ -356,13 +419,51 @@ static int cpu_forward(void *vs, lc_error *err)
                     memset(ot, 0, (size_t)H * sizeof(float));
                     continue;
                 }
-                cell_forward(H, gb, b_ih, b_hh, cb, ct, hb, ot);
+                if (ln.eps > 0)
+                    cpu_ln_cell_forward(H, &ln, gb, cb, ct, ly->c_hat + (size_t)t * BH + (size_t)b * H,
+                                        ly->rstd_c + (size_t)t * B + b, hb, ot);
+                else
+                    cell_forward(H, gb, b_ih, b_hh, cb, ct, hb, ot);
             }
         }
         mask_output(s, l);
     }
     extra_work(s, started);
     return LC_OK;
+}
+
+/* Step t of layer l backwards, every sequence: the step's dgates (under
+ * LayerNorm also d_cell, and dgates_hh: dgates back through LN_h) from
+ * dh, dc and d_out; dc becomes the gradient of c_{t-1}. Returns the
+ * gradient W_hh's GEMM reads. */
+static const float *step_cells_backward(cpu_state *s, int l, int t, int end_shift)
+{
+    const lstm_problem *p = s->p;
+    const int B = p->shape.batch, H = p->shape.hidden_size;
+    const size_t BH = (size_t)B * H, H4 = 4 * (size_t)H;
+    const lstm_layernorm ln = lstm_layernorm_of(p, l);
+    const cpu_layer *ly = &s->layers[l];
+    const float *g = ly->gates + (size_t)t * B * H4;
+    float *dg = s->dgates + (size_t)t * B * H4;
+    for (int b = 0; b < B; b++) {
+        const size_t at = (size_t)t * BH + (size_t)b * H;
+        float *dgb = dg + (size_t)b * H4, *dh = s->dh + (size_t)b * H, *dc = s->dc + (size_t)b * H;
+        if (t >= s->len[b] + end_shift) {
+            memset(dgb, 0, H4 * sizeof(float));
+            if (ln.eps > 0)
+                memset(s->d_cell + at, 0, (size_t)H * sizeof(float));
+        } else if (ln.eps > 0)
+            cpu_ln_cell_backward(H, &ln, g + (size_t)b * H4, ly->c + at, ly->c_hat + at, ly->rstd_c[(size_t)t * B + b],
+                                 ly->c_prev + at, s->d_out + at, dh, dc, dgb, s->d_cell + at);
+        else
+            cell_backward(H, g + (size_t)b * H4, ly->c + at, ly->c_prev + at, s->d_out + at, dh, dc, dgb);
+    }
+    if (!(ln.eps > 0))
+        return dg;
+    float *dgh = s->dgates_hh + (size_t)t * B * H4;
+    memcpy(dgh, dg, B * H4 * sizeof(float));
+    cpu_ln_rows_backward(dgh, ly->h_hat + (size_t)t * B * H4, ly->rstd_h + (size_t)t * B, B, 4 * H, ln.h_weight);
+    return dgh;
 }
 
 /* Backward through time of layer l: from the seeds dhy, dcy and the
@@ -372,8 +473,7 @@ static void layer_backward_steps(cpu_state *s, int l)
 {
     const lstm_problem *p = s->p;
     const int T = p->shape.seq_length, B = p->shape.batch, H = p->shape.hidden_size;
-    const size_t BH = (size_t)B * H, H4 = 4 * (size_t)H;
-    const cpu_layer *ly = &s->layers[l];
+    const size_t BH = (size_t)B * H;
     float *dh = s->dh, *dc = s->dc;
     const size_t seed_at = FAULT_ON(FAULT_STATE_GRAD_ONE_LAYER) ? 0 : (size_t)l * BH;
     if (p->dhy) memcpy(dh, p->dhy + seed_at, BH * sizeof(float));
@@ -384,18 +484,7 @@ static void layer_backward_steps(cpu_state *s, int l)
      * gradient passes through unchanged to the sequence's last step */
     const int end_shift = FAULT_ON(FAULT_SEQ_END_OFF_BY_ONE) ? 1 : 0;
     for (int t = T - 1; t >= 0; t--) {
-        const float *g = ly->gates + (size_t)t * B * H4;
-        float *dg = s->dgates + (size_t)t * B * H4;
-        for (int b = 0; b < B; b++) {
-            float *dgb = dg + (size_t)b * H4;
-            if (t >= s->len[b] + end_shift) {
-                memset(dgb, 0, H4 * sizeof(float));
-                continue;
-            }
-            const size_t at = (size_t)t * BH + (size_t)b * H;
-            cell_backward(H, g + (size_t)b * H4, ly->c + at, ly->c_prev + at, s->d_out + at,
-                          dh + (size_t)b * H, dc + (size_t)b * H, dgb);
-        }
+        const float *dg = step_cells_backward(s, l, t, end_shift);
         /* dh_{t-1} = dgates_t W_hh; finished sequences pass dh through */
         gemm(s, CblasNoTrans, CblasNoTrans, B, H, 4 * H, dg, 4 * H, p->w_hh[l], H, 0.0f, s->dh_next, H);
         for (int b = 0; b < B; b++)
@@ -410,6 +499,22 @@ static void layer_backward_steps(cpu_state *s, int l)
     memcpy(s->dc0 + (size_t)l * BH, dc, BH * sizeof(float));
 }
 
+/* Under LayerNorm, layer l's LayerNorm parameter gradients from dgates
+ * (LN_i's and LN_h's output gradient) and d_cell (LN_c's), then dgates
+ * back through LN_i: what W_ih's gradient and the input's read. */
+static void layer_layernorm_grads(cpu_state *s, int l)
+{
+    const lstm_shape *sh = &s->p->shape;
+    const int rows = sh->seq_length * sh->batch, B = sh->batch, H = sh->hidden_size;
+    const lstm_layernorm ln = lstm_layernorm_of(s->p, l);
+    cpu_layer *ly = &s->layers[l];
+    float **grad = ly->ln_grad;
+    cpu_ln_param_grads(s->dgates, ly->i_hat, rows, B, 4 * H, grad[LSTMCHECK_LN_I_WEIGHT], grad[LSTMCHECK_LN_I_BIAS]);
+    cpu_ln_param_grads(s->dgates, ly->h_hat, rows, B, 4 * H, grad[LSTMCHECK_LN_H_WEIGHT], grad[LSTMCHECK_LN_H_BIAS]);
+    cpu_ln_param_grads(s->d_cell, ly->c_hat, rows, B, H, grad[LSTMCHECK_LN_C_WEIGHT], grad[LSTMCHECK_LN_C_BIAS]);
+    cpu_ln_rows_backward(s->dgates, ly->i_hat, ly->rstd_i, rows, 4 * H, ln.i_weight);
+}
+
 /* Layer l's weight gradients over all steps at once (rows past a length
  * are zero), then the gradient of its input sequence. */
 static void layer_weight_and_input_grads(cpu_state *s, int l)
@@ -421,19 +526,24 @@ static void layer_weight_and_input_grads(cpu_state *s, int l)
     const size_t BH = (size_t)B * H, H4 = 4 * (size_t)H;
     cpu_layer *ly = &s->layers[l];
     const float *in = layer_input(s, l);
+    const int layernorm = lstm_layernorm_of(p, l).eps > 0;
+    if (layernorm)
+        layer_layernorm_grads(s, l);
     int rows = T * B;
-    const float *dg_all = s->dgates, *in_all = in;
+    /* what reaches W_ih x_t and W_hh h_{t-1}: the same dgates, but for LayerNorm */
+    const float *dg_ih = s->dgates, *dg_hh = layernorm ? s->dgates_hh : s->dgates, *in_all = in;
     const float *hp_all = FAULT_ON(FAULT_BWD_TIME_OFFSET) ? ly->out : ly->h_prev;
     if (FAULT_ON(FAULT_WGRAD_LAST_STEP)) {
         rows = B;
-        dg_all += (size_t)(T - 1) * B * H4;
+        dg_ih += (size_t)(T - 1) * B * H4;
+        dg_hh += (size_t)(T - 1) * B * H4;
         in_all += (size_t)(T - 1) * B * In;
         hp_all += (size_t)(T - 1) * BH;
     }
-    gemm(s, CblasTrans, CblasNoTrans, 4 * H, In, rows, dg_all, 4 * H, in_all, In, 1.0f, ly->dw_ih, In);
-    gemm(s, CblasTrans, CblasNoTrans, 4 * H, H, rows, dg_all, 4 * H, hp_all, H, 1.0f, ly->dw_hh, H);
-    for (int r = 0; r < rows; r++) {
-        const float *row = dg_all + (size_t)r * H4;
+    gemm(s, CblasTrans, CblasNoTrans, 4 * H, In, rows, dg_ih, 4 * H, in_all, In, 1.0f, ly->dw_ih, In);
+    gemm(s, CblasTrans, CblasNoTrans, 4 * H, H, rows, dg_hh, 4 * H, hp_all, H, 1.0f, ly->dw_hh, H);
+    for (int r = 0; !layernorm && r < rows; r++) {
+        const float *row = dg_ih + (size_t)r * H4;
         for (size_t j = 0; j < H4; j++) {
             ly->db_ih[j] += row[j];
             ly->db_hh[j] += row[j];
@@ -480,8 +590,12 @@ static int cpu_zero_grads(void *vs, lc_error *err)
         cpu_layer *ly = &s->layers[l];
         memset(ly->dw_ih, 0, lstm_w_ih_elems(sh, l) * sizeof(float));
         memset(ly->dw_hh, 0, lstm_w_hh_elems(sh) * sizeof(float));
-        memset(ly->db_ih, 0, 4 * (size_t)sh->hidden_size * sizeof(float));
-        memset(ly->db_hh, 0, 4 * (size_t)sh->hidden_size * sizeof(float));
+        if (ly->db_ih) {
+            memset(ly->db_ih, 0, 4 * (size_t)sh->hidden_size * sizeof(float));
+            memset(ly->db_hh, 0, 4 * (size_t)sh->hidden_size * sizeof(float));
+        }
+        for (size_t i = 0; ly->i_hat && i < LN_PARAMS; i++)
+            memset(ly->ln_grad[ln_params[i].slot], 0, (size_t)ln_params[i].width * sh->hidden_size * sizeof(float));
     }
     return LC_OK;
 }
@@ -523,8 +637,14 @@ static int cpu_read_results(void *vs, lstm_results *r, lc_error *err)
         const cpu_layer *ly = &s->layers[l];
         lstm_copy_to_double(r->dw_ih[l], ly->dw_ih, lstm_w_ih_elems(sh, l));
         lstm_copy_to_double(r->dw_hh[l], ly->dw_hh, lstm_w_hh_elems(sh));
-        lstm_copy_to_double(r->db_ih[l], ly->db_ih, 4 * (size_t)sh->hidden_size);
-        lstm_copy_to_double(r->db_hh[l], ly->db_hh, 4 * (size_t)sh->hidden_size);
+        if (ly->db_ih) {
+            lstm_copy_to_double(r->db_ih[l], ly->db_ih, 4 * (size_t)sh->hidden_size);
+            lstm_copy_to_double(r->db_hh[l], ly->db_hh, 4 * (size_t)sh->hidden_size);
+        }
+        for (size_t i = 0; ly->i_hat && i < LN_PARAMS; i++) {
+            const int slot = ln_params[i].slot;
+            lstm_copy_to_double(r->model_grads[slot][l], ly->ln_grad[slot], (size_t)ln_params[i].width * sh->hidden_size);
+        }
     }
     return LC_OK;
 }
@@ -551,6 +671,8 @@ const runner_ops runner_cpu_ops = CPU_RUNNER("cpu", RUNNER_MODEL_OF(cpu), PRECIS
     "FP32 on OpenBLAS: one input GEMM for all steps, a GEMM + fused cell per step");
 const runner_ops runner_cpu_dropout_ops = CPU_RUNNER("cpu_dropout", RUNNER_MODEL_OF(cpu_dropout), PRECISION_FP32,
     NULL, "the cpu runner with dropout 0.4 between layers (masks drawn from the seed)");
+const runner_ops runner_cpu_layernorm_ops = CPU_RUNNER("cpu_layernorm", RUNNER_MODEL_OF(cpu_layernorm), PRECISION_FP32,
+    NULL, "the LayerNorm LSTM in FP32 on OpenBLAS: LN_i over all steps at once, per step a GEMM, LN_h, fused LayerNorm cell");
 
 #ifdef LSTMCHECK_FAULTS
 static const gemm_operands tf32_nearest = OPERANDS_TF32_NEAREST, tf32_truncated = OPERANDS_TF32_TRUNCATED;
@@ -566,7 +688,8 @@ const runner_ops *lstm_cpu_runner_at(lstm_model_id model, const char *arithmetic
         const char *arithmetic;
         const runner_ops *runner;
     } at[] = {{MODEL_LSTM, "fp32", &runner_cpu_ops}, {MODEL_LSTM, "tf32", &runner_cpu_tf32_ops},
-              {MODEL_LSTM, "tf32_trunc", &runner_cpu_tf32_trunc_ops}, {MODEL_DROPOUT, "fp32", &runner_cpu_dropout_ops}};
+              {MODEL_LSTM, "tf32_trunc", &runner_cpu_tf32_trunc_ops}, {MODEL_DROPOUT, "fp32", &runner_cpu_dropout_ops},
+              {MODEL_LAYERNORM, "fp32", &runner_cpu_layernorm_ops}};
     for (size_t i = 0; i < sizeof at / sizeof at[0]; i++)
         if (at[i].model == model && !strcmp(at[i].arithmetic, arithmetic))
             return at[i].runner;

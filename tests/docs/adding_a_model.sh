@@ -19,10 +19,10 @@ echo 'LSTM_MODEL(DROPOUT_HALF, dropout_half)' >> "$work/src/model/models.def"
 # Step 2: its number in the runner ABI, appended to the model enum (an
 # addition: the ABI version stays); it has no tensors of its own beyond the
 # dropout model's mask, so no new slot
-sed -i 's|^    LSTMCHECK_MODEL_DROPOUT = 1,$|&\n    /* nn.LSTM(dropout=0.5): LSTMCHECK_MODEL_DROPOUT with p = 0.5 (kept elements x 2) */\n    LSTMCHECK_MODEL_DROPOUT_HALF = 2,|' \
+sed -i 's|^    LSTMCHECK_MODEL_LAYERNORM = 2,$|&\n    /* nn.LSTM(dropout=0.5): LSTMCHECK_MODEL_DROPOUT with p = 0.5 (kept elements x 2) */\n    LSTMCHECK_MODEL_DROPOUT_HALF = 3,|' \
   "$work/include/lstmcheck/runner.h"
-grep -q '^    LSTMCHECK_MODEL_DROPOUT_HALF = 2,$' "$work/include/lstmcheck/runner.h" ||
-  fail "include/lstmcheck/runner.h: no line 'LSTMCHECK_MODEL_DROPOUT = 1,' to append the new model after"
+grep -q '^    LSTMCHECK_MODEL_DROPOUT_HALF = 3,$' "$work/include/lstmcheck/runner.h" ||
+  fail "include/lstmcheck/runner.h: no line 'LSTMCHECK_MODEL_LAYERNORM = 2,' to append the new model after"
 
 # Step 3: its descriptor, at the end of model.c's models[] table: the
 # dropout model's tensors (the mask on the same stream), p = 0.5

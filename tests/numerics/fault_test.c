@@ -201,11 +201,14 @@ static const runner_ops *runner_of(const request *rq, int f, int p)
 }
 
 /* 0 where the fault cannot exist at all: a dropout model's faults need a
- * mask, so two layers or more. Such a shape is not tried (a fault that is
- * not there is not "not caught"). */
+ * mask, so two layers or more; a gradient "from the last step only" is
+ * the whole gradient when there is one step. Such a shape is not tried (a
+ * fault that is not there is not "not caught"). */
 static int fault_can_show(lstm_fault f, const lstm_shape *s)
 {
     const lstm_model *m = lstm_model_get(lstm_fault_model(f));
+    if ((f == FAULT_WGRAD_LAST_STEP || f == FAULT_LN_WGRAD_LAST_STEP) && s->seq_length < 2)
+        return 0;
     return !(m && m->dropout > 0) || s->num_layers >= 2;
 }
 

@@ -22,14 +22,14 @@ int test_tolerance_rule(void)
     lstm_shape longer = a, wider = a;
     longer.seq_length = 40;
     wider.input_size = 224; /* I + H: 64 -> 256 */
-    double base = tolerance_scale(&a, TENSOR_FORWARD, PRECISION_FP32);
+    double base = tolerance_scale(&a, MODEL_LSTM, TENSOR_FORWARD, PRECISION_FP32);
     /* sqrt(N) with N = T (I + H): four times T doubles the scale */
-    CHECK_NEAR(tolerance_scale(&longer, TENSOR_FORWARD, PRECISION_FP32) / base, 2.0, 1e-12);
-    CHECK_NEAR(tolerance_scale(&wider, TENSOR_FORWARD, PRECISION_FP32) / base, 2.0, 1e-12);
+    CHECK_NEAR(tolerance_scale(&longer, MODEL_LSTM, TENSOR_FORWARD, PRECISION_FP32) / base, 2.0, 1e-12);
+    CHECK_NEAR(tolerance_scale(&wider, MODEL_LSTM, TENSOR_FORWARD, PRECISION_FP32) / base, 2.0, 1e-12);
     CHECK_NEAR(base, TOLERANCE_SAFETY * ldexp(1.0, -24) * sqrt(10.0 * 64.0), 1e-18);
-    CHECK(tolerance_scale(&a, TENSOR_PARAM_GRAD, PRECISION_FP32) >
-              tolerance_scale(&a, TENSOR_INPUT_GRAD, PRECISION_FP32) &&
-              tolerance_scale(&a, TENSOR_INPUT_GRAD, PRECISION_FP32) > base,
+    CHECK(tolerance_scale(&a, MODEL_LSTM, TENSOR_PARAM_GRAD, PRECISION_FP32) >
+              tolerance_scale(&a, MODEL_LSTM, TENSOR_INPUT_GRAD, PRECISION_FP32) &&
+              tolerance_scale(&a, MODEL_LSTM, TENSOR_INPUT_GRAD, PRECISION_FP32) > base,
           "gradient tolerances must include the forward depth");
     /* TF32: N counts GEMM stages (2 forward, 4 input gradients, 5 parameter
      * gradients), times (I + H) / 2H when above 1; not T, not L */
@@ -37,17 +37,17 @@ int test_tolerance_rule(void)
     lstm_shape deeper = longer, narrow = a;
     deeper.num_layers = 4;
     narrow.input_size = 1;
-    CHECK_NEAR(tolerance_scale(&a, TENSOR_FORWARD, PRECISION_TF32), tf32 * sqrt(2.0), 1e-15);
-    CHECK_NEAR(tolerance_scale(&deeper, TENSOR_FORWARD, PRECISION_TF32), tf32 * sqrt(2.0), 1e-15);
-    CHECK_NEAR(tolerance_scale(&narrow, TENSOR_INPUT_GRAD, PRECISION_TF32), tf32 * 2.0, 1e-15);
-    CHECK_NEAR(tolerance_scale(&a, TENSOR_PARAM_GRAD, PRECISION_TF32), tf32 * sqrt(5.0), 1e-15);
-    CHECK_NEAR(tolerance_scale(&wider, TENSOR_INPUT_GRAD, PRECISION_TF32), tf32 * 4.0, 1e-15); /* (224 + 32) / 64 */
+    CHECK_NEAR(tolerance_scale(&a, MODEL_LSTM, TENSOR_FORWARD, PRECISION_TF32), tf32 * sqrt(2.0), 1e-15);
+    CHECK_NEAR(tolerance_scale(&deeper, MODEL_LSTM, TENSOR_FORWARD, PRECISION_TF32), tf32 * sqrt(2.0), 1e-15);
+    CHECK_NEAR(tolerance_scale(&narrow, MODEL_LSTM, TENSOR_INPUT_GRAD, PRECISION_TF32), tf32 * 2.0, 1e-15);
+    CHECK_NEAR(tolerance_scale(&a, MODEL_LSTM, TENSOR_PARAM_GRAD, PRECISION_TF32), tf32 * sqrt(5.0), 1e-15);
+    CHECK_NEAR(tolerance_scale(&wider, MODEL_LSTM, TENSOR_INPUT_GRAD, PRECISION_TF32), tf32 * 4.0, 1e-15); /* (224 + 32) / 64 */
     /* the cap, for any precision: never 1/16 of the tensor's scale or more */
     const lstm_shape wide = {.seq_length = 1, .batch = 1, .input_size = 1000, .hidden_size = 4, .num_layers = 1};
     const lstm_shape huge = {.seq_length = 1000000, .batch = 1, .input_size = 1000000, .hidden_size = 1000000,
                              .num_layers = 1};
-    CHECK(tolerance_scale(&wide, TENSOR_PARAM_GRAD, PRECISION_TF32) == TOLERANCE_MAX_SCALE &&
-              tolerance_scale(&huge, TENSOR_PARAM_GRAD, PRECISION_FP32) == TOLERANCE_MAX_SCALE &&
+    CHECK(tolerance_scale(&wide, MODEL_LSTM, TENSOR_PARAM_GRAD, PRECISION_TF32) == TOLERANCE_MAX_SCALE &&
+              tolerance_scale(&huge, MODEL_LSTM, TENSOR_PARAM_GRAD, PRECISION_FP32) == TOLERANCE_MAX_SCALE &&
               TOLERANCE_MAX_SCALE <= 1.0 / 16,
           "the relative part must stop at the cap");
     /* every view carries its kind: y hy cy | dx dh0 dc0 | dw_ih.0 dw_hh.0 db_ih.0 db_hh.0 */
@@ -62,16 +62,16 @@ int test_tolerance_rule(void)
     const tolerance t = {.scale = 0.5, .floor = 0.25};
     CHECK_NEAR(tolerance_allowed(&t, -2.0, 1.0), 1.75, 0);
     /* the underflow floor: safety * sqrt(N) * FLT_MIN, for FP32 and TF32 (one exponent range) */
-    const tolerance f32 = tolerance_for(&a, TENSOR_PARAM_GRAD, PRECISION_FP32);
-    const tolerance t32 = tolerance_for(&a, TENSOR_PARAM_GRAD, PRECISION_TF32);
-    CHECK_NEAR(f32.floor, TOLERANCE_SAFETY * sqrt(tolerance_depth(&a, TENSOR_PARAM_GRAD, PRECISION_FP32)) * FLT_MIN,
+    const tolerance f32 = tolerance_for(&a, MODEL_LSTM, TENSOR_PARAM_GRAD, PRECISION_FP32);
+    const tolerance t32 = tolerance_for(&a, MODEL_LSTM, TENSOR_PARAM_GRAD, PRECISION_TF32);
+    CHECK_NEAR(f32.floor, TOLERANCE_SAFETY * sqrt(tolerance_depth(&a, MODEL_LSTM, TENSOR_PARAM_GRAD, PRECISION_FP32)) * FLT_MIN,
                1e-50);
-    CHECK_NEAR(t32.floor, TOLERANCE_SAFETY * sqrt(tolerance_depth(&a, TENSOR_PARAM_GRAD, PRECISION_TF32)) * FLT_MIN,
+    CHECK_NEAR(t32.floor, TOLERANCE_SAFETY * sqrt(tolerance_depth(&a, MODEL_LSTM, TENSOR_PARAM_GRAD, PRECISION_TF32)) * FLT_MIN,
                1e-50);
     CHECK(tolerance_smallest_normal(PRECISION_FP32) == tolerance_smallest_normal(PRECISION_TF32) &&
               f32.floor > 1e-37 && f32.floor < 1e-34 && t32.floor > 1e-38 && t32.floor < 1e-34,
           "floor %g, %g", f32.floor, t32.floor);
-    CHECK_NEAR(f32.scale, tolerance_scale(&a, TENSOR_PARAM_GRAD, PRECISION_FP32), 0);
+    CHECK_NEAR(f32.scale, tolerance_scale(&a, MODEL_LSTM, TENSOR_PARAM_GRAD, PRECISION_FP32), 0);
     /* a reference FP32 cannot hold, returned as 0: within the floor */
     CHECK(tolerance_allowed(&f32, 7e-63, 7e-63) > 7e-63, "a flushed 7e-63 must pass");
     return 0;
@@ -132,7 +132,7 @@ int test_tolerance_linear_in_layers(void)
     lstm_results ref;
     lc_error err = {{0}};
     /* N_fwd = T * sum_l (I_l + H): (3 + 2) + 99999 * (2 + 2) */
-    CHECK_NEAR(tolerance_depth(&s, TENSOR_FORWARD, PRECISION_FP32), 5.0 + 99999.0 * 4.0, 0);
+    CHECK_NEAR(tolerance_depth(&s, MODEL_LSTM, TENSOR_FORWARD, PRECISION_FP32), 5.0 + 99999.0 * 4.0, 0);
     CHECK(!lstm_results_alloc(&ref, &s, MODEL_LSTM, &err), "%s", err.msg);
     const clock_t t0 = clock();
     gate_report rep;
