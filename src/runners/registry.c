@@ -216,8 +216,8 @@ int runner_supports_shape(const runner_ops *r, const lstm_shape *s, const int *l
     }
     const lstm_model *m = lstm_model_get(r->model);
     if (m && (s->input_size < m->min_input_size || s->hidden_size < m->min_hidden_size)) {
-        lc_error_set(why, "%s: the %s model is checked at inputSize >= %d and hiddenSize >= %d (here %d and %d): %s",
-                     r->name, m->name, m->min_input_size, m->min_hidden_size, s->input_size, s->hidden_size,
+        lc_error_set(why, "the %s model is checked at inputSize >= %d and hiddenSize >= %d (here %d and %d): %s",
+                     m->name, m->min_input_size, m->min_hidden_size, s->input_size, s->hidden_size,
                      m->outside_domain_why);
         return LC_UNSUPPORTED;
     }

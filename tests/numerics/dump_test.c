@@ -20,7 +20,7 @@
 #include "runners/runner.h"
 
 #define FAIL(...) (printf("dump_test: " __VA_ARGS__), printf("\n"), 1)
-#define MAX_VIEWS 64 /* 6 + 4 per layer: enough for the shapes below */
+#define MAX_VIEWS 64 /* 6 + up to 8 per layer (layernorm): enough for the shapes below */
 
 typedef struct dump {
     char dir[4096];
@@ -200,8 +200,11 @@ static int check_reference(const dump *d, const lstm_problem *p, const recompute
         compared++;
     }
     /* every tensor the gate compares: y (when dy is seeded), hy, cy, dx,
-     * dh0, dc0 and four parameter gradients per layer */
-    const int expected = (p->dy != NULL) + 5 + 4 * d->shape.num_layers;
+     * dh0, dc0 and the gradient of each of the model's parameters per layer */
+    const lstm_model *m = lstm_model_get(d->model);
+    int expected = (p->dy != NULL) + 5;
+    for (int i = 0; i < m->ntensors; i++)
+        expected += m->tensors[i].has_grad ? model_tensor_layers(&m->tensors[i], &d->shape) : 0;
     if (!rc && compared != expected)
         rc = FAIL("%d reference tensors in the dump, expected %d", compared, expected);
     if (!rc)
@@ -375,10 +378,13 @@ int main(void)
     int rc = dump_and_recompute(cpu, &layered, 29, lengths, "sum(y*dy) + sum(hy*dhy) + sum(cy*dcy)", root) ||
              dump_and_recompute(&state_only, &single, 31, NULL, "sum(hy*dhy) + sum(cy*dcy)", root) ||
              dump_and_recompute(registry_find("cpu_dropout"), &deep, 37, lengths,
+                                "sum(y*dy) + sum(hy*dhy) + sum(cy*dcy)", root) ||
+             dump_and_recompute(registry_find("cpu_layernorm"), &deep, 41, lengths,
                                 "sum(y*dy) + sum(hy*dhy) + sum(cy*dcy)", root);
     if (rmdir(root) != 0)
         rc = rc || FAIL("%s is not empty after the test", root);
     if (!rc)
-        printf("dump_test: the three dumps (lstm, state-only, dropout with its masks) recompute\n");
+        printf("dump_test: the four dumps (lstm, state-only, dropout with its masks, layernorm with its "
+               "LayerNorms' parameters) recompute\n");
     return rc;
 }
