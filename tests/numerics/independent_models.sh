@@ -12,15 +12,8 @@
 set -uo pipefail
 lstmcheck=$1 py=$2 runner=$3 mode=$4 work=$5
 script=$(dirname "$0")/independent_models.py
-fail() { echo "FAIL: $*"; exit 1; }
-expect() { # CODE PATTERN COMMAND...: the command exits CODE and prints PATTERN
-  local code=$1 pattern=$2 out rc
-  shift 2
-  out=$("$@" 2>&1); rc=$?
-  echo "$out"
-  [ "$rc" = "$code" ] || fail "exit $rc, expected $code: $*"
-  grep -qF -- "$pattern" <<<"$out" || fail "no '$pattern' in the output of: $*"
-}
+# shellcheck source=../unit/fail_fast.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../unit/fail_fast.sh"
 perturb() { # FILE DELTA: add DELTA to the last element of a float64 .npy
   "$py" - "$1" "$2" <<'EOF'
 import struct, sys

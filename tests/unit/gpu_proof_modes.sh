@@ -8,15 +8,8 @@ set -uo pipefail
 root=$1 case=$2
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-expect() { # CODE PATTERN COMMAND...: the command exits CODE and prints PATTERN
-  local code=$1 pattern=$2 out rc
-  shift 2
-  out=$("$@" 2>&1); rc=$?
-  echo "$out"
-  [ "$rc" = "$code" ] || fail "exit $rc, expected $code: $*"
-  grep -qF -- "$pattern" <<<"$out" || fail "no '$pattern' in the output of: $*"
-}
+# shellcheck source=fail_fast.sh
+source "$(dirname "${BASH_SOURCE[0]}")/fail_fast.sh"
 case $case in
   no_git)
     mkdir -p "$scratch/tree/ci" "$scratch/tree/src/runners"
