@@ -70,9 +70,12 @@ enum {
      *   c_t = LN_c(sigmoid(f) c_{t-1} + sigmoid(i) tanh(g))         (over H)
      *   h_t = sigmoid(o) tanh(c_t)
      * c_t is the state (cy, and the next step's c_{t-1}). There is no b_ih
-     * or b_hh (their pointers are NULL): the LayerNorms' biases replace
-     * them. Their weights and biases are model_inputs[LSTMCHECK_LN_*][l],
-     * their gradients model_grads[LSTMCHECK_LN_*][l]. */
+     * or b_hh: the problem's b_ih, b_hh and the results' db_ih, db_hh are
+     * NULL; the LayerNorms' biases replace them. Their weights and biases
+     * are model_inputs[LSTMCHECK_LN_*][l], their gradients
+     * model_grads[LSTMCHECK_LN_*][l]. Runners of it are given shapes with
+     * I >= 2 and H >= 3 only (below, LayerNorm leaves gradients FP32 cannot
+     * resolve: lstmcheck skips them). */
     LSTMCHECK_MODEL_LAYERNORM = 2,
 };
 

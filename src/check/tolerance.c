@@ -61,7 +61,9 @@ static double tf32_depth(const lstm_shape *s, tensor_kind kind)
     return stages * (reduction > 1 ? reduction : 1);
 }
 
-/* TF32 counts GEMM stages, which no model adds to (only the LSTM has TF32 runners) */
+/* TF32 counts GEMM stages, which a model's own reductions do not add to:
+ * its rule is calibrated on the LSTM (cudnn_tf32, cpu_tf32); a TF32 runner
+ * of another model (a plugin may declare one) gets the LSTM's TF32 N */
 double tolerance_depth(const lstm_shape *s, int model, tensor_kind kind, runner_precision p)
 {
     const lstm_model *m = lstm_model_get(model);

@@ -22,7 +22,10 @@ import os
 import struct
 import sys
 
-FORWARD_TOL = 1e-12  # FP64 against FP64: only the order of the sums differs
+# FP64 against FP64: only the order of the sums differs, but a long LayerNorm
+# recurrence amplifies that: at T=64 H=6 one ulp on every input moved y by
+# 8e-13 of its largest element, and the two implementations differed by 1.1e-12
+FORWARD_TOL = 1e-10
 GRAD_TOL = 1e-10  # backward: longer chains of sums, and torch's own kernels
 FORWARD = ["y", "hy", "cy"]
 
@@ -52,13 +55,15 @@ def read_npy(path):
             data = f.read()
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror}")
-    if data[:6] != b"\x93NUMPY" or data[6] not in (1, 2, 3):
+    if len(data) < 12 or data[:6] != b"\x93NUMPY" or data[6] not in (1, 2, 3):
         raise UsageError(f"{path}: not a .npy file of version 1, 2 or 3")
     size_format, start = ("<H", 10) if data[6] == 1 else ("<I", 12)
     end = start + struct.unpack(size_format, data[8:start])[0]
     try:
         header = ast.literal_eval(data[start:end].decode("latin1"))
         descr, fortran, shape = header["descr"], header["fortran_order"], tuple(header["shape"])
+        if not all(isinstance(d, int) and d >= 0 for d in shape):
+            raise ValueError(shape)
     except (ValueError, SyntaxError, KeyError, TypeError):
         raise UsageError(f"{path}: unreadable .npy header")
     if descr not in NPY_TYPES or fortran:
@@ -87,6 +92,9 @@ class Dump:
             self.model, self.seeded = index["model"], index["seeded"]
             self.lengths = index["lengths"] or [self.T] * self.B  # null: every sequence is T long
             files = [(e["file"], e["role"], e["tensor"], e["shape"]) for e in index["files"]]
+            whole = [self.T, self.B, self.H, self.L] + list(self.lengths)
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in whole):
+                raise TypeError(f"sizes and lengths must be integers, got {whole}")
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise UsageError(f"{index_path}: unreadable ({type(e).__name__}: {e})")
         if self.model not in MODELS:
