@@ -8,8 +8,6 @@
 #include <math.h>
 #include <string.h>
 
-static float sigmoidf_(float v) { return 1.0f / (1.0f + expf(-v)); }
-
 /* the variance over n, biased as nn.LayerNorm's (a planted fault: over
  * n - 1, torch.std's default) */
 static float variance_divisor(int n)

@@ -9,6 +9,11 @@
 
 #include "model/lstm.h"
 
+#include <math.h>
+
+/* the cells' sigmoid (runner_cpu.c's and the LayerNorm cell's) */
+static inline float sigmoidf_(float v) { return 1.0f / (1.0f + expf(-v)); }
+
 /* rows vectors of n at v, each replaced by LN(v) = hat * w + b with
  * hat = (v - mean) * rstd, rstd = 1/sqrt(var + eps); hat and rstd kept
  * (the tape of the backward). */

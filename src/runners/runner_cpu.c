@@ -72,8 +72,6 @@ typedef struct cpu_state {
     float *op_a, *op_b; /* TF32: a GEMM's operands, cut */
 } cpu_state;
 
-static float sigmoidf_(float v) { return 1.0f / (1.0f + expf(-v)); }
-
 /* n floats of src into dst with their significand cut to TF32: the low 13
  * of FP32's 23 stored bits go, rounded to nearest (ties to even) or
  * dropped. Inf and NaN pass unchanged; a carry out of the top rounds up
