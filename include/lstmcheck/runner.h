@@ -74,8 +74,9 @@ enum {
      * NULL; the LayerNorms' biases replace them. Their weights and biases
      * are model_inputs[LSTMCHECK_LN_*][l], their gradients
      * model_grads[LSTMCHECK_LN_*][l]. Runners of it are given shapes with
-     * I >= 2 and H >= 3 only (below, LayerNorm leaves gradients FP32 cannot
-     * resolve: lstmcheck skips them). */
+     * I >= 3 and H >= 4 only (below, a LayerNorm keeps one degree of
+     * freedom or none, and FP32 cannot resolve its gradients: lstmcheck
+     * skips them). */
     LSTMCHECK_MODEL_LAYERNORM = 2,
 };
 

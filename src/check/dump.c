@@ -146,7 +146,7 @@ static void loss_definition(const lstm_problem *p, char *buf, size_t n)
 }
 
 /* The rule and its parameters for this runner's precision and shape. */
-static void index_tolerance(json_writer *w, const runner_ops *r, const lstm_shape *s)
+static void index_tolerance(json_writer *w, const runner_ops *r, const lstm_shape *s, int moved)
 {
     json_key(w, "tolerance");
     json_object_begin(w);
@@ -157,6 +157,10 @@ static void index_tolerance(json_writer *w, const runner_ops *r, const lstm_shap
     json_member_double(w, "unit_roundoff", tolerance_unit_roundoff(r->precision));
     json_member_double(w, "smallest_normal", tolerance_smallest_normal(r->precision));
     json_member_double(w, "max_scale", TOLERANCE_MAX_SCALE);
+    json_member_double(w, "moved_safety", TOLERANCE_MOVED_SAFETY);
+    json_member_string(w, "moved", moved ? "moved_reference_*.npy: the reference with x, h0, c0, the seeds and "
+                                           "the parameters moved by one FP32 ulp, directions drawn as docs/inputs.md says"
+                                         : "none: this model's rule has no moved term (moved(e) - ref(e) = 0)");
     json_key(w, "N");
     json_object_begin(w);
     const tensor_kind kinds[] = {TENSOR_FORWARD, TENSOR_INPUT_GRAD, TENSOR_PARAM_GRAD};
@@ -206,7 +210,7 @@ static void index_header(json_writer *w, const dump_case *dc)
     json_member_uint(w, "seed", dc->context->seed);
     json_member_string(w, "inputs", "drawn from seed as docs/inputs.md says; the input_*.npy files hold those values");
     index_lengths_and_loss(w, p);
-    index_tolerance(w, dc->runner, &p->shape);
+    index_tolerance(w, dc->runner, &p->shape, dc->expected->moved != NULL);
 }
 
 static int dump_everything(dump_files *d, const dump_case *dc)
@@ -216,7 +220,9 @@ static int dump_everything(dump_files *d, const dump_case *dc)
     index_header(w, dc);
     json_key(w, "files");
     json_array_begin(w);
-    if (dump_inputs(d, dc->problem) || dump_results(d, "reference", dc->reference, dc->views, NULL) ||
+    const gate_expected *e = dc->expected;
+    if (dump_inputs(d, dc->problem) || dump_results(d, "reference", e->reference, dc->views, NULL) ||
+        (e->moved && dump_results(d, "moved_reference", e->moved, dc->views, NULL)) ||
         dump_results(d, "runner", dc->result, dc->views, dc->report))
         return 1;
     json_array_end(w);

@@ -69,6 +69,8 @@ void numerics_context_free(numerics_context *c)
             if (c->ready[m][i]) {
                 lstm_problem_free(&c->problem[m][i]);
                 lstm_results_free(&c->reference[m][i]);
+                if (c->expected[m][i].moved)
+                    lstm_results_free(&c->moved[m][i]);
             }
         }
     }
@@ -121,8 +123,47 @@ unsigned gate_seeds(const runner_ops *r)
     return (r->caps & RUNNER_STATE_ONLY) ? SEED_DHY | SEED_DCY : SEED_DY | SEED_DHY | SEED_DCY;
 }
 
+/* The reference on p's inputs moved by one FP32 rounding into moved
+ * (allocated here): the problem's sensitivity. 0, or 1 with err. */
+static int moved_reference(const lstm_problem *p, uint64_t seed, lstm_results *moved, lc_error *err)
+{
+    lstm_problem q;
+    if (lstm_problem_copy(&q, p, err))
+        return 1;
+    lstm_inputs_move(&q, seed);
+    int rc = lstm_results_alloc(moved, &p->shape, p->model, err);
+    if (!rc && (rc = lstm_reference_run(&q, moved, err)))
+        lstm_results_free(moved);
+    lstm_problem_free(&q);
+    return rc;
+}
+
+/* The problem of one (model, seeds) and what is expected of it. */
+static int make_expected(numerics_context *c, const runner_ops *r, int which, lc_error *err)
+{
+    lstm_problem *pb = &c->problem[r->model][which];
+    lstm_results *rs = &c->reference[r->model][which];
+    if (lstm_problem_alloc(pb, &c->shape, r->model, err))
+        return 1;
+    if (lstm_inputs_generate(pb, c->seed, gate_seeds(r), err) ||
+        (c->lengths && lstm_inputs_set_lengths(pb, c->lengths, c->shape.batch, err)) ||
+        lstm_results_alloc(rs, &c->shape, r->model, err)) {
+        lstm_problem_free(pb);
+        return 1;
+    }
+    if (lstm_reference_run(pb, rs, err) ||
+        (lstm_model_get(r->model)->moved_reference && moved_reference(pb, c->seed, &c->moved[r->model][which], err))) {
+        lstm_problem_free(pb);
+        lstm_results_free(rs);
+        return 1;
+    }
+    c->expected[r->model][which] = (gate_expected){
+        rs, lstm_model_get(r->model)->moved_reference ? &c->moved[r->model][which] : NULL};
+    return 0;
+}
+
 int numerics_context_get(numerics_context *c, const runner_ops *r, const lstm_problem **p,
-                         const lstm_results **ref, lc_error *err)
+                         const gate_expected **expected, lc_error *err)
 {
     const int which = (r->caps & RUNNER_STATE_ONLY) ? 1 : 0;
     if (!lstm_model_get(r->model)) {
@@ -130,25 +171,12 @@ int numerics_context_get(numerics_context *c, const runner_ops *r, const lstm_pr
         return 1;
     }
     if (!c->ready[r->model][which]) {
-        lstm_problem *pb = &c->problem[r->model][which];
-        lstm_results *rs = &c->reference[r->model][which];
-        if (lstm_problem_alloc(pb, &c->shape, r->model, err))
+        if (make_expected(c, r, which, err))
             return 1;
-        if (lstm_inputs_generate(pb, c->seed, gate_seeds(r), err) ||
-            (c->lengths && lstm_inputs_set_lengths(pb, c->lengths, c->shape.batch, err)) ||
-            lstm_results_alloc(rs, &c->shape, r->model, err)) {
-            lstm_problem_free(pb);
-            return 1;
-        }
-        if (lstm_reference_run(pb, rs, err)) {
-            lstm_problem_free(pb);
-            lstm_results_free(rs);
-            return 1;
-        }
         c->ready[r->model][which] = 1;
     }
     *p = &c->problem[r->model][which];
-    *ref = &c->reference[r->model][which];
+    *expected = &c->expected[r->model][which];
     return 0;
 }
 
@@ -177,22 +205,38 @@ typedef struct tensor_outcome {
     int worst_not_finite;
     tolerance tol;     /* the rule for this tensor */
     double rms;
+    double moved_rms;  /* rms(moved - ref): 0 without a moved reference */
 } tensor_outcome;
 
+/* |moved(e) - ref(e)|: 0 where nothing was moved */
+static double moved_by(const lstm_tensor_view *ref, const lstm_tensor_view *moved, size_t i)
+{
+    return moved ? fabs(moved->data[i] - ref->data[i]) : 0;
+}
+
+static double tensor_rms(const lstm_tensor_view *ref, const lstm_tensor_view *moved, int of_moves)
+{
+    double sumsq = 0;
+    for (size_t i = 0; i < ref->count; i++) {
+        const double v = of_moves ? moved_by(ref, moved, i) : ref->data[i];
+        sumsq += v * v;
+    }
+    return ref->count ? sqrt(sumsq / (double)ref->count) : 0;
+}
+
+/* a: the reference, m: the moved reference (NULL: none), b: the runner's */
 static tensor_outcome compare_tensor(const runner_ops *r, const lstm_shape *s, const lstm_tensor_view *a,
-                                     const lstm_tensor_view *b)
+                                     const lstm_tensor_view *m, const lstm_tensor_view *b)
 {
     tensor_outcome t = {.sum = {.worst_ratio = -1}};
-    double sumsq = 0;
-    for (size_t i = 0; i < a->count; i++)
-        sumsq += a->data[i] * a->data[i];
-    t.rms = a->count ? sqrt(sumsq / (double)a->count) : 0;
+    t.rms = tensor_rms(a, m, 0);
+    t.moved_rms = tensor_rms(a, m, 1);
     t.tol = tolerance_for(s, r->model, a->kind, r->precision);
     snprintf(t.sum.name, sizeof t.sum.name, "%s", a->name);
     for (size_t i = 0; i < a->count; i++) {
         const double err = fabs(b->data[i] - a->data[i]);
         const int nf = !isfinite(b->data[i]);
-        const double allowed = tolerance_allowed(&t.tol, a->data[i], t.rms);
+        const double allowed = tolerance_allowed(&t.tol, a->data[i], t.rms, moved_by(a, m, i), t.moved_rms);
         const double ratio = nf ? INFINITY : (allowed > 0 ? err / allowed : (err > 0 ? INFINITY : 0));
         if (!nf && err > t.sum.max_abs_err)
             t.sum.max_abs_err = err;
@@ -209,7 +253,7 @@ static tensor_outcome compare_tensor(const runner_ops *r, const lstm_shape *s, c
 /* The tensor's outcome in the report: counted, listed, and the report's
  * worst element when it is worse. */
 static void record_tensor(gate_report *rep, const tensor_outcome *t, const lstm_tensor_view *a,
-                          const lstm_tensor_view *b)
+                          const lstm_tensor_view *m, const lstm_tensor_view *b)
 {
     rep->tensors_checked++;
     rep->tensors_failed += t->sum.failed;
@@ -218,38 +262,46 @@ static void record_tensor(gate_report *rep, const tensor_outcome *t, const lstm_
     if (!a->count || !(t->sum.worst_ratio > rep->worst.ratio || (t->worst_not_finite && !rep->worst.not_finite)))
         return;
     gate_worst *w = &rep->worst;
+    const size_t i = t->worst_i;
     snprintf(w->tensor, sizeof w->tensor, "%s", a->name);
     w->ndim = a->ndim;
-    index_of(a, t->worst_i, w->index);
-    w->value = b->data[t->worst_i];
-    w->ref = a->data[t->worst_i];
+    index_of(a, i, w->index);
+    w->value = b->data[i];
+    w->ref = a->data[i];
     w->err = fabs(w->value - w->ref);
-    w->allowed = tolerance_allowed(&t->tol, w->ref, t->rms);
+    w->allowed = tolerance_allowed(&t->tol, w->ref, t->rms, moved_by(a, m, i), t->moved_rms);
+    w->allowed_moved = tolerance_allowed_moved(&t->tol, w->ref, t->rms, moved_by(a, m, i), t->moved_rms);
     w->ratio = t->sum.worst_ratio;
     w->not_finite = t->worst_not_finite;
 }
 
-void gate_compare(const runner_ops *r, const lstm_results *ref, const lstm_results *got,
+void gate_compare(const runner_ops *r, const gate_expected *expected, const lstm_results *got,
                   unsigned views, gate_report *rep)
 {
+    const lstm_results *ref = expected->reference;
     const lstm_shape *s = &ref->shape;
     const int cap = lstm_results_view_capacity(ref);
-    lstm_tensor_view *rv = calloc((size_t)cap, sizeof *rv), *gv = calloc((size_t)cap, sizeof *gv);
+    lstm_tensor_view *rv = calloc((size_t)cap, sizeof *rv), *gv = calloc((size_t)cap, sizeof *gv),
+                     *mv = calloc((size_t)cap, sizeof *mv);
     gate_report_start(rep, LC_OK);
-    if (!rv || !gv) {
+    if (!rv || !gv || !mv) {
         gate_report_startf(rep, LC_ERROR, "out of host memory comparing results");
-        free(rv); free(gv);
+        free(rv); free(gv); free(mv);
         return;
     }
     int n = lstm_results_views(ref, views, rv, cap);
     lstm_results_views(got, views, gv, cap);
+    if (expected->moved)
+        lstm_results_views(expected->moved, views, mv, cap);
     for (int t = 0; t < n; t++) {
-        const tensor_outcome outcome = compare_tensor(r, s, &rv[t], &gv[t]);
-        record_tensor(rep, &outcome, &rv[t], &gv[t]);
+        const lstm_tensor_view *m = expected->moved ? &mv[t] : NULL;
+        const tensor_outcome outcome = compare_tensor(r, s, &rv[t], m, &gv[t]);
+        record_tensor(rep, &outcome, &rv[t], m, &gv[t]);
     }
     rep->status = rep->tensors_failed ? LC_FAILED : LC_OK;
     free(rv);
     free(gv);
+    free(mv);
 }
 
 /* Create, forward, zero_grads, backward, read back: one run of r into got.
@@ -323,11 +375,11 @@ lc_status gate_run(const runner_ops *r, numerics_context *c, const char *dump_di
     gate_report_start(rep, LC_OK);
     lc_error err = {{0}};
     const lstm_problem *p;
-    const lstm_results *ref;
+    const gate_expected *expected;
     const int avail = r->available(&err);
     if (avail != LC_OK) /* no device skips; a broken setup (LC_ERROR) is an error */
         return not_compared(rep, avail == LC_ERROR ? LC_ERROR : LC_UNSUPPORTED, "", err.msg);
-    if (numerics_context_get(c, r, &p, &ref, &err))
+    if (numerics_context_get(c, r, &p, &expected, &err))
         return not_compared(rep, LC_ERROR, "reference: ", err.msg);
     if (runner_supports_shape(r, &p->shape, p->lengths, &err) != LC_OK)
         return not_compared(rep, LC_UNSUPPORTED, "", err.msg);
@@ -346,8 +398,8 @@ lc_status gate_run(const runner_ops *r, numerics_context *c, const char *dump_di
         return rep->status;
     }
     const unsigned views = gate_views(r);
-    gate_compare(r, ref, &got, views, rep);
-    const dump_case dc = {r, c, p, ref, &got, views, rep};
+    gate_compare(r, expected, &got, views, rep);
+    const dump_case dc = {r, c, p, expected, &got, views, rep};
     if (dump_dir && dump_write(dump_dir, &dc, &err))
         not_compared(rep, LC_ERROR, "dump: ", err.msg);
     lstm_results_free(&got);
@@ -386,6 +438,10 @@ void gate_format_summary(const runner_ops *r, const gate_report *rep, char *buf,
             snprintf(buf, n, "FAIL %s: %d of %d tensors out of tolerance; worst %s[%s] = %.6g, reference %.6g, error %.3g > allowed %.3g (ratio %.3g)",
                      r->name, rep->tensors_failed, rep->tensors_checked, w->tensor, idx, w->value, w->ref,
                      w->err, w->allowed, w->ratio);
+        if (!w->not_finite && w->allowed_moved > 0) { /* how much of it the problem's sensitivity gave */
+            const size_t k = strlen(buf);
+            snprintf(buf + k, n - k, "; %.3g of allowed is the problem's sensitivity", w->allowed_moved);
+        }
         if (rep->reason[0]) { /* where it was seen, when not in the gate's own run */
             const size_t k = strlen(buf);
             snprintf(buf + k, n - k, " (%s)", rep->reason);

@@ -27,6 +27,7 @@ typedef struct gate_worst {
     int ndim;
     int index[3];
     double value, ref, err, allowed, ratio;
+    double allowed_moved; /* the part of allowed the problem's sensitivity adds (tolerance.h) */
     int not_finite;
 } gate_worst;
 
@@ -53,6 +54,15 @@ void gate_report_startf(gate_report *rep, lc_status status, const char *fmt, ...
  * make its reader read or write past them. */
 void gate_report_received(gate_report *rep);
 
+/* What a runner's results are compared with: the reference, and for a
+ * model that measures its sensitivity (lstm_model.moved_reference) the
+ * reference on its inputs moved by one FP32 rounding (lstm_inputs_move),
+ * else NULL. tolerance.h says how the two make what an element may miss by. */
+typedef struct gate_expected {
+    const lstm_results *reference;
+    const lstm_results *moved;
+} gate_expected;
+
 /* The inputs and reference results of one (shape, seed, lengths), made
  * once per model and shared by every runner of that model checked or
  * timed on them. Every output a runner returns is seeded (gate_seeds): dy,
@@ -63,16 +73,18 @@ typedef struct numerics_context {
     int *lengths; /* NULL: fixed length */
     lstm_problem problem[MODEL_COUNT][2]; /* by model, then state-only or not */
     lstm_results reference[MODEL_COUNT][2];
+    lstm_results moved[MODEL_COUNT][2]; /* allocated for a model that measures its sensitivity */
+    gate_expected expected[MODEL_COUNT][2];
     int ready[MODEL_COUNT][2];
 } numerics_context;
 
 int numerics_context_init(numerics_context *c, const lstm_shape *s, uint64_t seed,
                           const int *lengths, lc_error *err);
 void numerics_context_free(numerics_context *c);
-/* The problem and reference for this runner: of its model (computed on
- * first use). */
+/* The problem and what its results are compared with for this runner: of
+ * its model (computed on first use). */
 int numerics_context_get(numerics_context *c, const runner_ops *r, const lstm_problem **p,
-                         const lstm_results **ref, lc_error *err);
+                         const gate_expected **expected, lc_error *err);
 
 /* The contexts of a command that works through (runner, shape) pairs, one
  * per (shape, seed) of fixed length, each made on first use and kept: the
@@ -94,8 +106,8 @@ unsigned gate_seeds(const runner_ops *r);
 /* Which tensors the gate compares for this runner (LSTM_VIEWS_ mask). */
 unsigned gate_views(const runner_ops *r);
 
-/* Compare got with ref over views; fills rep (status PASS or FAIL). */
-void gate_compare(const runner_ops *r, const lstm_results *ref, const lstm_results *got,
+/* Compare got with what is expected over views; fills rep (status PASS or FAIL). */
+void gate_compare(const runner_ops *r, const gate_expected *expected, const lstm_results *got,
                   unsigned views, gate_report *rep);
 
 /* Run r once (forward, zero grads, backward, read back) on a copy of the

@@ -103,9 +103,9 @@ lc_status isolate_gate_run(const runner_ops *r, numerics_context *c, const char 
     if (!isolate_runner(r))
         return gate_run(r, c, dump_dir, rep);
     const lstm_problem *p;
-    const lstm_results *ref;
+    const gate_expected *expected;
     lc_error err = {{0}};
-    if (numerics_context_get(c, r, &p, &ref, &err)) {
+    if (numerics_context_get(c, r, &p, &expected, &err)) {
         gate_report_startf(rep, LC_ERROR, "reference: %s", err.msg);
         return rep->status;
     }

@@ -79,14 +79,31 @@ tolerance tolerance_for(const lstm_shape *s, int model, tensor_kind kind, runner
 {
     /* each of the N operations may also lose up to m where its result
      * underflows: summed like the rounding errors, with the same safety;
-     * the relative part never reaches the tensor's own scale */
+     * the relative part never reaches the tensor's own scale. The moved
+     * inputs were moved by FP32's rounding; a coarser arithmetic's moves
+     * its answer in proportion (a small move is linear) */
     const double depth = TOLERANCE_SAFETY * sqrt(tolerance_depth(s, model, kind, p));
     const double scale = depth * tolerance_unit_roundoff(p);
     return (tolerance){.scale = scale < TOLERANCE_MAX_SCALE ? scale : TOLERANCE_MAX_SCALE,
+                       .moved_scale = TOLERANCE_MOVED_SAFETY * tolerance_unit_roundoff(p) / ldexp(1.0, -24),
+                       .cap = TOLERANCE_MAX_SCALE,
                        .floor = depth * tolerance_smallest_normal(p)};
 }
 
-double tolerance_allowed(const tolerance *t, double ref, double ref_rms)
+/* the relative part: the count's, plus the sensitivity's, together under the cap */
+static double relative_part(const tolerance *t, double ref, double ref_rms, double moved_by, double moved_rms)
 {
-    return t->scale * (fabs(ref) + ref_rms) + t->floor;
+    const double size = fabs(ref) + ref_rms;
+    const double both = t->scale * size + t->moved_scale * (moved_by + moved_rms);
+    return both < t->cap * size ? both : t->cap * size;
+}
+
+double tolerance_allowed(const tolerance *t, double ref, double ref_rms, double moved_by, double moved_rms)
+{
+    return relative_part(t, ref, ref_rms, moved_by, moved_rms) + t->floor;
+}
+
+double tolerance_allowed_moved(const tolerance *t, double ref, double ref_rms, double moved_by, double moved_rms)
+{
+    return relative_part(t, ref, ref_rms, moved_by, moved_rms) - relative_part(t, ref, ref_rms, 0, 0);
 }

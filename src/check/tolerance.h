@@ -1,6 +1,8 @@
 /* The tolerance rule, in one place. Reasoning: docs/tolerance.md.
  *
- *   allowed(e) = min(TOLERANCE_SAFETY * sqrt(N) * u, TOLERANCE_MAX_SCALE) * (|ref(e)| + rms(ref tensor))
+ *   allowed(e) = min(TOLERANCE_SAFETY * sqrt(N) * u * (|ref(e)| + rms(ref tensor))
+ *                    + TOLERANCE_MOVED_SAFETY * (u / 2^-24) * (|d(e)| + rms(d tensor)),
+ *                    TOLERANCE_MAX_SCALE * (|ref(e)| + rms(ref tensor)))
  *              + TOLERANCE_SAFETY * sqrt(N) * m
  *
  * u is the unit roundoff of the runner's arithmetic (2^-24 for FP32, 2^-11
@@ -20,8 +22,13 @@
  * result keeps no relative accuracy (a denormal) or none at all (flushed to
  * zero), so each operation may also lose up to m absolutely; that floor
  * lets a correct runner return 0 for a reference of 1e-63, and is some 30
- * orders of magnitude below any error on a value FP32 can hold. NaN and
- * Inf always fail. */
+ * orders of magnitude below any error on a value FP32 can hold. d(e) =
+ * moved(e) - ref(e) is the problem's own sensitivity, for a model that
+ * asks for it (lstm_model.moved_reference; else 0): how far the reference
+ * moves when every input moves by one FP32 ulp (gate.h: gate_expected),
+ * scaled to the runner's u. It
+ * covers what the count N cannot: a recurrence that amplifies a rounding
+ * (the LayerNorm LSTM's at small H). NaN and Inf always fail. */
 #ifndef LSTMCHECK_TOLERANCE_H
 #define LSTMCHECK_TOLERANCE_H
 
@@ -36,6 +43,12 @@ extern "C" {
  * correct runners stay far below it, every planted fault far above. */
 #define TOLERANCE_SAFETY 8.0
 
+/* Headroom over the measured sensitivity: a runner's rounding errors
+ * enter at every operation, not once per input, and one draw of the
+ * moved inputs is one sample of the directions they take (calibrated in
+ * docs/tolerance.md). */
+#define TOLERANCE_MOVED_SAFETY 16.0
+
 /* The largest relative part of the rule, for any precision and shape: an
  * all-zero output misses each element by |ref| and so fails by 8x or more
  * at the tensor's largest element (docs/tolerance.md). FP32 reaches it only
@@ -45,9 +58,11 @@ extern "C" {
 /* tensor_kind (model/lstm.h): every lstm_tensor_view carries its own. */
 
 /* The rule in words, for dumps: what a reader needs to recompute it. */
-#define TOLERANCE_RULE_TEXT                                                                           \
-    "allowed(e) = min(safety * sqrt(N[kind]) * unit_roundoff, max_scale) * (|ref(e)| + rms(ref tensor)) " \
-    "+ safety * sqrt(N[kind]) * smallest_normal; "                                                 \
+#define TOLERANCE_RULE_TEXT                                                                            \
+    "allowed(e) = min(safety * sqrt(N[kind]) * unit_roundoff * (|ref(e)| + rms(ref tensor)) "           \
+    "+ moved_safety * (unit_roundoff / 2^-24) * (|moved(e) - ref(e)| + rms(moved - ref over the tensor)), " \
+    "max_scale * (|ref(e)| + rms(ref tensor))) + safety * sqrt(N[kind]) * smallest_normal, "           \
+    "where moved is the reference on inputs moved by one FP32 ulp (moved_reference; absent: 0); "      \
     "a tensor fails when |runner(e) - ref(e)| > allowed(e) or runner(e) is not finite"
 
 double tolerance_unit_roundoff(runner_precision p);
@@ -59,15 +74,22 @@ const char *tolerance_kind_name(tensor_kind kind); /* "forward", "input_grad", "
  * lstm_model_id) at this precision: rounded operations (FP32) or GEMM
  * stages (TF32). */
 double tolerance_depth(const lstm_shape *s, int model, tensor_kind kind, runner_precision p);
-/* The rule for one tensor: allowed(e) = scale * (|ref(e)| + rms) + floor,
- * scale = min(safety * sqrt(N) * u, max scale), floor = safety * sqrt(N) * m. */
+/* The rule for one tensor: scale = safety * sqrt(N) * u (at most
+ * max_scale), moved_scale = moved_safety * u / 2^-24, cap = max_scale,
+ * floor = safety * sqrt(N) * m; allowed(e) as tolerance_allowed says. */
 typedef struct tolerance {
-    double scale, floor;
+    double scale, moved_scale, cap, floor;
 } tolerance;
 tolerance tolerance_for(const lstm_shape *s, int model, tensor_kind kind, runner_precision p);
 /* Its relative part alone, min(safety * u * sqrt(N), max scale). */
 double tolerance_scale(const lstm_shape *s, int model, tensor_kind kind, runner_precision p);
-double tolerance_allowed(const tolerance *t, double ref, double ref_rms);
+/* What one element may miss by: ref and ref_rms as the rule says; moved_by
+ * = |moved(e) - ref(e)| and moved_rms = rms(moved - ref) over the tensor,
+ * both 0 where the model measures no sensitivity. */
+double tolerance_allowed(const tolerance *t, double ref, double ref_rms, double moved_by, double moved_rms);
+/* Its part that the problem's sensitivity adds (0 without one): what a
+ * failure reports next to allowed. */
+double tolerance_allowed_moved(const tolerance *t, double ref, double ref_rms, double moved_by, double moved_rms);
 
 #ifdef __cplusplus
 }

@@ -316,10 +316,10 @@ static void gate_and_measure(update_job *j)
     if (j->rc)
         return;
     const lstm_problem *p;
-    const lstm_results *ref;
-    numerics_context_get(j->ctx, r, &p, &ref, &j->err); /* ready: the gate made it */
+    const gate_expected *expected;
+    numerics_context_get(j->ctx, r, &p, &expected, &j->err); /* ready: the gate made it */
     fprintf(stderr, "measuring %s %s (%d rounds)...\n", r->name, j->tag, j->ur->settings.baseline_rounds);
-    const lc_status st = perf_measure_entry(r, p, ref, j->ur->o->seed, &j->ur->settings, &j->entry, &j->err);
+    const lc_status st = perf_measure_entry(r, p, expected, j->ur->o->seed, &j->ur->settings, &j->entry, &j->err);
     if (st == LC_FAILED) {
         j->rc = timed_results_wrong(r, j->tag, j->err.msg, stdout);
     } else if (st != LC_OK) {
@@ -365,8 +365,8 @@ static void update_job_run(update_job *j)
     }
     /* the reference, made here before the fork, is the child's too */
     const lstm_problem *p;
-    const lstm_results *ref;
-    if (numerics_context_get(j->ctx, r, &p, &ref, &j->err)) {
+    const gate_expected *expected;
+    if (numerics_context_get(j->ctx, r, &p, &expected, &j->err)) {
         j->rc = LC_ERROR;
         j->measure_failed = 1;
         return;
@@ -872,10 +872,10 @@ static void compare_item(compare_run *cr, const work_item *it)
         return;
     }
     const lstm_problem *p;
-    const lstm_results *ref;
-    numerics_context_get(ctx, it->runner, &p, &ref, &err);
+    const gate_expected *expected;
+    numerics_context_get(ctx, it->runner, &p, &expected, &err);
     perf_comparison c;
-    const lc_status rc = perf_compare(it->runner, p, ref, e, &cr->settings, cr->comparisons, &c, &err);
+    const lc_status rc = perf_compare(it->runner, p, expected, e, &cr->settings, cr->comparisons, &c, &err);
     if (rc == LC_FAILED)
         timed_results_wrong(it->runner, tag, err.msg, cr->o->json ? stderr : stdout);
     else if (rc)

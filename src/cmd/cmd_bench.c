@@ -76,9 +76,9 @@ static void bench_time(bench_job *j)
     bench_entry *e = j->e;
     const runner_ops *r = e->runner;
     const lstm_problem *p;
-    const lstm_results *ref;
+    const gate_expected *expected;
     lc_error err = {{0}};
-    numerics_context_get(j->ctx, r, &p, &ref, &err); /* ready: the gate made it */
+    numerics_context_get(j->ctx, r, &p, &expected, &err); /* ready: the gate made it */
     progress_ctx pc = {r->name};
     harness_config cfg = {
         .warmup = j->o->warmup,
@@ -90,7 +90,7 @@ static void bench_time(bench_job *j)
         .progress = j->progress ? show_progress : NULL,
         .progress_ctx = &pc,
         .hooks = j->prof ? prof_hooks(j->prof) : NULL,
-        .reference = ref, /* what is timed is what was checked */
+        .expected = expected, /* what is timed is what was checked */
     };
     if (j->budget > 0 && cfg.min_samples > 2)
         cfg.min_samples = 2; /* std needs two; the budget may stop after them */
@@ -186,9 +186,9 @@ static void bench_runner(bench_job *j)
         return;
     }
     const lstm_problem *p;
-    const lstm_results *ref;
+    const gate_expected *expected;
     lc_error err = {{0}};
-    if (numerics_context_get(j->ctx, e->runner, &p, &ref, &err) == 0 &&
+    if (numerics_context_get(j->ctx, e->runner, &p, &expected, &err) == 0 &&
         isolate_run(bench_child, bench_parent, j, &err) == 0)
         return;
     const runner_ops *r = e->runner;

@@ -333,15 +333,15 @@ static int profile_gate(profile_run *run, const runner_ops *r, numerics_context 
 static void profile_runner(profile_run *run, const runner_ops *r, numerics_context *ctx)
 {
     const lstm_problem *p;
-    const lstm_results *ref;
+    const gate_expected *expected;
     lc_error err = {{0}};
-    numerics_context_get(ctx, r, &p, &ref, &err); /* ready: the gate made it */
+    numerics_context_get(ctx, r, &p, &expected, &err); /* ready: the gate made it */
     harness_config cfg = {
         .warmup = 0, /* nloops iterations, nothing more */
         .min_samples = run->o->nloops,
         .max_samples = run->o->nloops,
         .hooks = prof_hooks(&run->prof),
-        .reference = ref, /* what is profiled is what was checked */
+        .expected = expected, /* what is profiled is what was checked */
     };
     if (prof_runner_begin(&run->prof, r, &err)) {
         run->fatal = 1;

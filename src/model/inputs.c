@@ -117,6 +117,35 @@ int lstm_inputs_generate(lstm_problem *p, uint64_t seed, unsigned seeds, lc_erro
     return 0;
 }
 
+/* each element one ulp toward +inf or -inf, one draw's low bit each */
+static void move_by_ulp(float *dst, size_t n, uint64_t seed, int which)
+{
+    lc_rng r;
+    lc_rng_init(&r, seed, INPUT_MOVE_SIGNS, which);
+    for (size_t i = 0; i < n; i++)
+        dst[i] = nextafterf(dst[i], (lc_rng_next(&r) & 1) ? INFINITY : -INFINITY);
+}
+
+void lstm_inputs_move(lstm_problem *p, uint64_t seed)
+{
+    const lstm_shape *s = &p->shape;
+    const lstm_model *m = lstm_model_get(p->model);
+    int which = 0;
+    move_by_ulp(p->x, lstm_seq_elems(s, s->input_size), seed, which++);
+    move_by_ulp(p->h0, lstm_state_elems(s), seed, which++);
+    move_by_ulp(p->c0, lstm_state_elems(s), seed, which++);
+    const struct { float *data; size_t n; } seeds[] = {
+        {p->dy, lstm_seq_elems(s, s->hidden_size)}, {p->dhy, lstm_state_elems(s)}, {p->dcy, lstm_state_elems(s)}};
+    for (size_t k = 0; k < sizeof seeds / sizeof seeds[0]; k++, which++)
+        if (seeds[k].data)
+            move_by_ulp(seeds[k].data, seeds[k].n, seed, which);
+    for (int i = 0; i < m->ntensors; i++) {
+        const model_tensor *t = &m->tensors[i];
+        for (int l = 0; t->has_grad && l < model_tensor_layers(t, s); l++)
+            move_by_ulp(model_tensor_inputs(t, p)[l], model_tensor_elems(t, s, l), seed, which++);
+    }
+}
+
 int lstm_inputs_set_lengths(lstm_problem *p, const int *lengths, int count, lc_error *err)
 {
     if (count != p->shape.batch) {

@@ -24,6 +24,7 @@ enum {
     INPUT_DCY = 10, INPUT_LENGTHS = 11, INPUT_DROPOUT_MASK = 12,
     INPUT_LN_I_WEIGHT = 13, INPUT_LN_I_BIAS = 14, INPUT_LN_H_WEIGHT = 15,
     INPUT_LN_H_BIAS = 16, INPUT_LN_C_WEIGHT = 17, INPUT_LN_C_BIAS = 18,
+    INPUT_MOVE_SIGNS = 19,
 };
 
 void lc_rng_init(lc_rng *r, uint64_t seed, int kind, int layer);
@@ -41,6 +42,14 @@ enum { SEED_DY = 1, SEED_DHY = 2, SEED_DCY = 4 };
  * the model's probability p, else (float)(1/(1-p))), x, h0, c0 and the
  * selected backward seeds N(0, 1). Seeds not selected stay NULL (zero). */
 int lstm_inputs_generate(lstm_problem *p, uint64_t seed, unsigned seeds, lc_error *err);
+
+/* Move every input the runner computes from (x, h0, c0, the backward
+ * seeds drawn and every parameter; not masks) by one FP32 ulp, up or down
+ * as the INPUT_MOVE_SIGNS stream of seed draws: the reference on the
+ * moved inputs measures how far one rounding of each input moves the
+ * exact answer (docs/tolerance.md). The seeds move too: a gradient that
+ * is what cancellation leaves of its terms moves with each term. */
+void lstm_inputs_move(lstm_problem *p, uint64_t seed);
 
 /* Lengths uniform in lo..hi (the original's variable-length group uses
  * 30..99); sets p->lengths. hi must not exceed seq_length, which stays:

@@ -88,6 +88,12 @@ typedef struct lstm_model {
      * gradients are checkable in FP32 (0: any), and why, for the skip */
     int min_input_size, min_hidden_size;
     const char *outside_domain_why;
+    /* 1: its rule also allows for the problem's own sensitivity, measured
+     * as how far the reference moves when every input moves by one FP32
+     * rounding (lstm_inputs_move; docs/tolerance.md): for a model whose
+     * recurrence can amplify a rounding more than the count of its
+     * operations says */
+    int moved_reference;
 } lstm_model;
 
 /* The descriptor of model id; NULL when id is not a model. */

@@ -91,7 +91,7 @@ static int one_iteration(const runner_ops *r, void *state, device_timer *timer,
  * run takes (the first min) and one among all it may take (max: a run that
  * stops before it has its last checked anyway), and the last. */
 typedef struct timed_checker {
-    const lstm_results *reference; /* NULL: none compared */
+    const gate_expected *expected; /* NULL: none compared */
     lstm_results got;
     int drawn[2];
 } timed_checker;
@@ -104,21 +104,21 @@ static uint64_t splitmix64(uint64_t *state)
     return x ^ (x >> 31);
 }
 
-static int checker_open(timed_checker *c, const lstm_results *reference, int min, int max, lc_error *err)
+static int checker_open(timed_checker *c, const gate_expected *expected, int min, int max, lc_error *err)
 {
     memset(c, 0, sizeof *c);
-    c->reference = reference;
-    if (!reference)
+    c->expected = expected;
+    if (!expected)
         return 0;
     uint64_t state = (uint64_t)(wall_seconds() * 1e9) ^ ((uint64_t)getpid() << 32);
     c->drawn[0] = (int)(splitmix64(&state) % (uint64_t)min);
     c->drawn[1] = (int)(splitmix64(&state) % (uint64_t)max);
-    return lstm_results_alloc(&c->got, &reference->shape, reference->model, err);
+    return lstm_results_alloc(&c->got, &expected->reference->shape, expected->reference->model, err);
 }
 
 static void checker_close(timed_checker *c)
 {
-    if (c->reference)
+    if (c->expected)
         lstm_results_free(&c->got);
 }
 
@@ -131,7 +131,7 @@ static lc_status check_iteration(const runner_ops *r, void *state, timed_checker
     lstm_results_fill(&c->got, NAN);
     if (r->read_results(state, &c->got, err) != LC_OK)
         return LC_ERROR;
-    gate_compare(r, c->reference, &c->got, gate_views(r), &res->timed_check);
+    gate_compare(r, c->expected, &c->got, gate_views(r), &res->timed_check);
     res->checked++;
     snprintf(res->timed_check.reason, sizeof res->timed_check.reason, "timed iteration %d", i + 1);
     if (res->timed_check.status == LC_OK)
@@ -201,7 +201,7 @@ static lc_status sample(const runner_ops *r, void *state, device_timer *timer, c
             cfg->progress(cfg->progress_ctx, "sample", res->n, max);
         const int last = enough_samples(r, cfg, min, max, start, res);
         lc_status st = LC_OK;
-        if (chk->reference && (i == chk->drawn[0] || i == chk->drawn[1] || last))
+        if (chk->expected && (i == chk->drawn[0] || i == chk->drawn[1] || last))
             st = check_iteration(r, state, chk, i, res, err);
         if (st != LC_OK || last)
             return st;
@@ -245,7 +245,7 @@ lc_status harness_run(const runner_ops *r, const lstm_problem *p, const harness_
     lstm_problem own = {0};
     lc_status rc = LC_ERROR;
     double start = wall_seconds();
-    if (checker_open(&chk, cfg->reference, min, max, err) || device_timer_create(r->device, &timer, err) ||
+    if (checker_open(&chk, cfg->expected, min, max, err) || device_timer_create(r->device, &timer, err) ||
         lstm_problem_copy(&own, p, err))
         goto done;
     if (cfg->with_control) {

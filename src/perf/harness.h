@@ -36,13 +36,13 @@ typedef struct harness_config {
     void (*progress)(void *ctx, const char *phase, int done, int total);
     void *progress_ctx;
     const harness_hooks *hooks; /* NULL: none */
-    /* The gate's reference for p. What is timed must be what was checked:
+    /* What the gate compared p's results with. What is timed must be what was checked:
      * the results of up to HARNESS_CHECKED timed iterations (one drawn at
      * random among the first min_samples, one among max_samples, and the
      * last) are read back after their timed regions and compared with it
      * by the gate's rule. NULL: not compared (only for tests of the
      * harness itself). */
-    const lstm_results *reference;
+    const gate_expected *expected;
 } harness_config;
 
 #define HARNESS_CHECKED 3

@@ -69,7 +69,7 @@ void perf_default_settings(lc_device device, perf_settings *s)
     s->compare_budget_s = cuda ? 60 : 60;
 }
 
-static lc_status measure_round_here(const runner_ops *r, const lstm_problem *p, const lstm_results *ref,
+static lc_status measure_round_here(const runner_ops *r, const lstm_problem *p, const gate_expected *expected,
                                     const perf_settings *s, harness_result *res, lc_error *err)
 {
     harness_config cfg = {
@@ -79,7 +79,7 @@ static lc_status measure_round_here(const runner_ops *r, const lstm_problem *p, 
         .target_rel_error = s->target_rel_error,
         .time_budget_s = s->round_budget_s,
         .with_control = 1,
-        .reference = ref,
+        .expected = expected,
     };
     return harness_run(r, p, &cfg, res, err);
 }
@@ -96,7 +96,7 @@ typedef struct round_header {
 typedef struct round_job {
     const runner_ops *r;
     const lstm_problem *p;
-    const lstm_results *ref;
+    const gate_expected *expected;
     const perf_settings *s;
     harness_result *res;
     lc_status rc;
@@ -110,7 +110,7 @@ static int round_child(void *arg, int fd)
     round_header h;
     memset(&h, 0, sizeof h);
     lc_error e = {{0}};
-    h.rc = measure_round_here(j->r, j->p, j->ref, j->s, &hr, &e);
+    h.rc = measure_round_here(j->r, j->p, j->expected, j->s, &hr, &e);
     if (!h.rc) {
         h.n = hr.n;
         h.warmup_done = hr.warmup_done;
@@ -173,13 +173,13 @@ static int round_parent(void *arg, int fd, lc_error *unused)
  * Measured in one process, the reference's rounds agreed within 0.3-1.3%
  * while fresh processes differed by up to 4.7%. CUDA rounds stay in
  * process: a CUDA context does not survive fork(). */
-static lc_status measure_round(const runner_ops *r, const lstm_problem *p, const lstm_results *ref,
+static lc_status measure_round(const runner_ops *r, const lstm_problem *p, const gate_expected *expected,
                                const perf_settings *s, harness_result *res, lc_error *err)
 {
     if (r->device != LC_DEVICE_CPU)
-        return measure_round_here(r, p, ref, s, res, err);
+        return measure_round_here(r, p, expected, s, res, err);
     memset(res, 0, sizeof *res);
-    round_job j = {r, p, ref, s, res, LC_ERROR, err};
+    round_job j = {r, p, expected, s, res, LC_ERROR, err};
     proc_outcome out;
     lc_error why = {{0}};
     proc_fork(PROC_CHILD_WORK, round_child, round_parent, &j, &out, &why);
@@ -244,7 +244,7 @@ static double rel_sd(const double *v, int n)
 _Static_assert(sizeof(((baseline_entry *)0)->runner) > LSTMCHECK_QUALIFIED_NAME_MAX,
                "baseline_entry.runner must hold <plugin>:<runner>");
 
-lc_status perf_measure_entry(const runner_ops *r, const lstm_problem *p, const lstm_results *ref,
+lc_status perf_measure_entry(const runner_ops *r, const lstm_problem *p, const gate_expected *expected,
                              unsigned long long seed, const perf_settings *s, baseline_entry *e, lc_error *err)
 {
     memset(e, 0, sizeof *e);
@@ -264,7 +264,7 @@ lc_status perf_measure_entry(const runner_ops *r, const lstm_problem *p, const l
     }
     for (int k = 0; k < rounds; k++) {
         harness_result res;
-        const lc_status st = measure_round(r, p, ref, s, &res, err);
+        const lc_status st = measure_round(r, p, expected, s, &res, err);
         if (st != LC_OK) {
             free(med_f); free(med_b);
             baseline_entry_free(e);
@@ -426,7 +426,7 @@ int perf_compare_source(const perf_source *src, const perf_settings *s, int comp
 typedef struct in_process {
     const runner_ops *r;
     const lstm_problem *p;
-    const lstm_results *ref;
+    const gate_expected *expected;
     const perf_settings *s;
 } in_process;
 
@@ -435,7 +435,7 @@ static int measure_in_process(void *ctx, baseline_entry *base, baseline_entry *c
     (void)base;
     const in_process *ip = ctx;
     harness_result res;
-    const lc_status st = measure_round(ip->r, ip->p, ip->ref, ip->s, &res, err);
+    const lc_status st = measure_round(ip->r, ip->p, ip->expected, ip->s, &res, err);
     if (st != LC_OK)
         return st;
     int rc = append_round(cur, &res, err);
@@ -443,10 +443,10 @@ static int measure_in_process(void *ctx, baseline_entry *base, baseline_entry *c
     return rc;
 }
 
-lc_status perf_compare(const runner_ops *r, const lstm_problem *p, const lstm_results *ref, const baseline_entry *e,
+lc_status perf_compare(const runner_ops *r, const lstm_problem *p, const gate_expected *expected, const baseline_entry *e,
                        const perf_settings *s, int comparisons, perf_comparison *out, lc_error *err)
 {
-    in_process ip = {r, p, ref, s};
+    in_process ip = {r, p, expected, s};
     perf_source src = {.measure = measure_in_process, .ctx = &ip, .fixed_base = e};
     return perf_compare_source(&src, s, comparisons, out, err);
 }

@@ -43,10 +43,10 @@ const perf_shape_set *perf_find_shape_set(lc_device device, const char *name);
 int perf_matrix_size(lc_device device);
 
 /* Measure rounds of r on p and fill a baseline entry (owns its arrays).
- * ref: the gate's reference for p, which the timed iterations' results are
- * compared with (harness.h). LC_OK; LC_FAILED when they differed (err says
+ * expected: what the gate compared p's results with, and the timed
+ * iterations' results are compared with (harness.h). LC_OK; LC_FAILED when they differed (err says
  * where; nothing is kept); LC_ERROR. */
-lc_status perf_measure_entry(const runner_ops *r, const lstm_problem *p, const lstm_results *ref,
+lc_status perf_measure_entry(const runner_ops *r, const lstm_problem *p, const gate_expected *expected,
                              unsigned long long seed, const perf_settings *s, baseline_entry *e, lc_error *err);
 
 /* What one phase's verdict was decided on: the runner/control ratios of
@@ -90,8 +90,8 @@ int perf_compare_source(const perf_source *src, const perf_settings *s, int comp
                         lc_error *err);
 
 /* perf_compare_source with r measured in rounds here against e, its
- * timed results compared with ref (as perf_measure_entry). */
-lc_status perf_compare(const runner_ops *r, const lstm_problem *p, const lstm_results *ref, const baseline_entry *e,
+ * timed results compared with expected (as perf_measure_entry). */
+lc_status perf_compare(const runner_ops *r, const lstm_problem *p, const gate_expected *expected, const baseline_entry *e,
                        const perf_settings *s, int comparisons, perf_comparison *out, lc_error *err);
 
 /* The worse of the two verdicts (SLOWER > INCONCLUSIVE > FASTER > SAME). */

@@ -173,29 +173,33 @@ static const lstm_tensor_view *find_view(const lstm_tensor_view *v, int n, const
     return NULL;
 }
 
-/* The reference recomputed from the dumped inputs, as named views. */
+/* The reference recomputed from the dumped inputs, as named views; and,
+ * for a model that measures its sensitivity, on them moved (moved: NULL
+ * views otherwise). */
 typedef struct recomputed {
-    lstm_results results;
-    lstm_tensor_view views[MAX_VIEWS];
-    int nviews;
+    lstm_results results, moved;
+    lstm_tensor_view views[MAX_VIEWS], moved_views[MAX_VIEWS];
+    int nviews, nmoved;
 } recomputed;
 
-/* Every dumped reference tensor equals the recomputed one, bit for bit. */
-static int check_reference(const dump *d, const lstm_problem *p, const recomputed *rec)
+/* Every dumped tensor of role (the reference, or the moved reference)
+ * equals the recomputed one, bit for bit. */
+static int check_reference(const dump *d, const lstm_problem *p, const recomputed *rec, const char *role)
 {
-    const lstm_tensor_view *v = rec->views;
-    const int n = rec->nviews;
+    const int moved = !strcmp(role, "moved_reference");
+    const lstm_tensor_view *v = moved ? rec->moved_views : rec->views;
+    const int n = moved ? rec->nmoved : rec->nviews;
     int compared = 0, rc = 0;
     const cJSON *entry;
     cJSON_ArrayForEach(entry, cJSON_GetObjectItemCaseSensitive(d->index, "files")) {
-        if (rc || strcmp(role_of(entry), "reference"))
+        if (rc || strcmp(role_of(entry), role))
             continue;
         const lstm_tensor_view *mine = find_view(v, n, tensor_of(entry));
         double *dumped = mine ? load(d, entry, NPY_F64, mine->count) : NULL;
         if (!dumped)
-            rc = FAIL("reference tensor '%s' not loadable", tensor_of(entry));
+            rc = FAIL("%s tensor '%s' not loadable", role, tensor_of(entry));
         else if (memcmp(dumped, mine->data, mine->count * sizeof(double)))
-            rc = FAIL("reference tensor '%s' differs from the one recomputed", mine->name);
+            rc = FAIL("%s tensor '%s' differs from the one recomputed", role, mine->name);
         free(dumped);
         compared++;
     }
@@ -205,11 +209,13 @@ static int check_reference(const dump *d, const lstm_problem *p, const recompute
     int expected = (p->dy != NULL) + 5;
     for (int i = 0; i < m->ntensors; i++)
         expected += m->tensors[i].has_grad ? model_tensor_layers(&m->tensors[i], &d->shape) : 0;
+    if (moved && !m->moved_reference)
+        expected = 0;
     if (!rc && compared != expected)
-        rc = FAIL("%d reference tensors in the dump, expected %d", compared, expected);
+        rc = FAIL("%d %s tensors in the dump, expected %d", compared, role, expected);
     if (!rc)
-        printf("dump_test: %s: %d reference tensors recomputed from the dumped inputs, bit-identical\n",
-               d->dir, compared);
+        printf("dump_test: %s: %d %s tensors recomputed from the dumped inputs, bit-identical\n",
+               d->dir, compared, role);
     return rc;
 }
 
@@ -239,21 +245,33 @@ static int check_seed(const dump *d, const lstm_problem *dumped)
     return same ? 0 : FAIL("seed %.0f with the recorded seeds does not regenerate the dumped inputs", seed);
 }
 
-/* The worst error/allowed of one runner tensor, from the rule's recorded
- * parameters (not from tolerance.c). */
-static double recorded_ratio(const cJSON *tol, const char *kind, const double *ref, const double *got, size_t n)
+/* |moved(e) - ref(e)|, 0 without a moved reference */
+static double moved_by(const double *ref, const double *moved, size_t i)
 {
-    double safety, u, m, cap, N, sumsq = 0, worst = 0;
-    if (number_of(tol, "safety", &safety) || number_of(tol, "unit_roundoff", &u) ||
-        number_of(tol, "smallest_normal", &m) || number_of(tol, "max_scale", &cap) ||
-        number_of(cJSON_GetObjectItemCaseSensitive(tol, "N"), kind, &N))
+    return moved ? fabs(moved[i] - ref[i]) : 0;
+}
+
+/* The worst error/allowed of one runner tensor, from the rule's recorded
+ * parameters (not from tolerance.c); moved: the moved reference's tensor,
+ * or NULL. */
+static double recorded_ratio(const cJSON *tol, const char *kind, const double *ref, const double *moved,
+                             const double *got, size_t n)
+{
+    double safety, moved_safety, u, m, cap, N, sumsq = 0, moved_sumsq = 0, worst = 0;
+    if (number_of(tol, "safety", &safety) || number_of(tol, "moved_safety", &moved_safety) ||
+        number_of(tol, "unit_roundoff", &u) || number_of(tol, "smallest_normal", &m) ||
+        number_of(tol, "max_scale", &cap) || number_of(cJSON_GetObjectItemCaseSensitive(tol, "N"), kind, &N))
         return NAN;
-    for (size_t i = 0; i < n; i++)
-        sumsq += ref[i] * ref[i];
-    const double rms = sqrt(sumsq / (double)n), depth = safety * sqrt(N);
-    const double scale = depth * u < cap ? depth * u : cap;
     for (size_t i = 0; i < n; i++) {
-        const double ratio = fabs(got[i] - ref[i]) / (scale * (fabs(ref[i]) + rms) + depth * m);
+        sumsq += ref[i] * ref[i];
+        moved_sumsq += moved_by(ref, moved, i) * moved_by(ref, moved, i);
+    }
+    const double rms = sqrt(sumsq / (double)n), moved_rms = sqrt(moved_sumsq / (double)n);
+    const double depth = safety * sqrt(N), moved_scale = moved_safety * u / ldexp(1.0, -24);
+    for (size_t i = 0; i < n; i++) {
+        const double size = fabs(ref[i]) + rms;
+        const double relative = fmin(depth * u * size + moved_scale * (moved_by(ref, moved, i) + moved_rms), cap * size);
+        const double ratio = fabs(got[i] - ref[i]) / (relative + depth * m);
         worst = ratio > worst ? ratio : worst;
     }
     return worst;
@@ -270,11 +288,13 @@ static int check_tolerance(const dump *d, const recomputed *rec)
         if (rc || strcmp(role_of(entry), "runner"))
             continue;
         const lstm_tensor_view *ref = find_view(v, n, tensor_of(entry));
+        const lstm_tensor_view *moved = rec->nmoved ? find_view(rec->moved_views, rec->nmoved, tensor_of(entry)) : NULL;
         double *got = ref ? load(d, entry, NPY_F64, ref->count) : NULL, recorded;
         const cJSON *kind = cJSON_GetObjectItemCaseSensitive(entry, "tolerance_kind");
         if (!got || !cJSON_IsString(kind) || number_of(entry, "worst_ratio", &recorded))
             rc = FAIL("runner tensor '%s' lacks its file, kind or ratio", tensor_of(entry));
-        else if (!(fabs(recorded_ratio(tol, kind->valuestring, ref->data, got, ref->count) - recorded) <=
+        else if (!(fabs(recorded_ratio(tol, kind->valuestring, ref->data, moved ? moved->data : NULL, got,
+                                       ref->count) - recorded) <=
                    1e-9 * recorded + 1e-300))
             rc = FAIL("runner tensor '%s': the recorded rule does not give the recorded ratio %g", ref->name,
                       recorded);
@@ -325,6 +345,29 @@ static void remove_dump(const dump *d)
     rmdir(d->dir);
 }
 
+/* The reference of the dumped inputs, and, for a model that measures its
+ * sensitivity, of them moved as docs/inputs.md says. */
+static int recompute(const dump *d, const lstm_problem *p, uint64_t seed, recomputed *rec)
+{
+    lc_error err;
+    const unsigned all = LSTM_VIEWS_OUTPUTS | LSTM_VIEWS_STATE | LSTM_VIEWS_GRADS;
+    if (lstm_results_alloc(&rec->results, &d->shape, d->model, &err) || lstm_reference_run(p, &rec->results, &err))
+        return FAIL("reference: %s", err.msg);
+    rec->nviews = lstm_results_views(&rec->results, all, rec->views, MAX_VIEWS);
+    if (!lstm_model_get(d->model)->moved_reference)
+        return 0;
+    lstm_problem q;
+    if (lstm_problem_copy(&q, p, &err))
+        return FAIL("%s", err.msg);
+    lstm_inputs_move(&q, seed);
+    const int rc = lstm_results_alloc(&rec->moved, &d->shape, d->model, &err) || lstm_reference_run(&q, &rec->moved, &err);
+    lstm_problem_free(&q);
+    if (rc)
+        return FAIL("moved reference: %s", err.msg);
+    rec->nmoved = lstm_results_views(&rec->moved, all, rec->moved_views, MAX_VIEWS);
+    return 0;
+}
+
 /* Gate r with a dump under root, then recompute the case from the dump. */
 static int dump_and_recompute(const runner_ops *r, const lstm_shape *s, uint64_t seed, const int *lengths,
                               const char *expected_loss, const char *root)
@@ -340,19 +383,17 @@ static int dump_and_recompute(const runner_ops *r, const lstm_shape *s, uint64_t
         return FAIL("%s did not pass the gate (status %d: %s)", r->name, rep.status, rep.reason);
     dump d = {.index = NULL};
     lstm_problem p = {0};
-    recomputed rec = {.nviews = 0};
+    recomputed rec = {.nviews = 0, .nmoved = 0};
     int rc = open_dump(&d, root, r->name);
     const cJSON *loss = d.index ? cJSON_GetObjectItemCaseSensitive(d.index, "loss") : NULL;
     if (!rc && (!cJSON_IsString(loss) || strcmp(loss->valuestring, expected_loss)))
         rc = FAIL("%s: loss is not \"%s\"", d.dir, expected_loss);
     rc = rc || rebuild_problem(&d, &p);
-    if (!rc && (lstm_results_alloc(&rec.results, &d.shape, d.model, &err) || lstm_reference_run(&p, &rec.results, &err)))
-        rc = FAIL("reference: %s", err.msg);
-    if (!rc)
-        rec.nviews = lstm_results_views(&rec.results, LSTM_VIEWS_OUTPUTS | LSTM_VIEWS_STATE | LSTM_VIEWS_GRADS,
-                                        rec.views, MAX_VIEWS);
-    rc = rc || check_reference(&d, &p, &rec) || check_seed(&d, &p) || check_tolerance(&d, &rec);
+    rc = rc || recompute(&d, &p, seed, &rec);
+    rc = rc || check_reference(&d, &p, &rec, "reference") || check_reference(&d, &p, &rec, "moved_reference") ||
+         check_seed(&d, &p) || check_tolerance(&d, &rec);
     lstm_results_free(&rec.results);
+    lstm_results_free(&rec.moved);
     lstm_problem_free(&p);
     remove_dump(&d);
     cJSON_Delete(d.index);

@@ -134,13 +134,13 @@ int main(int argc, char **argv)
     lc_error err = {{0}};
     numerics_context ctx;
     const lstm_problem *p;
-    const lstm_results *ref;
+    const gate_expected *expected;
     harness_config cfg = {.warmup = 2, .min_samples = nloops, .max_samples = nloops};
     harness_result res;
     sgemm_rates g;
     memset(&res, 0, sizeof res);
     rc = 1;
-    if (numerics_context_init(&ctx, &s, 17, NULL, &err) || numerics_context_get(&ctx, cpu, &p, &ref, &err)) {
+    if (numerics_context_init(&ctx, &s, 17, NULL, &err) || numerics_context_get(&ctx, cpu, &p, &expected, &err)) {
         fprintf(stderr, "cpu_roofline: %s\n", err.msg);
         goto out;
     }
@@ -149,7 +149,7 @@ int main(int argc, char **argv)
     printf("OpenBLAS: %s, core %s, %d threads\n", openblas_get_config(), openblas_get_corename(),
            openblas_get_num_threads());
     g.before = sgemm_peak(&s, g.shape_before, sizeof g.shape_before);
-    cfg.reference = ref;
+    cfg.expected = expected;
     if (harness_run(cpu, p, &cfg, &res, &err)) {
         fprintf(stderr, "cpu_roofline: %s\n", err.msg);
         goto out;

@@ -53,7 +53,7 @@ typedef struct power_setup {
     const char *ab_exe;        /* NULL: against the baseline */
     const runner_ops *runner;
     const lstm_problem *problem;
-    const lstm_results *reference;
+    const gate_expected *expected;
     const baseline_entry *base;
     perf_settings settings;
 } power_setup;
@@ -66,7 +66,7 @@ static int run_trial(const power_setup *ps, double level, perf_comparison *c, in
     *left_out = 0;
     if (!ps->ab_exe) {
         lstm_extra_work_percent = level;
-        return perf_compare(ps->runner, ps->problem, ps->reference, ps->base, &ps->settings, POWER_COMPARISONS, c, err);
+        return perf_compare(ps->runner, ps->problem, ps->expected, ps->base, &ps->settings, POWER_COMPARISONS, c, err);
     }
     char env[64];
     snprintf(env, sizeof env, "LSTMCHECK_TEST_EXTRA_WORK=%g", level);
@@ -164,7 +164,7 @@ static int prepare_reference(power_setup *ps, const char *set_name, baseline_ent
         return 0;
     }
     lstm_extra_work_percent = 0;
-    if (perf_measure_entry(ps->runner, ps->problem, ps->reference, 17, &ps->settings, base, err))
+    if (perf_measure_entry(ps->runner, ps->problem, ps->expected, 17, &ps->settings, base, err))
         return 1;
     printf("baseline: cpu %s, %d samples in %d rounds, run-to-run noise fwd %.2f%% bwd %.2f%%, "
            "minimum effect fwd %.1f%% bwd %.1f%%\n",
@@ -370,12 +370,12 @@ static int measure_power(power_setup *ps, const power_args *a, numerics_context 
                          baseline_entry *base, lc_error *err)
 {
     const lstm_problem *p;
-    const lstm_results *ref;
-    if (numerics_context_get(ctx, ps->runner, &p, &ref, err))
+    const gate_expected *expected;
+    if (numerics_context_get(ctx, ps->runner, &p, &expected, err))
         return -1;
     perf_default_settings(LC_DEVICE_CPU, &ps->settings);
     ps->problem = p;
-    ps->reference = ref;
+    ps->expected = expected;
     const double t0 = wall_seconds();
     if (prepare_reference(ps, a->set_name, base, err))
         return -1;

@@ -44,10 +44,10 @@ static runner_ops scribbler(void)
 static int inputs_as_drawn(numerics_context *ctx, const runner_ops *r, char *where, size_t n)
 {
     const lstm_problem *p;
-    const lstm_results *ref;
+    const gate_expected *expected;
     lstm_problem drawn;
     lc_error err = {{0}};
-    if (numerics_context_get(ctx, r, &p, &ref, &err) || lstm_problem_alloc(&drawn, &small, MODEL_LSTM, &err)) {
+    if (numerics_context_get(ctx, r, &p, &expected, &err) || lstm_problem_alloc(&drawn, &small, MODEL_LSTM, &err)) {
         snprintf(where, n, "%s", err.msg);
         return 0;
     }
@@ -82,11 +82,11 @@ int test_harness_keeps_inputs(void)
     numerics_context ctx;
     lc_error err = {{0}};
     const lstm_problem *p;
-    const lstm_results *ref;
+    const gate_expected *expected;
     CHECK(numerics_context_init(&ctx, &small, 17, NULL, &err) == 0, "%s", err.msg);
     const runner_ops bad = scribbler();
-    CHECK(numerics_context_get(&ctx, &bad, &p, &ref, &err) == 0, "%s", err.msg);
-    harness_config cfg = {.warmup = 1, .min_samples = 3, .max_samples = 3, .reference = ref};
+    CHECK(numerics_context_get(&ctx, &bad, &p, &expected, &err) == 0, "%s", err.msg);
+    harness_config cfg = {.warmup = 1, .min_samples = 3, .max_samples = 3, .expected = expected};
     harness_result res;
     CHECK(harness_run(&bad, p, &cfg, &res, &err) == LC_ERROR &&
               strstr(err.msg, "scribbler " GATE_CHANGED_INPUTS ": x[0] was "),

@@ -44,14 +44,14 @@ int test_harness_checks_timed_results(void)
     numerics_context ctx;
     lc_error err = {{0}};
     const lstm_problem *p;
-    const lstm_results *ref;
+    const gate_expected *expected;
     CHECK(numerics_context_init(&ctx, &small, 17, NULL, &err) == 0, "%s", err.msg);
     const runner_ops lazy = lazy_runner();
     gate_report rep;
     gate_run(&lazy, &ctx, NULL, &rep);
     CHECK(rep.status == LC_OK, "the lazy runner passes the gate on its first call: %s", rep.reason);
-    CHECK(numerics_context_get(&ctx, &lazy, &p, &ref, &err) == 0, "%s", err.msg);
-    harness_config cfg = {.warmup = 1, .min_samples = 5, .max_samples = 5, .reference = ref};
+    CHECK(numerics_context_get(&ctx, &lazy, &p, &expected, &err) == 0, "%s", err.msg);
+    harness_config cfg = {.warmup = 1, .min_samples = 5, .max_samples = 5, .expected = expected};
     harness_result res;
     CHECK(harness_run(&lazy, p, &cfg, &res, &err) == LC_FAILED, "its timed results were not compared");
     CHECK(res.n == 0 && !res.fwd_ms, "its times are discarded (%d kept)", res.n);
@@ -75,7 +75,7 @@ int test_harness_checks_timed_results(void)
     s.baseline_rounds = 2;
     baseline_entry e;
     lazy_calls = 0;
-    CHECK(perf_measure_entry(&lazy, p, ref, 17, &s, &e, &err) == LC_FAILED, "a lazy entry was measured");
+    CHECK(perf_measure_entry(&lazy, p, expected, 17, &s, &e, &err) == LC_FAILED, "a lazy entry was measured");
     CHECK(strstr(err.msg, "FAIL lazy"), "%s", err.msg);
     numerics_context_free(&ctx);
     return 0;

@@ -435,8 +435,8 @@ static int profile_one_runner(prof_session *prof, numerics_context *ctx, const c
         return UNIT_SKIP;
     }
     const lstm_problem *p;
-    const lstm_results *ref;
-    CHECK(numerics_context_get(ctx, r, &p, &ref, &err) == 0, "%s", err.msg);
+    const gate_expected *expected;
+    CHECK(numerics_context_get(ctx, r, &p, &expected, &err) == 0, "%s", err.msg);
     harness_config cfg = {.warmup = 1, .min_samples = 3, .max_samples = 3, .hooks = prof_hooks(prof)};
     harness_result res;
     CHECK(prof_runner_begin(prof, r, &err) == 0, "%s", err.msg);
