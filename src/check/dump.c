@@ -159,7 +159,8 @@ static void index_tolerance(json_writer *w, const runner_ops *r, const lstm_shap
     json_member_double(w, "max_scale", TOLERANCE_MAX_SCALE);
     json_member_double(w, "moved_safety", TOLERANCE_MOVED_SAFETY);
     json_member_string(w, "moved", moved ? "moved_reference_*.npy: the reference with x, h0, c0, the seeds and "
-                                           "the parameters moved by one FP32 ulp, directions drawn as docs/inputs.md says"
+                                           "the parameters moved by one FP32 ulp (docs/inputs.md) and the seed's "
+                                           "sample of FP32 roundings inside the recurrence (docs/tolerance.md)"
                                          : "none: this model's rule has no moved term (moved(e) - ref(e) = 0)");
     json_key(w, "N");
     json_object_begin(w);

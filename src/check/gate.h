@@ -13,7 +13,8 @@ extern "C" {
 
 /* A gate report's status: LC_OK (passed), LC_FAILED (a tensor out of
  * tolerance, NaN or Inf), LC_UNSUPPORTED (the runner cannot run here or
- * takes no such shape: a skip), LC_ERROR (the runner returned an error). */
+ * takes no such shape, or the case is too ill-conditioned to judge at its
+ * precision: a skip), LC_ERROR (the runner returned an error). */
 
 typedef struct gate_tensor_summary {
     char name[32];
@@ -56,8 +57,10 @@ void gate_report_received(gate_report *rep);
 
 /* What a runner's results are compared with: the reference, and for a
  * model that measures its sensitivity (lstm_model.moved_reference) the
- * reference on its inputs moved by one FP32 rounding (lstm_inputs_move),
- * else NULL. tolerance.h says how the two make what an element may miss by. */
+ * reference on its inputs moved by one FP32 ulp (lstm_inputs_move) with a
+ * sample of FP32's roundings inside it (lstm_reference_run_rounded), else
+ * NULL. tolerance.h says how the two make what an element may miss by; a
+ * case more sensitive than the rule's cap is a skip (LC_UNSUPPORTED). */
 typedef struct gate_expected {
     const lstm_results *reference;
     const lstm_results *moved;
@@ -106,7 +109,8 @@ unsigned gate_seeds(const runner_ops *r);
 /* Which tensors the gate compares for this runner (LSTM_VIEWS_ mask). */
 unsigned gate_views(const runner_ops *r);
 
-/* Compare got with what is expected over views; fills rep (status PASS or FAIL). */
+/* Compare got with what is expected over views; fills rep (status PASS or
+ * FAIL; a skip where the expected results are too sensitive to judge). */
 void gate_compare(const runner_ops *r, const gate_expected *expected, const lstm_results *got,
                   unsigned views, gate_report *rep);
 

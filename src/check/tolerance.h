@@ -25,8 +25,10 @@
  * orders of magnitude below any error on a value FP32 can hold. d(e) =
  * moved(e) - ref(e) is the problem's own sensitivity, for a model that
  * asks for it (lstm_model.moved_reference; else 0): how far the reference
- * moves when every input moves by one FP32 ulp (gate.h: gate_expected),
- * scaled to the runner's u. It
+ * moves when every input moves by one FP32 ulp and FP32's roundings inside
+ * it are sampled (gate.h: gate_expected), scaled to the runner's u. A case
+ * whose d reaches the cap over a whole tensor is not judged (the gate
+ * skips it: too ill-conditioned for the precision). It
  * covers what the count N cannot: a recurrence that amplifies a rounding
  * (the LayerNorm LSTM's at small H). NaN and Inf always fail. */
 #ifndef LSTMCHECK_TOLERANCE_H

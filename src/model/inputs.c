@@ -15,7 +15,11 @@ void lc_rng_init(lc_rng *r, uint64_t seed, int kind, int layer)
 
 uint64_t lc_rng_next(lc_rng *r)
 {
-    uint64_t z = (r->state += 0x9E3779B97F4A7C15ull);
+    return lc_hash64(r->state += 0x9E3779B97F4A7C15ull);
+}
+
+uint64_t lc_hash64(uint64_t z)
+{
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);

@@ -29,6 +29,9 @@ enum {
 
 void lc_rng_init(lc_rng *r, uint64_t seed, int kind, int layer);
 uint64_t lc_rng_next(lc_rng *r);
+/* SplitMix64's output function alone: a well-mixed hash of x (a draw
+ * addressed by place rather than by order, the same on any thread). */
+uint64_t lc_hash64(uint64_t x);
 double lc_rng_uniform(lc_rng *r);          /* [0, 1), multiples of 2^-24 */
 double lc_rng_normal(lc_rng *r);           /* mean 0, variance 1, in [-6, 6] */
 int lc_rng_int(lc_rng *r, int lo, int hi); /* uniform in lo..hi inclusive */

@@ -90,7 +90,8 @@ typedef struct lstm_model {
     const char *outside_domain_why;
     /* 1: its rule also allows for the problem's own sensitivity, measured
      * as how far the reference moves when every input moves by one FP32
-     * rounding (lstm_inputs_move; docs/tolerance.md): for a model whose
+     * ulp (lstm_inputs_move) and FP32's roundings inside it are sampled
+     * (lstm_reference_run_rounded; docs/tolerance.md): for a model whose
      * recurrence can amplify a rounding more than the count of its
      * operations says */
     int moved_reference;

@@ -12,6 +12,7 @@
 #include "model/reference.h"
 
 #include "base/parallel.h"
+#include "model/inputs.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -29,9 +30,44 @@ struct lstm_reference_tape {
      * before weight and bias, LN_i's and LN_h's (T,B,4H) and LN_c's
      * (T,B,H), and their 1/sqrt(var + eps) (T,B,3: i, h, c) */
     double **i_hat, **h_hat, **c_hat, **rstd;
+    /* lstm_reference_run_rounded: the seed of its rounding sample + 1 (0:
+     * exact), read by the forward and the backward pass alike, and its
+     * factors 1 +- 2^-24, drawn from that seed (NULL: exact) */
+    uint64_t rounding;
+    double *factor;
 };
 
+enum { FACTORS = 4096 }; /* a power of two: a sum's i-th term takes factor[(at + i) % FACTORS] */
+
 enum { RSTD_I, RSTD_H, RSTD_C, RSTD_COUNT };
+
+/* Where the recurrence carries a value a runner would hold in FP32: part
+ * of the address of each rounding in a sample. */
+typedef enum rounding_place {
+    ROUND_PRE, ROUND_PRE_H, ROUND_CELL, ROUND_C, ROUND_H,           /* forward */
+    ROUND_DH, ROUND_DC, ROUND_D_CELL, ROUND_DGATES, ROUND_DGATES_IH, ROUND_DGATES_HH, /* backward */
+    ROUND_SUM_PRE, ROUND_SUM_PRE_H, ROUND_SUM_D_IN, ROUND_SUM_DH,   /* the GEMMs' sums */
+    ROUND_SUM_DW_IH, ROUND_SUM_DW_HH, ROUND_SUM_OWN,
+} rounding_place;
+
+/* Where in the factors the roundings of (place, layer l, tape row, index
+ * j) start: a hash, the same on any thread. */
+static size_t rounding_at(const lstm_reference_tape *t, rounding_place place, int l, size_t row, size_t j)
+{
+    return (size_t)lc_hash64(lc_hash64(lc_hash64(lc_hash64(t->rounding ^ ((uint64_t)place << 56)) ^ (uint64_t)l) ^ row) ^ j);
+}
+
+/* v[0..n) of (layer l, tape row) at place, each moved by one unit
+ * roundoff up or down: a sample of what FP32's rounding of that value
+ * does to the rest of the computation. Nothing without a sample. */
+static void round_sample(const lstm_reference_tape *t, rounding_place place, int l, size_t row, double *v, int n)
+{
+    if (!t->factor)
+        return;
+    const size_t at = rounding_at(t, place, l, row, 0);
+    for (int i = 0; i < n; i++)
+        v[i] *= t->factor[(at + (size_t)i) % FACTORS];
+}
 
 static double sigmoid(double v) { return 1.0 / (1.0 + exp(-v)); }
 
@@ -53,10 +89,45 @@ static double dot(const double *a, const double *b, int n)
 }
 
 /* y += alpha * x */
+/* With a rounding sample, a sum as FP32 accumulates it: the partial sum
+ * rounded after each term (one accumulator, the plainest order). */
+static double dot_at(const lstm_reference_tape *t, rounding_place place, int l, size_t row, size_t j,
+                     const double *a, const double *b, int n)
+{
+    if (!t->factor)
+        return dot(a, b, n);
+    const size_t at = rounding_at(t, place, l, row, j);
+    double s = 0;
+    for (int i = 0; i < n; i++)
+        s = (s + a[i] * b[i]) * t->factor[(at + (size_t)i) % FACTORS];
+    return s;
+}
+
 static void axpy(double *y, double alpha, const double *x, int n)
 {
     for (int k = 0; k < n; k++)
         y[k] += alpha * x[k];
+}
+
+/* y += alpha x, each y[k] rounded after its term with a rounding sample */
+static void axpy_at(const lstm_reference_tape *t, rounding_place place, int l, size_t row, size_t j, double *y,
+                    double alpha, const double *x, int n)
+{
+    if (!t->factor) {
+        axpy(y, alpha, x, n);
+        return;
+    }
+    const size_t at = rounding_at(t, place, l, row, j);
+    for (int k = 0; k < n; k++)
+        y[k] = (y[k] + alpha * x[k]) * t->factor[(at + (size_t)k) % FACTORS];
+}
+
+/* *acc += term, rounded after it with a rounding sample */
+static void add_at(const lstm_reference_tape *t, int l, size_t row, size_t j, double *acc, double term)
+{
+    *acc += term;
+    if (t->factor)
+        *acc *= t->factor[rounding_at(t, ROUND_SUM_OWN, l, row, j) % FACTORS];
 }
 
 /* v = LN(v) = (v - mean) / sqrt(var + eps) * w + b over n elements, the
@@ -108,6 +179,7 @@ void lstm_reference_tape_free(lstm_reference_tape *t)
             free(lists[i][l]);
         free(lists[i]);
     }
+    free(t->factor);
     free(t);
 }
 
@@ -239,11 +311,13 @@ static void step_projections(const forward_layer *fl, int ts, int b0, int b1)
                 continue;
             const double *xt = t->input[l] + ((size_t)ts * B + b) * In;
             double *h = fl->scratch + b * SCRATCH_H * (size_t)H, *pre = h + 2 * H, *pre_h = pre + 4 * H;
+            const size_t row = (size_t)ts * B + b;
             if (fl->ln.eps > 0) {
-                pre[j] = dot(wi, xt, In);
-                pre_h[j] = dot(wh, h, H);
+                pre[j] = dot_at(t, ROUND_SUM_PRE, l, row, j, wi, xt, In);
+                pre_h[j] = dot_at(t, ROUND_SUM_PRE_H, l, row, j, wh, h, H);
             } else
-                pre[j] = (double)p->b_ih[l][j] + (double)p->b_hh[l][j] + dot(wi, xt, In) + dot(wh, h, H);
+                pre[j] = (double)p->b_ih[l][j] + (double)p->b_hh[l][j] + dot_at(t, ROUND_SUM_PRE, l, row, j, wi, xt, In) +
+                         dot_at(t, ROUND_SUM_PRE_H, l, row, j, wh, h, H);
         }
     }
 }
@@ -257,7 +331,9 @@ static void step_cell(const forward_layer *fl, int b, size_t row)
     lstm_reference_tape *t = fl->t;
     double *h = fl->scratch + b * SCRATCH_H * (size_t)H, *c = h + H, *pre = c + H, *pre_h = pre + 4 * H;
     double *g = t->gates[l] + row * 4 * H;
+    round_sample(t, ROUND_PRE, l, row, pre, 4 * H);
     if (ln->eps > 0) {
+        round_sample(t, ROUND_PRE_H, l, row, pre_h, 4 * H);
         double *rstd = t->rstd[l] + row * RSTD_COUNT;
         rstd[RSTD_I] = layernorm_forward(pre, 4 * H, ln->i_weight, ln->i_bias, ln->eps, t->i_hat[l] + row * 4 * H);
         rstd[RSTD_H] = layernorm_forward(pre_h, 4 * H, ln->h_weight, ln->h_bias, ln->eps, t->h_hat[l] + row * 4 * H);
@@ -270,11 +346,15 @@ static void step_cell(const forward_layer *fl, int b, size_t row)
         g[k] = gi; g[H + k] = gf; g[2 * H + k] = gg; g[3 * H + k] = go;
         c[k] = gf * c[k] + gi * gg;
     }
-    if (ln->eps > 0)
+    if (ln->eps > 0) {
+        round_sample(t, ROUND_CELL, l, row, c, H);
         t->rstd[l][row * RSTD_COUNT + RSTD_C] =
             layernorm_forward(c, H, ln->c_weight, ln->c_bias, ln->eps, t->c_hat[l] + row * H);
+    }
+    round_sample(t, ROUND_C, l, row, c, H);
     for (int k = 0; k < H; k++)
         h[k] = g[3 * H + k] * tanh(c[k]);
+    round_sample(t, ROUND_H, l, row, h, H);
     memcpy(t->c[l] + row * H, c, (size_t)H * sizeof(double));
     memcpy(fl->out + row * H, h, (size_t)H * sizeof(double));
 }
@@ -316,14 +396,23 @@ static void forward_sequences(void *arg, int b0, int b1)
     }
 }
 
-int lstm_reference_forward(const lstm_problem *p, lstm_results *r, lstm_reference_tape **tape_out,
-                           lc_error *err)
+/* The forward pass, exact (rounding 0) or with the rounding sample of
+ * seed rounding - 1. */
+static int reference_forward(const lstm_problem *p, lstm_results *r, lstm_reference_tape **tape_out,
+                             uint64_t rounding, lc_error *err)
 {
     const lstm_shape *s = &p->shape;
     const int B = s->batch, H = s->hidden_size, L = s->num_layers;
     lstm_reference_tape *t = tape_alloc(p, err);
     if (!t)
         return 1;
+    t->rounding = rounding;
+    if (rounding && !(t->factor = alloc_doubles(FACTORS, err))) {
+        lstm_reference_tape_free(t);
+        return 1;
+    }
+    for (int i = 0; rounding && i < FACTORS; i++) /* one unit roundoff up or down, half each */
+        t->factor[i] = (lc_hash64(rounding ^ (uint64_t)i) & 1) ? 1.0 + 0x1p-24 : 1.0 - 0x1p-24;
     double *scratch = alloc_doubles((size_t)B * SCRATCH_H * H, err);
     if (!scratch) {
         lstm_reference_tape_free(t);
@@ -378,12 +467,15 @@ static void step_cell_backward(const backward_layer *bl, int b, size_t row)
     const double *g = t->gates[l] + row * H4, *ct = t->c[l] + row * H, *cp = t->c_prev[l] + row * H;
     double *dh = bl->scratch + b * H4, *dc = dh + H, *dht = dc + H, *dct = dht + H;
     double *dgate = bl->dgates + row * H4;
+    round_sample(t, ROUND_DH, l, row, dh, H);
+    round_sample(t, ROUND_DC, l, row, dc, H);
     for (int k = 0; k < H; k++) {
         const double tc = tanh(ct[k]);
         dht[k] = dh[k] + bl->d_out[row * H + k];
         dct[k] = dc[k] + dht[k] * g[3 * H + k] * (1.0 - tc * tc);
     }
     if (ln->eps > 0) {
+        round_sample(t, ROUND_D_CELL, l, row, dct, H);
         memcpy(bl->d_cell + row * H, dct, (size_t)H * sizeof(double));
         layernorm_backward(dct, H, ln->c_weight, t->c_hat[l] + row * H, t->rstd[l][row * RSTD_COUNT + RSTD_C]);
     }
@@ -397,12 +489,15 @@ static void step_cell_backward(const backward_layer *bl, int b, size_t row)
         dc[k] = dct[k] * gf;
     }
     memset(dh, 0, (size_t)H * sizeof(double));
+    round_sample(t, ROUND_DGATES, l, row, dgate, 4 * H);
     if (ln->eps > 0) {
         const double *rstd = t->rstd[l] + row * RSTD_COUNT;
         memcpy(bl->dgates_ih + row * H4, dgate, H4 * sizeof(double));
         layernorm_backward(bl->dgates_ih + row * H4, 4 * H, ln->i_weight, t->i_hat[l] + row * H4, rstd[RSTD_I]);
+        round_sample(t, ROUND_DGATES_IH, l, row, bl->dgates_ih + row * H4, 4 * H);
         memcpy(bl->dgates_hh + row * H4, dgate, H4 * sizeof(double));
         layernorm_backward(bl->dgates_hh + row * H4, 4 * H, ln->h_weight, t->h_hat[l] + row * H4, rstd[RSTD_H]);
+        round_sample(t, ROUND_DGATES_HH, l, row, bl->dgates_hh + row * H4, 4 * H);
     }
 }
 
@@ -434,8 +529,8 @@ static void backward_sequences(void *arg, int b0, int b1)
                 if (ts >= lstm_length(p, b))
                     continue;
                 const size_t row = (size_t)ts * B + b;
-                axpy(bl->d_in + row * In, bl->dgates_ih[row * H4 + j], wi, In);
-                axpy(bl->scratch + b * H4, bl->dgates_hh[row * H4 + j], wh, H);
+                axpy_at(t, ROUND_SUM_D_IN, l, row, j, bl->d_in + row * In, bl->dgates_ih[row * H4 + j], wi, In);
+                axpy_at(t, ROUND_SUM_DH, l, row, j, bl->scratch + b * H4, bl->dgates_hh[row * H4 + j], wh, H);
             }
         }
     }
@@ -456,18 +551,18 @@ static void row_own_param_grads(const backward_layer *bl, size_t row, size_t j)
     const double dg = bl->dgates[row * H4 + j];
     double **const *grad = bl->r->model_grads;
     if (!(bl->ln.eps > 0)) {
-        bl->r->db_ih[l][j] += dg;
-        bl->r->db_hh[l][j] += dg;
+        add_at(t, l, row, j, &bl->r->db_ih[l][j], dg);
+        add_at(t, l, row, j + H4, &bl->r->db_hh[l][j], dg);
         return;
     }
-    grad[LSTMCHECK_LN_I_WEIGHT][l][j] += dg * t->i_hat[l][row * H4 + j];
-    grad[LSTMCHECK_LN_I_BIAS][l][j] += dg;
-    grad[LSTMCHECK_LN_H_WEIGHT][l][j] += dg * t->h_hat[l][row * H4 + j];
-    grad[LSTMCHECK_LN_H_BIAS][l][j] += dg;
+    add_at(t, l, row, j, &grad[LSTMCHECK_LN_I_WEIGHT][l][j], dg * t->i_hat[l][row * H4 + j]);
+    add_at(t, l, row, j + H4, &grad[LSTMCHECK_LN_I_BIAS][l][j], dg);
+    add_at(t, l, row, j + 2 * H4, &grad[LSTMCHECK_LN_H_WEIGHT][l][j], dg * t->h_hat[l][row * H4 + j]);
+    add_at(t, l, row, j + 3 * H4, &grad[LSTMCHECK_LN_H_BIAS][l][j], dg);
     if (j < (size_t)H) {
         const double dcell = bl->d_cell[row * H + j];
-        grad[LSTMCHECK_LN_C_WEIGHT][l][j] += dcell * t->c_hat[l][row * H + j];
-        grad[LSTMCHECK_LN_C_BIAS][l][j] += dcell;
+        add_at(t, l, row, j + 4 * H4, &grad[LSTMCHECK_LN_C_WEIGHT][l][j], dcell * t->c_hat[l][row * H + j]);
+        add_at(t, l, row, j + 5 * H4, &grad[LSTMCHECK_LN_C_BIAS][l][j], dcell);
     }
 }
 
@@ -489,8 +584,8 @@ static void backward_weight_rows(void *arg, int j0, int j1)
             const double *xt = t->input[l] + row * In, *hp = t->h_prev[l] + row * H;
             for (size_t j = (size_t)j0; j < (size_t)j1; j++) {
                 row_own_param_grads(bl, row, j);
-                axpy(dw_ih + j * In, bl->dgates_ih[row * H4 + j], xt, In);
-                axpy(dw_hh + j * H, bl->dgates_hh[row * H4 + j], hp, H);
+                axpy_at(t, ROUND_SUM_DW_IH, l, row, j, dw_ih + j * In, bl->dgates_ih[row * H4 + j], xt, In);
+                axpy_at(t, ROUND_SUM_DW_HH, l, row, j, dw_hh + j * H, bl->dgates_hh[row * H4 + j], hp, H);
             }
         }
     }
@@ -505,6 +600,12 @@ static void zero_param_grads(const lstm_problem *p, lstm_results *r, int l)
         if (mt->has_grad && l < model_tensor_layers(mt, &p->shape))
             memset(model_tensor_grads(mt, r)[l], 0, model_tensor_elems(mt, &p->shape, l) * sizeof(double));
     }
+}
+
+int lstm_reference_forward(const lstm_problem *p, lstm_results *r, lstm_reference_tape **tape_out,
+                           lc_error *err)
+{
+    return reference_forward(p, r, tape_out, 0, err);
 }
 
 int lstm_reference_backward(const lstm_problem *p, const lstm_reference_tape *t, lstm_results *r,
@@ -546,12 +647,22 @@ int lstm_reference_backward(const lstm_problem *p, const lstm_reference_tape *t,
     return 0;
 }
 
-int lstm_reference_run(const lstm_problem *p, lstm_results *r, lc_error *err)
+static int reference_run(const lstm_problem *p, lstm_results *r, uint64_t rounding, lc_error *err)
 {
     lstm_reference_tape *tape = NULL;
-    if (lstm_reference_forward(p, r, &tape, err))
+    if (reference_forward(p, r, &tape, rounding, err))
         return 1;
     int rc = lstm_reference_backward(p, tape, r, err);
     lstm_reference_tape_free(tape);
     return rc;
+}
+
+int lstm_reference_run(const lstm_problem *p, lstm_results *r, lc_error *err)
+{
+    return reference_run(p, r, 0, err);
+}
+
+int lstm_reference_run_rounded(const lstm_problem *p, uint64_t seed, lstm_results *r, lc_error *err)
+{
+    return reference_run(p, r, seed + 1 ? seed + 1 : 1, err);
 }

@@ -346,7 +346,8 @@ static void remove_dump(const dump *d)
 }
 
 /* The reference of the dumped inputs, and, for a model that measures its
- * sensitivity, of them moved as docs/inputs.md says. */
+ * sensitivity, of them moved as docs/inputs.md says, with the seed's
+ * rounding sample (model/reference.h). */
 static int recompute(const dump *d, const lstm_problem *p, uint64_t seed, recomputed *rec)
 {
     lc_error err;
@@ -360,7 +361,8 @@ static int recompute(const dump *d, const lstm_problem *p, uint64_t seed, recomp
     if (lstm_problem_copy(&q, p, &err))
         return FAIL("%s", err.msg);
     lstm_inputs_move(&q, seed);
-    const int rc = lstm_results_alloc(&rec->moved, &d->shape, d->model, &err) || lstm_reference_run(&q, &rec->moved, &err);
+    const int rc = lstm_results_alloc(&rec->moved, &d->shape, d->model, &err) ||
+                   lstm_reference_run_rounded(&q, seed, &rec->moved, &err);
     lstm_problem_free(&q);
     if (rc)
         return FAIL("moved reference: %s", err.msg);

@@ -130,7 +130,8 @@ int test_gate_underflow_deep_stack(void)
 /* The LayerNorm LSTM at T=64 B=2 I=4 H=6, seed 21: its recurrence
  * amplifies roundings, and the correct cpu_layernorm missed dx by 14x what
  * the count N allows. The moved reference (docs/tolerance.md) measures
- * that; with it the runner passes, and a 10% error still fails. */
+ * that; with it the runner passes, and a 10% error still fails. A case
+ * more sensitive than the rule's cap is a skip. */
 int test_gate_moved_reference(void)
 {
     const lstm_shape s = {.seq_length = 64, .batch = 2, .input_size = 4, .hidden_size = 6, .num_layers = 1};
@@ -165,6 +166,15 @@ int test_gate_moved_reference(void)
           "%s", line);
     lstm_results_free(&got);
     numerics_context_free(&ctx);
+    /* T=40 B=8 I=4 H=4 L=3, seed 210: so ill-conditioned that one ulp moves
+     * y by 7% of its rms; no FP32 answer can be judged there: a skip that
+     * says why, never a verdict */
+    const lstm_shape chaotic = {.seq_length = 40, .batch = 8, .input_size = 4, .hidden_size = 4, .num_layers = 3};
+    CHECK(!numerics_context_init(&ctx, &chaotic, 210, NULL, &err), "%s", err.msg);
+    gate_run(r, &ctx, NULL, &with);
+    numerics_context_free(&ctx);
+    CHECK(with.status == LC_UNSUPPORTED && strstr(with.reason, "cannot be checked in fp32"), "status %d: %s",
+          with.status, with.reason);
     return 0;
 }
 
