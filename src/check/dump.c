@@ -158,9 +158,12 @@ static void index_tolerance(json_writer *w, const runner_ops *r, const lstm_shap
     json_member_double(w, "smallest_normal", tolerance_smallest_normal(r->precision));
     json_member_double(w, "max_scale", TOLERANCE_MAX_SCALE);
     json_member_double(w, "moved_safety", TOLERANCE_MOVED_SAFETY);
-    json_member_string(w, "moved", moved ? "moved_reference_*.npy: the reference with x, h0, c0, the seeds and "
-                                           "the parameters moved by one FP32 ulp (docs/inputs.md) and the seed's "
-                                           "sample of FP32 roundings inside the recurrence (docs/tolerance.md)"
+    json_member_uint(w, "moved_draws", moved ? GATE_MOVED_DRAWS : 0);
+    json_member_string(w, "moved", moved ? "moved_reference_<k>_*.npy, one per draw k: the reference with x, h0, c0, "
+                                           "the seeds and the parameters moved by one FP32 ulp (docs/inputs.md) and a "
+                                           "sample of FP32 roundings inside the recurrence (docs/tolerance.md), both "
+                                           "from the draw's seed; moved(e) - ref(e) is the largest over the draws, "
+                                           "rms(moved - ref) the largest draw's"
                                          : "none: this model's rule has no moved term (moved(e) - ref(e) = 0)");
     json_key(w, "N");
     json_object_begin(w);
@@ -205,13 +208,14 @@ static void index_header(json_writer *w, const dump_case *dc)
     json_member_string(w, "runner", dc->runner->name);
     json_member_string(w, "device", lc_device_name(dc->runner->device));
     json_member_string(w, "model", lstm_model_name(p->model));
-    json_member_string(w, "gate", dc->report->status == LC_OK ? "pass" : "fail");
+    const lc_status st = dc->report->status;
+    json_member_string(w, "gate", st == LC_OK ? "pass" : st == LC_UNSUPPORTED ? "skip" : "fail");
     json_key(w, "shape");
     lstm_shape_json(w, &p->shape);
     json_member_uint(w, "seed", dc->context->seed);
     json_member_string(w, "inputs", "drawn from seed as docs/inputs.md says; the input_*.npy files hold those values");
     index_lengths_and_loss(w, p);
-    index_tolerance(w, dc->runner, &p->shape, dc->expected->moved != NULL);
+    index_tolerance(w, dc->runner, &p->shape, dc->expected->moved[0] != NULL);
 }
 
 static int dump_everything(dump_files *d, const dump_case *dc)
@@ -222,9 +226,15 @@ static int dump_everything(dump_files *d, const dump_case *dc)
     json_key(w, "files");
     json_array_begin(w);
     const gate_expected *e = dc->expected;
-    if (dump_inputs(d, dc->problem) || dump_results(d, "reference", e->reference, dc->views, NULL) ||
-        (e->moved && dump_results(d, "moved_reference", e->moved, dc->views, NULL)) ||
-        dump_results(d, "runner", dc->result, dc->views, dc->report))
+    if (dump_inputs(d, dc->problem) || dump_results(d, "reference", e->reference, dc->views, NULL))
+        return 1;
+    for (int k = 0; k < GATE_MOVED_DRAWS && e->moved[k]; k++) {
+        char role[32];
+        snprintf(role, sizeof role, "moved_reference_%d", k);
+        if (dump_results(d, role, e->moved[k], dc->views, NULL))
+            return 1;
+    }
+    if (dump_results(d, "runner", dc->result, dc->views, dc->report))
         return 1;
     json_array_end(w);
     json_object_end(w);

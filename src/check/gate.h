@@ -55,16 +55,28 @@ void gate_report_startf(gate_report *rep, lc_status status, const char *fmt, ...
  * make its reader read or write past them. */
 void gate_report_received(gate_report *rep);
 
+/* How many moved references a model that measures its sensitivity gets:
+ * one draw can land where the problem happens to be stable and show a
+ * move 30 times smaller than most draws (docs/tolerance.md); the rule
+ * takes the larger of two, element by element. */
+#define GATE_MOVED_DRAWS 2
+
 /* What a runner's results are compared with: the reference, and for a
  * model that measures its sensitivity (lstm_model.moved_reference) the
  * reference on its inputs moved by one FP32 ulp (lstm_inputs_move) with a
- * sample of FP32's roundings inside it (lstm_reference_run_rounded), else
- * NULL. tolerance.h says how the two make what an element may miss by; a
- * case more sensitive than the rule's cap is a skip (LC_UNSUPPORTED). */
+ * sample of FP32's roundings inside it (lstm_reference_run_rounded), one
+ * per draw (lstm_moved_seed), else NULLs. tolerance.h says how they make
+ * what an element may miss by; a tensor more sensitive than the rule's
+ * cap is not judged, and a case with one is a skip unless it fails. */
 typedef struct gate_expected {
     const lstm_results *reference;
-    const lstm_results *moved;
+    const lstm_results *moved[GATE_MOVED_DRAWS];
 } gate_expected;
+
+/* The words a skip of a case too ill-conditioned to judge starts its
+ * reason with (gate_classify_skip knows it by them). */
+#define GATE_ILL_CONDITIONED "this case cannot be fully checked in"
+
 
 /* The inputs and reference results of one (shape, seed, lengths), made
  * once per model and shared by every runner of that model checked or
@@ -76,7 +88,7 @@ typedef struct numerics_context {
     int *lengths; /* NULL: fixed length */
     lstm_problem problem[MODEL_COUNT][2]; /* by model, then state-only or not */
     lstm_results reference[MODEL_COUNT][2];
-    lstm_results moved[MODEL_COUNT][2]; /* allocated for a model that measures its sensitivity */
+    lstm_results moved[MODEL_COUNT][2][GATE_MOVED_DRAWS]; /* for a model that measures its sensitivity */
     gate_expected expected[MODEL_COUNT][2];
     int ready[MODEL_COUNT][2];
 } numerics_context;
@@ -136,6 +148,7 @@ typedef enum gate_skip_class {
     GATE_SKIP_OUTSIDE_CAPS,      /* the shape is outside its declared caps (layers, lengths) */
     GATE_SKIP_LIBRARY_REFUSED,   /* inside them, and its library, which decides (RUNNER_LIBRARY_DECIDES),
                                     refused naming its status (a "..._STATUS_..." enumerator in reason) */
+    GATE_SKIP_ILL_CONDITIONED,   /* the case, not the runner: too sensitive to judge (GATE_ILL_CONDITIONED) */
     GATE_SKIP_INSIDE_CAPS,       /* inside them, for no declared reason: a failure where a GPU is required */
 } gate_skip_class;
 gate_skip_class gate_classify_skip(const runner_ops *r, const lstm_shape *s, const int *lengths,

@@ -1,7 +1,7 @@
 /* The tolerance rule, in one place. Reasoning: docs/tolerance.md.
  *
  *   allowed(e) = min(TOLERANCE_SAFETY * sqrt(N) * u * (|ref(e)| + rms(ref tensor))
- *                    + TOLERANCE_MOVED_SAFETY * (u / 2^-24) * (|d(e)| + rms(d tensor)),
+ *                    + TOLERANCE_MOVED_SAFETY * (u / 2^-24) * (d(e) + rms(d)),
  *                    TOLERANCE_MAX_SCALE * (|ref(e)| + rms(ref tensor)))
  *              + TOLERANCE_SAFETY * sqrt(N) * m
  *
@@ -22,13 +22,14 @@
  * result keeps no relative accuracy (a denormal) or none at all (flushed to
  * zero), so each operation may also lose up to m absolutely; that floor
  * lets a correct runner return 0 for a reference of 1e-63, and is some 30
- * orders of magnitude below any error on a value FP32 can hold. d(e) =
- * moved(e) - ref(e) is the problem's own sensitivity, for a model that
- * asks for it (lstm_model.moved_reference; else 0): how far the reference
- * moves when every input moves by one FP32 ulp and FP32's roundings inside
- * it are sampled (gate.h: gate_expected), scaled to the runner's u. A case
- * whose d reaches the cap over a whole tensor is not judged (the gate
- * skips it: too ill-conditioned for the precision). It
+ * orders of magnitude below any error on a value FP32 can hold. d(e) is
+ * the problem's own sensitivity, for a model that asks for it
+ * (lstm_model.moved_reference; else 0): how far the reference moves when
+ * every input moves by one FP32 ulp and FP32's roundings inside it are
+ * sampled, the largest of GATE_MOVED_DRAWS draws (gate.h: gate_expected),
+ * scaled to the runner's u; rms(d) is the largest draw's rms. A tensor
+ * whose rms(d) term reaches the cap is not judged (a case with one is a
+ * skip unless it fails elsewhere: too ill-conditioned for the precision). It
  * covers what the count N cannot: a recurrence that amplifies a rounding
  * (the LayerNorm LSTM's at small H). NaN and Inf always fail. */
 #ifndef LSTMCHECK_TOLERANCE_H
@@ -62,10 +63,12 @@ extern "C" {
 /* The rule in words, for dumps: what a reader needs to recompute it. */
 #define TOLERANCE_RULE_TEXT                                                                            \
     "allowed(e) = min(safety * sqrt(N[kind]) * unit_roundoff * (|ref(e)| + rms(ref tensor)) "           \
-    "+ moved_safety * (unit_roundoff / 2^-24) * (|moved(e) - ref(e)| + rms(moved - ref over the tensor)), " \
-    "max_scale * (|ref(e)| + rms(ref tensor))) + safety * sqrt(N[kind]) * smallest_normal, "           \
-    "where moved is the reference on inputs moved by one FP32 ulp (moved_reference; absent: 0); "      \
-    "a tensor fails when |runner(e) - ref(e)| > allowed(e) or runner(e) is not finite"
+    "+ moved_safety * (unit_roundoff / 2^-24) * (d(e) + rms_d), max_scale * (|ref(e)| + rms(ref tensor))) " \
+    "+ safety * sqrt(N[kind]) * smallest_normal, where d(e) = max over the draws of |moved_k(e) - ref(e)| " \
+    "and rms_d the largest draw's rms(moved_k - ref), moved_k the reference on inputs moved by one FP32 ulp " \
+    "with a sample of FP32 roundings (moved_draws of them; none: d = 0); a tensor fails when "            \
+    "|runner(e) - ref(e)| > allowed(e) or runner(e) is not finite; a tensor with "                     \
+    "moved_safety * (unit_roundoff / 2^-24) * rms_d >= max_scale * rms(ref) is not judged (only non-finite fails it)"
 
 double tolerance_unit_roundoff(runner_precision p);
 /* The smallest normal number of the runner's arithmetic: m of the rule. */

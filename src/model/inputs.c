@@ -130,6 +130,11 @@ static void move_by_ulp(float *dst, size_t n, uint64_t seed, int which)
         dst[i] = nextafterf(dst[i], (lc_rng_next(&r) & 1) ? INFINITY : -INFINITY);
 }
 
+uint64_t lstm_moved_seed(uint64_t seed, int draw)
+{
+    return draw ? lc_hash64(seed + (uint64_t)draw * 0x9E3779B97F4A7C15ull) : seed;
+}
+
 void lstm_inputs_move(lstm_problem *p, uint64_t seed)
 {
     const lstm_shape *s = &p->shape;

@@ -53,6 +53,9 @@ int lstm_inputs_generate(lstm_problem *p, uint64_t seed, unsigned seeds, lc_erro
  * exact answer (docs/tolerance.md). The seeds move too: a gradient that
  * is what cancellation leaves of its terms moves with each term. */
 void lstm_inputs_move(lstm_problem *p, uint64_t seed);
+/* The seed of draw k of the moved inputs and their rounding sample: seed
+ * itself for draw 0, else lc_hash64(seed + k * 0x9E3779B97F4A7C15). */
+uint64_t lstm_moved_seed(uint64_t seed, int draw);
 
 /* Lengths uniform in lo..hi (the original's variable-length group uses
  * 30..99); sets p->lengths. hi must not exceed seq_length, which stays:

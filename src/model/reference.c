@@ -88,21 +88,28 @@ static double dot(const double *a, const double *b, int n)
     return (s0 + s1) + (s2 + s3);
 }
 
-/* y += alpha * x */
-/* With a rounding sample, a sum as FP32 accumulates it: the partial sum
- * rounded after each term (one accumulator, the plainest order). */
+/* With a rounding sample, a sum as FP32 accumulates it: four partial
+ * sums (as a vectorized FP32 loop keeps), each rounded after every term,
+ * then rounded as they are added. */
 static double dot_at(const lstm_reference_tape *t, rounding_place place, int l, size_t row, size_t j,
                      const double *a, const double *b, int n)
 {
     if (!t->factor)
         return dot(a, b, n);
     const size_t at = rounding_at(t, place, l, row, j);
-    double s = 0;
-    for (int i = 0; i < n; i++)
-        s = (s + a[i] * b[i]) * t->factor[(at + (size_t)i) % FACTORS];
-    return s;
+    const double *f = t->factor;
+    double s[4] = {0, 0, 0, 0};
+    int i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int q = 0; q < 4; q++)
+            s[q] = (s[q] + a[i + q] * b[i + q]) * f[(at + (size_t)(i + q)) % FACTORS];
+    for (; i < n; i++)
+        s[0] = (s[0] + a[i] * b[i]) * f[(at + (size_t)i) % FACTORS];
+    const size_t end = at + (size_t)n;
+    return ((s[0] + s[1]) * f[end % FACTORS] + (s[2] + s[3]) * f[(end + 1) % FACTORS]) * f[(end + 2) % FACTORS];
 }
 
+/* y += alpha * x */
 static void axpy(double *y, double alpha, const double *x, int n)
 {
     for (int k = 0; k < n; k++)
@@ -117,9 +124,16 @@ static void axpy_at(const lstm_reference_tape *t, rounding_place place, int l, s
         axpy(y, alpha, x, n);
         return;
     }
-    const size_t at = rounding_at(t, place, l, row, j);
-    for (int k = 0; k < n; k++)
-        y[k] = (y[k] + alpha * x[k]) * t->factor[(at + (size_t)k) % FACTORS];
+    /* in runs that do not wrap around the factors, so that the loop vectorizes */
+    for (int k0 = 0, at = (int)(rounding_at(t, place, l, row, j) % FACTORS); k0 < n; at = 0) {
+        const double *f = t->factor + at;
+        double *yk = y + k0;
+        const double *xk = x + k0;
+        const int len = n - k0 < FACTORS - at ? n - k0 : FACTORS - at;
+        for (int k = 0; k < len; k++)
+            yk[k] = (yk[k] + alpha * xk[k]) * f[k];
+        k0 += len;
+    }
 }
 
 /* *acc += term, rounded after it with a rounding sample */

@@ -174,20 +174,23 @@ static const lstm_tensor_view *find_view(const lstm_tensor_view *v, int n, const
 }
 
 /* The reference recomputed from the dumped inputs, as named views; and,
- * for a model that measures its sensitivity, on them moved (moved: NULL
- * views otherwise). */
+ * for a model that measures its sensitivity, on them moved, one per draw
+ * (draws: how many; 0 otherwise). */
 typedef struct recomputed {
-    lstm_results results, moved;
-    lstm_tensor_view views[MAX_VIEWS], moved_views[MAX_VIEWS];
-    int nviews, nmoved;
+    lstm_results results, moved[GATE_MOVED_DRAWS];
+    lstm_tensor_view views[MAX_VIEWS], moved_views[GATE_MOVED_DRAWS][MAX_VIEWS];
+    int nviews, nmoved, draws;
 } recomputed;
 
-/* Every dumped tensor of role (the reference, or the moved reference)
- * equals the recomputed one, bit for bit. */
-static int check_reference(const dump *d, const lstm_problem *p, const recomputed *rec, const char *role)
+/* Every dumped tensor of the reference (draw -1) or of a draw's moved
+ * reference equals the recomputed one, bit for bit. */
+static int check_reference(const dump *d, const lstm_problem *p, const recomputed *rec, int draw)
 {
-    const int moved = !strcmp(role, "moved_reference");
-    const lstm_tensor_view *v = moved ? rec->moved_views : rec->views;
+    char role[32] = "reference";
+    if (draw >= 0)
+        snprintf(role, sizeof role, "moved_reference_%d", draw);
+    const int moved = draw >= 0;
+    const lstm_tensor_view *v = moved ? rec->moved_views[draw] : rec->views;
     const int n = moved ? rec->nmoved : rec->nviews;
     int compared = 0, rc = 0;
     const cJSON *entry;
@@ -209,7 +212,7 @@ static int check_reference(const dump *d, const lstm_problem *p, const recompute
     int expected = (p->dy != NULL) + 5;
     for (int i = 0; i < m->ntensors; i++)
         expected += m->tensors[i].has_grad ? model_tensor_layers(&m->tensors[i], &d->shape) : 0;
-    if (moved && !m->moved_reference)
+    if (moved && !(m->moved_reference && draw < rec->draws))
         expected = 0;
     if (!rc && compared != expected)
         rc = FAIL("%d %s tensors in the dump, expected %d", compared, role, expected);
@@ -245,32 +248,40 @@ static int check_seed(const dump *d, const lstm_problem *dumped)
     return same ? 0 : FAIL("seed %.0f with the recorded seeds does not regenerate the dumped inputs", seed);
 }
 
-/* |moved(e) - ref(e)|, 0 without a moved reference */
-static double moved_by(const double *ref, const double *moved, size_t i)
+/* |moved(e) - ref(e)|, the largest of the draws (0 without any) */
+static double moved_by(const double *ref, const double *const *moved, int draws, size_t i)
 {
-    return moved ? fabs(moved[i] - ref[i]) : 0;
+    double most = 0;
+    for (int k = 0; k < draws; k++)
+        most = fmax(most, fabs(moved[k][i] - ref[i]));
+    return most;
 }
 
 /* The worst error/allowed of one runner tensor, from the rule's recorded
- * parameters (not from tolerance.c); moved: the moved reference's tensor,
- * or NULL. */
-static double recorded_ratio(const cJSON *tol, const char *kind, const double *ref, const double *moved,
-                             const double *got, size_t n)
+ * parameters (not from tolerance.c); moved: the draws' moved references
+ * of the tensor (draws of them, 0 for a model without). */
+static double recorded_ratio(const cJSON *tol, const char *kind, const double *ref, const double *const *moved,
+                             int draws, const double *got, size_t n)
 {
-    double safety, moved_safety, u, m, cap, N, sumsq = 0, moved_sumsq = 0, worst = 0;
+    double safety, moved_safety, u, m, cap, N, sumsq = 0, moved_rms = 0, worst = 0;
     if (number_of(tol, "safety", &safety) || number_of(tol, "moved_safety", &moved_safety) ||
         number_of(tol, "unit_roundoff", &u) || number_of(tol, "smallest_normal", &m) ||
         number_of(tol, "max_scale", &cap) || number_of(cJSON_GetObjectItemCaseSensitive(tol, "N"), kind, &N))
         return NAN;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         sumsq += ref[i] * ref[i];
-        moved_sumsq += moved_by(ref, moved, i) * moved_by(ref, moved, i);
+    for (int k = 0; k < draws; k++) { /* the largest draw's rms */
+        double sq = 0;
+        for (size_t i = 0; i < n; i++)
+            sq += (moved[k][i] - ref[i]) * (moved[k][i] - ref[i]);
+        moved_rms = fmax(moved_rms, sqrt(sq / (double)n));
     }
-    const double rms = sqrt(sumsq / (double)n), moved_rms = sqrt(moved_sumsq / (double)n);
+    const double rms = sqrt(sumsq / (double)n);
     const double depth = safety * sqrt(N), moved_scale = moved_safety * u / ldexp(1.0, -24);
     for (size_t i = 0; i < n; i++) {
         const double size = fabs(ref[i]) + rms;
-        const double relative = fmin(depth * u * size + moved_scale * (moved_by(ref, moved, i) + moved_rms), cap * size);
+        const double relative =
+            fmin(depth * u * size + moved_scale * (moved_by(ref, moved, draws, i) + moved_rms), cap * size);
         const double ratio = fabs(got[i] - ref[i]) / (relative + depth * m);
         worst = ratio > worst ? ratio : worst;
     }
@@ -288,13 +299,15 @@ static int check_tolerance(const dump *d, const recomputed *rec)
         if (rc || strcmp(role_of(entry), "runner"))
             continue;
         const lstm_tensor_view *ref = find_view(v, n, tensor_of(entry));
-        const lstm_tensor_view *moved = rec->nmoved ? find_view(rec->moved_views, rec->nmoved, tensor_of(entry)) : NULL;
+        const double *moved[GATE_MOVED_DRAWS];
+        for (int k = 0; k < rec->draws; k++)
+            moved[k] = find_view(rec->moved_views[k], rec->nmoved, tensor_of(entry))->data;
         double *got = ref ? load(d, entry, NPY_F64, ref->count) : NULL, recorded;
         const cJSON *kind = cJSON_GetObjectItemCaseSensitive(entry, "tolerance_kind");
         if (!got || !cJSON_IsString(kind) || number_of(entry, "worst_ratio", &recorded))
             rc = FAIL("runner tensor '%s' lacks its file, kind or ratio", tensor_of(entry));
-        else if (!(fabs(recorded_ratio(tol, kind->valuestring, ref->data, moved ? moved->data : NULL, got,
-                                       ref->count) - recorded) <=
+        else if (!(fabs(recorded_ratio(tol, kind->valuestring, ref->data, moved, rec->draws, got, ref->count) -
+                        recorded) <=
                    1e-9 * recorded + 1e-300))
             rc = FAIL("runner tensor '%s': the recorded rule does not give the recorded ratio %g", ref->name,
                       recorded);
@@ -355,18 +368,23 @@ static int recompute(const dump *d, const lstm_problem *p, uint64_t seed, recomp
     if (lstm_results_alloc(&rec->results, &d->shape, d->model, &err) || lstm_reference_run(p, &rec->results, &err))
         return FAIL("reference: %s", err.msg);
     rec->nviews = lstm_results_views(&rec->results, all, rec->views, MAX_VIEWS);
-    if (!lstm_model_get(d->model)->moved_reference)
-        return 0;
-    lstm_problem q;
-    if (lstm_problem_copy(&q, p, &err))
-        return FAIL("%s", err.msg);
-    lstm_inputs_move(&q, seed);
-    const int rc = lstm_results_alloc(&rec->moved, &d->shape, d->model, &err) ||
-                   lstm_reference_run_rounded(&q, seed, &rec->moved, &err);
-    lstm_problem_free(&q);
-    if (rc)
-        return FAIL("moved reference: %s", err.msg);
-    rec->nmoved = lstm_results_views(&rec->moved, all, rec->moved_views, MAX_VIEWS);
+    double draws = 0;
+    if (number_of(cJSON_GetObjectItemCaseSensitive(d->index, "tolerance"), "moved_draws", &draws) ||
+        draws != (lstm_model_get(d->model)->moved_reference ? GATE_MOVED_DRAWS : 0))
+        return FAIL("index.json's tolerance.moved_draws is not this model's");
+    for (int k = 0; k < (int)draws; k++) {
+        lstm_problem q;
+        if (lstm_problem_copy(&q, p, &err))
+            return FAIL("%s", err.msg);
+        lstm_inputs_move(&q, lstm_moved_seed(seed, k));
+        const int rc = lstm_results_alloc(&rec->moved[k], &d->shape, d->model, &err) ||
+                       lstm_reference_run_rounded(&q, lstm_moved_seed(seed, k), &rec->moved[k], &err);
+        lstm_problem_free(&q);
+        if (rc)
+            return FAIL("moved reference %d: %s", k, err.msg);
+        rec->draws = k + 1;
+        rec->nmoved = lstm_results_views(&rec->moved[k], all, rec->moved_views[k], MAX_VIEWS);
+    }
     return 0;
 }
 
@@ -385,17 +403,20 @@ static int dump_and_recompute(const runner_ops *r, const lstm_shape *s, uint64_t
         return FAIL("%s did not pass the gate (status %d: %s)", r->name, rep.status, rep.reason);
     dump d = {.index = NULL};
     lstm_problem p = {0};
-    recomputed rec = {.nviews = 0, .nmoved = 0};
+    recomputed rec = {.nviews = 0, .nmoved = 0, .draws = 0};
     int rc = open_dump(&d, root, r->name);
     const cJSON *loss = d.index ? cJSON_GetObjectItemCaseSensitive(d.index, "loss") : NULL;
     if (!rc && (!cJSON_IsString(loss) || strcmp(loss->valuestring, expected_loss)))
         rc = FAIL("%s: loss is not \"%s\"", d.dir, expected_loss);
     rc = rc || rebuild_problem(&d, &p);
     rc = rc || recompute(&d, &p, seed, &rec);
-    rc = rc || check_reference(&d, &p, &rec, "reference") || check_reference(&d, &p, &rec, "moved_reference") ||
-         check_seed(&d, &p) || check_tolerance(&d, &rec);
+    rc = rc || check_reference(&d, &p, &rec, -1);
+    for (int k = 0; k < GATE_MOVED_DRAWS; k++) /* a draw the model has not: none in the dump */
+        rc = rc || check_reference(&d, &p, &rec, k);
+    rc = rc || check_seed(&d, &p) || check_tolerance(&d, &rec);
     lstm_results_free(&rec.results);
-    lstm_results_free(&rec.moved);
+    for (int k = 0; k < GATE_MOVED_DRAWS; k++)
+        lstm_results_free(&rec.moved[k]);
     lstm_problem_free(&p);
     remove_dump(&d);
     cJSON_Delete(d.index);

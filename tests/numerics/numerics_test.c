@@ -82,6 +82,10 @@ static void count_skip(const runner_ops *r, const numerics_case *nc, const char 
         t->refused++;
         t->skipped++;
         break;
+    case GATE_SKIP_ILL_CONDITIONED: /* the case's seed, not the runner: a group should pick another */
+        printf("  -> too ill-conditioned to judge at this seed (a skip, also with LSTMCHECK_REQUIRE_GPU=1)\n");
+        t->skipped++;
+        break;
     case GATE_SKIP_INSIDE_CAPS:
         if (strict) {
             printf("  -> a skip inside the runner's declared caps fails with LSTMCHECK_REQUIRE_GPU=1\n");
