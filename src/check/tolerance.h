@@ -46,10 +46,9 @@ extern "C" {
  * correct runners stay far below it, every planted fault far above. */
 #define TOLERANCE_SAFETY 8.0
 
-/* Headroom over the measured sensitivity: a runner's rounding errors
- * enter at every operation, not once per input, and one draw of the
- * moved inputs is one sample of the directions they take (calibrated in
- * docs/tolerance.md). */
+/* Headroom over the measured sensitivity: a runner's roundings are not
+ * the sample's, and each draw is one sample of the directions they take
+ * (calibrated in docs/tolerance.md). */
 #define TOLERANCE_MOVED_SAFETY 16.0
 
 /* The largest relative part of the rule, for any precision and shape: an
