@@ -70,9 +70,18 @@ if ! [[ $JOBS =~ ^[0-9]+$ ]] || (( 10#$JOBS < 1 )); then
 fi
 [ -n "${EXPECT_GPU// /}" ] || { echo "gpu-proof: PROOF_EXPECT_GPU is blank: name the GPU the baselines are for (H100)" >&2; exit 2; }
 
-# The GPU runners: the cuda lines of the roster, src/runners/runners.def.
+# The GPU runners: the cuda lines of the roster, src/runners/runners.def;
+# those of the perf matrix (ROLE_PERF) and those outside it.
 GPU_RUNNERS=$(sed -n 's/^LSTM_RUNNER(\([a-z0-9_]*\), *cuda,.*/\1/p' src/runners/runners.def | tr '\n' ' ')
-export GPU_RUNNERS
+PERF_GPU_RUNNERS=$(sed -n '/ROLE_PERF/s/^LSTM_RUNNER(\([a-z0-9_]*\), *cuda,.*/\1/p' src/runners/runners.def | tr '\n' ' ')
+NONPERF_GPU_RUNNERS=$(sed -n '/ROLE_PERF/!s/^LSTM_RUNNER(\([a-z0-9_]*\), *cuda,.*/\1/p' src/runners/runners.def | tr '\n' ' ')
+export GPU_RUNNERS PERF_GPU_RUNNERS NONPERF_GPU_RUNNERS
+# bench of the GPU runners outside the perf matrix: a few loops show that
+# they run and about how fast. Their speed is not tracked, and vl_py (one
+# sequence at a time, 34 launches per sequence and step: about 1.1 s an
+# iteration at the default shape) would take 2 minutes with bench's
+# default 10 warm-up and 100 timed loops, the whole of the step's cap.
+export BENCH_NONPERF_LOOPS="--warmup 1 --nloops 5"
 # Our kernels that use shared memory: the __global__ function around each
 # __shared__ (racecheck and synccheck look at these).
 SHARED_MEM_KERNELS=$(awk '/__global__/ { if (match($0, /[A-Za-z_0-9]+\(/)) k = substr($0, RSTART, RLENGTH - 1) }
@@ -188,7 +197,7 @@ step_env() {
   "$NVCC" --version
   echo "cmake: $(cmake --version | head -1); generator: $GENERATOR; jobs: $JOBS; build: $BUILD"
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())' || true
-  echo "GPU runners: $GPU_RUNNERS"
+  echo "GPU runners: $GPU_RUNNERS (outside the perf matrix: ${NONPERF_GPU_RUNNERS:-none})"
   echo "kernels with shared memory: $SHARED_MEM_KERNELS"
   git log -1 --format='commit %H %ci' && git status --short | head -20
 }
@@ -291,7 +300,7 @@ step_racecheck() {
   fi
   out=$(mktemp)
   for tool in racecheck synccheck; do
-    for rg in "jit basic" "jit_wgrad_all large"; do
+    for rg in "jit basic" "jit_wgrad_all large" "jit_layernorm basic" "jit_layernorm_decom basic"; do
       echo "== $tool $rg (filter:${filter:- none})"
       # shellcheck disable=SC2086
       LSTMCHECK_REQUIRE_GPU=1 LSTMCHECK_ISOLATE=0 "$SANITIZER" --tool $tool --error-exitcode 99 $filter \
@@ -315,28 +324,44 @@ step_racecheck() {
 # The gate under CUBLAS_DEFAULT_MATH: is PEDANTIC needed for it? (issue 11, 4)
 step_default_math_gate() {
   local runners
-  # the cuBLAS runners: the rows of kernels/runner_cublas.cu
-  runners=$(sed -n 's/^LC_CUBLAS_RUNNER(runner_\([a-z0-9_]*\)_ops,.*/\1/p' kernels/runner_cublas.cu)
-  for r in $runners vl_jit; do
+  # the cuBLAS runners: the rows of kernels/runner_cublas.cu, runner_vl_jit.cu, runner_layernorm.cu
+  runners=$(sed -n 's/^LC_[A-Z]*_RUNNER(\([a-z0-9_]*\),.*/\1/p' kernels/runner_cublas.cu \
+            kernels/runner_vl_jit.cu kernels/runner_layernorm.cu)
+  for r in $runners; do
     for g in basic large seeds; do echo "$r $g"; done
   done | LSTMCHECK_CUBLAS_MATH=default LSTMCHECK_REQUIRE_GPU=1 xargs -P 8 -L 1 sh -c \
     'out=$("$BUILD/tests/numerics/numerics_test" "$0" "$1" 2>&1); rc=$?; echo "$out" | tail -1; exit $((rc != 0 && rc != 77))'
 }
 
-# Exit 3 means a runner skipped: allowed only where cuDNN refused the shape
-# (the skip names cuDNN's status), as for cudnn_persist.
-step_bench() {
+# bench_runners JSON TABLE RUNNERS [FLAGS]: lstmcheck bench of RUNNERS at
+# the default shape. Exit 3 means a runner skipped: allowed only where cuDNN
+# refused the shape (the skip names cuDNN's status), as for cudnn_persist.
+bench_runners() {
+  local json=$1 table=$2 runners=$3 rc other
+  shift 3
   # shellcheck disable=SC2086
-  "$BUILD/lstmcheck" bench --device cuda --rnns $GPU_RUNNERS --print-json full > "$OUT/bench_full.json" \
-    2> "$LOGS/bench.table"
-  local rc=$? other
-  cat "$LOGS/bench.table"
+  "$BUILD/lstmcheck" bench --device cuda "$@" --rnns $runners --print-json full > "$json" 2> "$table"
+  rc=$?
+  cat "$table"
   if (( rc == 3 )); then
-    other=$(grep '^SKIP ' "$LOGS/bench.table" | grep -v 'cuDNN refuses this configuration: .*CUDNN_STATUS_')
+    other=$(grep '^SKIP ' "$table" | grep -v 'cuDNN refuses this configuration: .*CUDNN_STATUS_')
     [ -n "$other" ] && { echo "skipped for another reason than a cuDNN refusal: $other"; return 1; }
     echo "bench: every skip is a cuDNN refusal (named above)"
     return 0
   fi
+  return $rc
+}
+
+# The perf matrix's GPU runners with bench's defaults into bench_full.json;
+# the others with $BENCH_NONPERF_LOOPS, into the logs.
+step_bench() {
+  local rc=0
+  bench_runners "$OUT/bench_full.json" "$LOGS/bench.table" "$PERF_GPU_RUNNERS" || rc=1
+  [ -z "${NONPERF_GPU_RUNNERS// /}" ] && return $rc
+  echo "== outside the perf matrix, $BENCH_NONPERF_LOOPS: $NONPERF_GPU_RUNNERS"
+  # shellcheck disable=SC2086
+  bench_runners "$LOGS/bench_nonperf.json" "$LOGS/bench_nonperf.table" "$NONPERF_GPU_RUNNERS" \
+    $BENCH_NONPERF_LOOPS || rc=1
   return $rc
 }
 
@@ -348,8 +373,9 @@ step_pytorch() {
   python3 ci/pytorch_lstm.py --out "$OUT/pytorch.json"
 }
 
-# Every GPU runner in one process per shape set (the reference of a shape is
-# computed once for all), small first; --keep-going records each entry as
+# Every GPU runner of the perf matrix (the baselines of the others would
+# never be compared) in one process per shape set (the reference of a shape
+# is computed once for all), small first; --keep-going records each entry as
 # it is measured, so a runner that fails, or the deadline, costs only itself.
 step_baselines() {
   gpu_is_expected || return 1
@@ -357,7 +383,7 @@ step_baselines() {
   for set in small default; do
     echo "== shape set $set $(date +%T)"
     # shellcheck disable=SC2086
-    "$BUILD/lstmcheck" baseline update --device cuda --rnns $GPU_RUNNERS --shape-set "$set" --keep-going \
+    "$BUILD/lstmcheck" baseline update --device cuda --rnns $PERF_GPU_RUNNERS --shape-set "$set" --keep-going \
       --no-progress --baseline-dir "$OUT/baselines"
     r_rc=$?
     (( r_rc != 0 )) && rc=1 # 1: a runner failed (said above); 2: refused (e.g. a dirty tree); 3: nothing measured
@@ -367,7 +393,7 @@ step_baselines() {
 }
 
 export -f find_tools print_tools wheel_file gpu_model gpu_is_expected skip_is_allowed memcheck_one \
-  step_env step_build step_ctest step_memcheck step_racecheck step_default_math_gate step_bench \
+  step_env step_build step_ctest step_memcheck step_racecheck step_default_math_gate bench_runners step_bench \
   step_cublas_math step_pytorch step_baselines
 
 # name:cap (seconds); the correctness steps share the GPU at once, the timing
@@ -379,6 +405,8 @@ if [ "$mode" = --dry-run ]; then
   echo "gpu-proof --dry-run: OUT=$OUT BUILD=$BUILD JOBS=$JOBS deadline ${DEADLINE_S}s steps: $PROOF_STEPS"
   echo "GPU runners: $GPU_RUNNERS"
   echo "kernels with shared memory: $SHARED_MEM_KERNELS"
+  echo "GPU runners of the perf matrix (bench defaults, baselines): $PERF_GPU_RUNNERS"
+  echo "GPU runners outside it (bench $BENCH_NONPERF_LOOPS, no baselines): $NONPERF_GPU_RUNNERS"
   echo "baselines only on a GPU named like '$EXPECT_GPU' (PROOF_EXPECT_GPU)"
   echo "1. setup: source .devdeps/unpack.sh; preflight (a git checkout of this tree); find nvcc, compute-sanitizer, CUPTI"
   echo "2. step env, then step build (cap 300 s)"
@@ -387,7 +415,7 @@ if [ "$mode" = --dry-run ]; then
   echo "5. alone (call 2, PROOF_STEPS=memcheck): $STEPS_SANITIZER, cut to what is left of the deadline"
   echo "6. pack: logs.tar.gz, summary.txt beside the results"
   for f in preflight gpu_is_expected step_build skip_is_allowed step_ctest memcheck_one step_memcheck \
-           step_racecheck step_default_math_gate step_bench step_cublas_math step_pytorch step_baselines; do
+           step_racecheck step_default_math_gate bench_runners step_bench step_cublas_math step_pytorch step_baselines; do
     declare -f "$f"
   done
   exit 0

@@ -19,9 +19,9 @@ extern "C" cudaStream_t lc_cuda_stream(void)
 }
 
 // The one switch for the cuBLAS math mode of every GEMM on the shared
-// handle (the cuBLAS runners, vl_jit, the control SGEMM). Both modes are
-// plain FP32 for SGEMM (TF32 needs CUBLAS_TF32_TENSOR_OP_MATH); PEDANTIC
-// also pins the prescribed arithmetic and may be slower. Whether it stays
+// handle (the cuBLAS runners, vl_jit, vl_py, the control SGEMM). Both
+// modes are plain FP32 for SGEMM (TF32 needs CUBLAS_TF32_TENSOR_OP_MATH);
+// PEDANTIC also pins the prescribed arithmetic and may be slower. Whether it stays
 // is measured on the device (tests/perf/cublas_math.c, ci/gpu-proof.sh);
 // LSTMCHECK_CUBLAS_MATH=default|pedantic switches it for that measurement.
 extern "C" int lc_cublas_math(cublasMath_t *mode, const char **name, lc_error *err)

@@ -1,24 +1,11 @@
 // Shared LSTM device kernels (see lstm_cells.cuh for the contract).
 // Strict FP32: expf/tanhf (no fast-math intrinsics), no TF32 anywhere.
 #include "lstm_cells.cuh"
+#include "grid_stride.cuh"
+
+using namespace lc_kernels; // grid_stride.cuh
 
 namespace {
-
-constexpr int kThreads = 256;
-constexpr size_t kMaxBlocks = 16384; // grid-stride loops cover the rest
-
-unsigned blocks_for(size_t n)
-{
-    size_t b = (n + kThreads - 1) / kThreads;
-    if (b > kMaxBlocks)
-        b = kMaxBlocks;
-    return (unsigned)(b ? b : 1);
-}
-
-__device__ __forceinline__ float sigmoid_f(float v) { return 1.0f / (1.0f + expf(-v)); }
-
-__device__ __forceinline__ size_t grid_start() { return (size_t)blockIdx.x * blockDim.x + threadIdx.x; }
-__device__ __forceinline__ size_t grid_step() { return (size_t)gridDim.x * blockDim.x; }
 
 // One thread per (row r, unit k): reads the four pre-activations of unit k
 // before writing the four activations, so gates may alias pre_a / pre_b.
@@ -137,14 +124,15 @@ __global__ void bias_rows_kernel(int rows, int cols, const float *bias, float *o
 }
 
 // Bias gradient, pass 1: block (32, 8) sums 32 columns over one chunk of
-// rows; partial[chunk * cols + col]. Pass 2 adds the chunks in order. With
-// one chunk (partial NULL: the per-step reductions over B rows) pass 1
-// adds its sums to db_a and db_b itself: one launch instead of two.
+// rows (of dg, or of dg * by elementwise: a LayerNorm weight's gradient);
+// partial[chunk * cols + col]. Pass 2 adds the chunks in order. With one
+// chunk (partial NULL: the per-step reductions over B rows) pass 1 adds
+// its sums to db_a and db_b itself: one launch instead of two.
 constexpr int kBgCols = 32, kBgLanes = 8;
 
 __global__ void bias_grad_partial_kernel(int rows, int cols, const float *dg, size_t ld,
-                                         int rows_per_chunk, float *partial, float *db_a,
-                                         float *db_b)
+                                         const float *by, size_t ld_by, int rows_per_chunk,
+                                         float *partial, float *db_a, float *db_b)
 {
     __shared__ float sum[kBgLanes][kBgCols + 1];
     const int tx = threadIdx.x, ty = threadIdx.y;
@@ -157,7 +145,7 @@ __global__ void bias_grad_partial_kernel(int rows, int cols, const float *dg, si
     float s = 0.0f;
     if (col < cols)
         for (long long r = begin + ty; r < end; r += kBgLanes)
-            s += dg[(size_t)r * ld + col];
+            s += by ? dg[(size_t)r * ld + col] * by[(size_t)r * ld_by + col] : dg[(size_t)r * ld + col];
     sum[ty][tx] = s;
     __syncthreads();
     if (ty == 0 && col < cols) {
@@ -291,8 +279,11 @@ int lc_ew_zero(int rows, int cols, float *out, size_t ldo, cudaStream_t stream, 
     return LC_OK;
 }
 
-int lc_bias_grad(int rows, int cols, const float *dg, size_t ld, float *partial, float *db_a,
-                 float *db_b, cudaStream_t stream, lc_error *err)
+namespace {
+
+// Column sums of dg (times by, where given) added to db_a and db_b.
+int column_sums(int rows, int cols, const float *dg, size_t ld, const float *by, size_t ld_by,
+                float *partial, float *db_a, float *db_b, cudaStream_t stream, lc_error *err)
 {
     if (rows <= 0 || cols <= 0)
         return LC_OK;
@@ -306,8 +297,8 @@ int lc_bias_grad(int rows, int cols, const float *dg, size_t ld, float *partial,
     const dim3 block(kBgCols, kBgLanes);
     const dim3 grid((unsigned)((cols + kBgCols - 1) / kBgCols), (unsigned)chunks);
     float *chunk_sums = chunks > 1 ? partial : nullptr;
-    bias_grad_partial_kernel<<<grid, block, 0, stream>>>(rows, cols, dg, ld, rows_per_chunk,
-                                                         chunk_sums, db_a, db_b);
+    bias_grad_partial_kernel<<<grid, block, 0, stream>>>(rows, cols, dg, ld, by, ld_by,
+                                                         rows_per_chunk, chunk_sums, db_a, db_b);
     CUDA_CHECK_LAUNCH();
     if (!chunk_sums)
         return LC_OK;
@@ -315,6 +306,20 @@ int lc_bias_grad(int rows, int cols, const float *dg, size_t ld, float *partial,
                                                                                db_a, db_b);
     CUDA_CHECK_LAUNCH();
     return LC_OK;
+}
+
+} // namespace
+
+int lc_bias_grad(int rows, int cols, const float *dg, size_t ld, float *partial, float *db_a,
+                 float *db_b, cudaStream_t stream, lc_error *err)
+{
+    return column_sums(rows, cols, dg, ld, nullptr, 0, partial, db_a, db_b, stream, err);
+}
+
+int lc_column_dot(int rows, int cols, const float *a, size_t lda, const float *b, size_t ldb,
+                  float *partial, float *out, cudaStream_t stream, lc_error *err)
+{
+    return column_sums(rows, cols, a, lda, b, ldb, partial, out, nullptr, stream, err);
 }
 
 // ---------------------------------------------------------------------------

@@ -119,5 +119,9 @@ int lc_ew_zero(int rows, int cols, float *out, size_t ldo, cudaStream_t stream, 
 enum { LC_BIAS_GRAD_CHUNKS = 64 };
 int lc_bias_grad(int rows, int cols, const float *dg, size_t ld, float *partial, float *db_a,
                  float *db_b, cudaStream_t stream, lc_error *err);
+// The same for a product: out[j] += sum_r a[r][j] * b[r][j] (a LayerNorm's
+// weight gradient: its output gradient times its normalized input).
+int lc_column_dot(int rows, int cols, const float *a, size_t lda, const float *b, size_t ldb,
+                  float *partial, float *out, cudaStream_t stream, lc_error *err);
 
 #endif

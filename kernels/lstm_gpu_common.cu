@@ -6,11 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-namespace {
-
 // Allocate n floats on the device, counted in the instance's pool and
 // remembered for lc_gpu_destroy.
-int gpu_alloc(lc_gpu_state *s, float **ptr, size_t n, lc_error *err)
+int lc_gpu_alloc(lc_gpu_state *s, float **ptr, size_t n, lc_error *err)
 {
     *ptr = nullptr;
     if (s->nallocs == s->cap_allocs) {
@@ -37,6 +35,8 @@ int gpu_alloc(lc_gpu_state *s, float **ptr, size_t n, lc_error *err)
     return LC_OK;
 }
 
+namespace {
+
 int upload(lc_gpu_state *s, float *dst, const float *src, size_t n, lc_error *err)
 {
     CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyHostToDevice, s->stream));
@@ -50,6 +50,39 @@ int fetch(lc_gpu_state *s, double *dst, const float *src, size_t n, lc_error *er
         return LC_OK;
     LC_TRY(lc_fetch_staged(s->stream, s->name, s->host, s->host_elems, src, n, err));
     lstm_copy_to_double(dst, s->host, n);
+    return LC_OK;
+}
+
+// The ABI slot (LSTMCHECK_DROPOUT_MASK, LSTMCHECK_LN_*) a model tensor sits
+// in, or -1 for one of nn.LSTM's own parameters.
+int model_slot(const model_tensor *t)
+{
+    for (int slot = 0; slot < LSTMCHECK_MODEL_SLOTS; slot++)
+        if (t->input_at == offsetof(lstm_problem, model_inputs) + (size_t)slot * sizeof(float **))
+            return slot;
+    return -1;
+}
+
+// Layer l's tensors of the model's own (model/model.h), uploaded, with
+// gradients for its parameters; under dropout, room for the masked output.
+int layer_model_tensors(lc_gpu_state *s, const lstm_problem *p, int l, lc_error *err)
+{
+    const lstm_model *m = lstm_model_get(p->model);
+    lc_gpu_layer *ly = &s->layers[l];
+    for (int i = 0; m && i < m->ntensors; i++) {
+        const model_tensor *t = &m->tensors[i];
+        const int slot = model_slot(t);
+        if (slot < 0 || l >= model_tensor_layers(t, &p->shape))
+            continue;
+        const size_t n = model_tensor_elems(t, &p->shape, l);
+        LC_TRY(lc_gpu_alloc(s, &ly->slot[slot], n, err));
+        LC_TRY(upload(s, ly->slot[slot], model_tensor_inputs(t, p)[l], n, err));
+        ly->slot_elems[slot] = n;
+        if (t->has_grad)
+            LC_TRY(lc_gpu_alloc(s, &ly->dslot[slot], n, err));
+    }
+    if (ly->slot[LSTMCHECK_DROPOUT_MASK])
+        LC_TRY(lc_gpu_alloc(s, &ly->dropped, (size_t)s->T * s->B * s->H, err));
     return LC_OK;
 }
 
@@ -84,7 +117,7 @@ int host_setup(lc_gpu_state *s, lc_error *err)
 }
 
 // Layer l's parameters, gradients, gates and states; uploads its
-// parameters and hs[0] = h0[l], cs[0] = c0[l].
+// parameters (the model's own too) and hs[0] = h0[l], cs[0] = c0[l].
 int layer_create(lc_gpu_state *s, const lstm_problem *p, int l, lc_error *err)
 {
     const size_t T = (size_t)s->T, B = (size_t)s->B, H = (size_t)s->H;
@@ -92,24 +125,26 @@ int layer_create(lc_gpu_state *s, const lstm_problem *p, int l, lc_error *err)
     lc_gpu_layer *ly = &s->layers[l];
     ly->in_size = lstm_layer_input_size(&p->shape, l);
     const size_t In = (size_t)ly->in_size;
-    LC_TRY(gpu_alloc(s, &ly->w_ih, G * In, err));
-    LC_TRY(gpu_alloc(s, &ly->w_hh, G * H, err));
-    LC_TRY(gpu_alloc(s, &ly->b_ih, G, err));
-    LC_TRY(gpu_alloc(s, &ly->b_hh, G, err));
-    LC_TRY(gpu_alloc(s, &ly->dw_ih, G * In, err));
-    LC_TRY(gpu_alloc(s, &ly->dw_hh, G * H, err));
-    LC_TRY(gpu_alloc(s, &ly->db_ih, G, err));
-    LC_TRY(gpu_alloc(s, &ly->db_hh, G, err));
-    LC_TRY(gpu_alloc(s, &ly->gates, T * B * G, err));
-    LC_TRY(gpu_alloc(s, &ly->hs, (T + 1) * BH, err));
-    LC_TRY(gpu_alloc(s, &ly->cs, (T + 1) * BH, err));
+    LC_TRY(lc_gpu_alloc(s, &ly->w_ih, G * In, err));
+    LC_TRY(lc_gpu_alloc(s, &ly->w_hh, G * H, err));
+    LC_TRY(lc_gpu_alloc(s, &ly->dw_ih, G * In, err));
+    LC_TRY(lc_gpu_alloc(s, &ly->dw_hh, G * H, err));
+    if (p->b_ih && p->b_hh) { // not under LayerNorm
+        LC_TRY(lc_gpu_alloc(s, &ly->b_ih, G, err));
+        LC_TRY(lc_gpu_alloc(s, &ly->b_hh, G, err));
+        LC_TRY(lc_gpu_alloc(s, &ly->db_ih, G, err));
+        LC_TRY(lc_gpu_alloc(s, &ly->db_hh, G, err));
+        LC_TRY(upload(s, ly->b_ih, p->b_ih[l], G, err));
+        LC_TRY(upload(s, ly->b_hh, p->b_hh[l], G, err));
+    }
+    LC_TRY(lc_gpu_alloc(s, &ly->gates, T * B * G, err));
+    LC_TRY(lc_gpu_alloc(s, &ly->hs, (T + 1) * BH, err));
+    LC_TRY(lc_gpu_alloc(s, &ly->cs, (T + 1) * BH, err));
     LC_TRY(upload(s, ly->w_ih, p->w_ih[l], G * In, err));
     LC_TRY(upload(s, ly->w_hh, p->w_hh[l], G * H, err));
-    LC_TRY(upload(s, ly->b_ih, p->b_ih[l], G, err));
-    LC_TRY(upload(s, ly->b_hh, p->b_hh[l], G, err));
     LC_TRY(upload(s, ly->hs, p->h0 + (size_t)l * BH, BH, err)); // hs[0] = h0[l]
     LC_TRY(upload(s, ly->cs, p->c0 + (size_t)l * BH, BH, err)); // cs[0] = c0[l]
-    return LC_OK;
+    return layer_model_tensors(s, p, l, err);
 }
 
 // x and the backward seeds the runner takes (a state-only runner has no y,
@@ -120,18 +155,18 @@ int inputs_create(lc_gpu_state *s, const lstm_problem *p, lc_error *err)
                  L = (size_t)s->L;
     const size_t BH = B * H;
     const bool state_only = (s->caps & RUNNER_STATE_ONLY) != 0;
-    LC_TRY(gpu_alloc(s, &s->x, T * B * I, err));
+    LC_TRY(lc_gpu_alloc(s, &s->x, T * B * I, err));
     LC_TRY(upload(s, s->x, p->x, T * B * I, err));
     if (p->dy && !state_only) {
-        LC_TRY(gpu_alloc(s, &s->dy, T * BH, err));
+        LC_TRY(lc_gpu_alloc(s, &s->dy, T * BH, err));
         LC_TRY(upload(s, s->dy, p->dy, T * BH, err));
     }
     if (p->dhy) {
-        LC_TRY(gpu_alloc(s, &s->dhy, L * BH, err));
+        LC_TRY(lc_gpu_alloc(s, &s->dhy, L * BH, err));
         LC_TRY(upload(s, s->dhy, p->dhy, L * BH, err));
     }
     if (p->dcy) {
-        LC_TRY(gpu_alloc(s, &s->dcy, L * BH, err));
+        LC_TRY(lc_gpu_alloc(s, &s->dcy, L * BH, err));
         LC_TRY(upload(s, s->dcy, p->dcy, L * BH, err));
     }
     return LC_OK;
@@ -144,19 +179,19 @@ int grad_buffers_create(lc_gpu_state *s, unsigned needs, lc_error *err)
     const size_t T = (size_t)s->T, B = (size_t)s->B, I = (size_t)s->I, H = (size_t)s->H,
                  L = (size_t)s->L;
     const size_t BH = B * H, G = 4 * H;
-    LC_TRY(gpu_alloc(s, &s->dx, T * B * I, err));
-    LC_TRY(gpu_alloc(s, &s->dh0, L * BH, err));
-    LC_TRY(gpu_alloc(s, &s->dc0, L * BH, err));
-    LC_TRY(gpu_alloc(s, &s->dgates, T * B * G, err));
+    LC_TRY(lc_gpu_alloc(s, &s->dx, T * B * I, err));
+    LC_TRY(lc_gpu_alloc(s, &s->dh0, L * BH, err));
+    LC_TRY(lc_gpu_alloc(s, &s->dc0, L * BH, err));
+    LC_TRY(lc_gpu_alloc(s, &s->dgates, T * B * G, err));
     if (s->L > 1)
-        LC_TRY(gpu_alloc(s, &s->d_out, T * BH, err));
-    LC_TRY(gpu_alloc(s, &s->dh, BH, err));
-    LC_TRY(gpu_alloc(s, &s->dc, BH, err));
+        LC_TRY(lc_gpu_alloc(s, &s->d_out, T * BH, err));
+    LC_TRY(lc_gpu_alloc(s, &s->dh, BH, err));
+    LC_TRY(lc_gpu_alloc(s, &s->dc, BH, err));
     if (needs & LC_NEED_STEP)
-        LC_TRY(gpu_alloc(s, &s->step, B * G, err));
+        LC_TRY(lc_gpu_alloc(s, &s->step, B * G, err));
     if (needs & LC_NEED_SCRATCH)
-        LC_TRY(gpu_alloc(s, &s->scratch, (size_t)LC_UNFUSED_SCRATCH_ROWS * BH, err));
-    LC_TRY(gpu_alloc(s, &s->bias_ws, (size_t)LC_BIAS_GRAD_CHUNKS * G, err));
+        LC_TRY(lc_gpu_alloc(s, &s->scratch, (size_t)LC_UNFUSED_SCRATCH_ROWS * BH, err));
+    LC_TRY(lc_gpu_alloc(s, &s->bias_ws, (size_t)LC_BIAS_GRAD_CHUNKS * G, err));
     return LC_OK;
 }
 
@@ -248,6 +283,15 @@ int lc_gpu_create(const lstm_problem *p, const char *name, unsigned caps, unsign
     return LC_OK;
 }
 
+int lc_gpu_check_model(const runner_ops *self, const lstm_problem *p, lc_error *err)
+{
+    if (p->model == self->model)
+        return LC_OK;
+    lc_error_set(err, "%s computes the %s model, and was given a problem of the %s model", self->name,
+                 lstm_model_name(self->model), lstm_model_name(p->model));
+    return LC_ERROR;
+}
+
 void lc_gpu_destroy(void *state)
 {
     lc_gpu_state *s = (lc_gpu_state *)state;
@@ -272,8 +316,14 @@ int lc_gpu_zero_grads(void *state, lc_error *err)
         lc_gpu_layer *ly = &s->layers[l];
         CUDA_CHECK(cudaMemsetAsync(ly->dw_ih, 0, G * (size_t)ly->in_size * sizeof(float), s->stream));
         CUDA_CHECK(cudaMemsetAsync(ly->dw_hh, 0, G * (size_t)s->H * sizeof(float), s->stream));
-        CUDA_CHECK(cudaMemsetAsync(ly->db_ih, 0, G * sizeof(float), s->stream));
-        CUDA_CHECK(cudaMemsetAsync(ly->db_hh, 0, G * sizeof(float), s->stream));
+        if (ly->db_ih) {
+            CUDA_CHECK(cudaMemsetAsync(ly->db_ih, 0, G * sizeof(float), s->stream));
+            CUDA_CHECK(cudaMemsetAsync(ly->db_hh, 0, G * sizeof(float), s->stream));
+        }
+        for (int slot = 0; slot < LSTMCHECK_MODEL_SLOTS; slot++)
+            if (ly->dslot[slot])
+                CUDA_CHECK(cudaMemsetAsync(ly->dslot[slot], 0, ly->slot_elems[slot] * sizeof(float),
+                                           s->stream));
     }
     return LC_OK;
 }
@@ -302,8 +352,20 @@ int lc_gpu_read_results(void *state, lstm_results *r, lc_error *err)
         const lc_gpu_layer *ly = &s->layers[l];
         LC_TRY(fetch(s, r->dw_ih[l], ly->dw_ih, G * (size_t)ly->in_size, err));
         LC_TRY(fetch(s, r->dw_hh[l], ly->dw_hh, G * H, err));
-        LC_TRY(fetch(s, r->db_ih[l], ly->db_ih, G, err));
-        LC_TRY(fetch(s, r->db_hh[l], ly->db_hh, G, err));
+        if (r->db_ih && r->db_hh) {
+            LC_TRY(fetch(s, r->db_ih[l], ly->db_ih, G, err));
+            LC_TRY(fetch(s, r->db_hh[l], ly->db_hh, G, err));
+        }
+        for (int slot = 0; slot < LSTMCHECK_MODEL_SLOTS; slot++) {
+            if (!r->model_grads[slot] || !r->model_grads[slot][l])
+                continue;
+            if (!ly->dslot[slot]) { // the results' model is not the problem's
+                lc_error_set(err, "%s: the results ask for the gradient in model slot %d, which layer %d lacks",
+                             s->name, slot, l);
+                return LC_ERROR;
+            }
+            LC_TRY(fetch(s, r->model_grads[slot][l], ly->dslot[slot], ly->slot_elems[slot], err));
+        }
     }
     return LC_OK;
 }
@@ -316,7 +378,31 @@ size_t lc_gpu_peak_device_bytes(void *state)
 
 const float *lc_layer_input(const lc_gpu_state *s, int l)
 {
-    return l == 0 ? s->x : s->layers[l - 1].hs + (size_t)s->B * s->H;
+    if (l == 0)
+        return s->x;
+    const lc_gpu_layer *below = &s->layers[l - 1];
+    return below->dropped ? below->dropped : below->hs + (size_t)s->B * s->H;
+}
+
+int lc_gpu_drop_output(const lc_gpu_state *s, int l, lc_error *err)
+{
+    const lc_gpu_layer *ly = &s->layers[l];
+    if (!ly->dropped)
+        return LC_OK;
+    const int TB = s->T * s->B; // hs + B*H: the layer's output, (T, B, H)
+    return lc_ew_binary(LC_EW_MUL, TB, s->H, ly->hs + (size_t)s->B * s->H, (size_t)s->H,
+                        ly->slot[LSTMCHECK_DROPOUT_MASK], (size_t)s->H, ly->dropped, (size_t)s->H,
+                        s->stream, err);
+}
+
+int lc_gpu_drop_gradient(const lc_gpu_state *s, int l, lc_error *err)
+{
+    const lc_gpu_layer *ly = &s->layers[l];
+    if (!ly->dropped)
+        return LC_OK;
+    return lc_ew_binary(LC_EW_MUL, s->T * s->B, s->H, s->d_out, (size_t)s->H,
+                        ly->slot[LSTMCHECK_DROPOUT_MASK], (size_t)s->H, s->d_out, (size_t)s->H,
+                        s->stream, err);
 }
 
 float *lc_gates_at(const lc_gpu_state *s, int l, int t)

@@ -1,6 +1,7 @@
 // Shared instance state and orchestration pieces of the cuBLAS GPU runners
 // (runner_cublas.cu: aten, py, jit, jit_premul, jit_premul_bias, jit_simple,
-// jit_multilayer, jit_wgrad_all) and of vl_jit.
+// jit_multilayer, jit_wgrad_all) and of the variable-length vl_jit and vl_py
+// (runner_vl_jit.cu).
 //
 // Device layout per layer l (all row-major, FP32):
 //   gates (T, B, 4H): the step's pre-activations, overwritten in place by
@@ -21,8 +22,14 @@
 
 struct lc_gpu_layer {
     int in_size;                          // I for layer 0, H above
-    float *w_ih, *w_hh, *b_ih, *b_hh;     // parameters
+    float *w_ih, *w_hh, *b_ih, *b_hh;     // parameters (no biases under LayerNorm: NULL)
     float *dw_ih, *dw_hh, *db_ih, *db_hh; // gradients, accumulated until zero_grads
+    // The model's own tensors of this layer, in the ABI's slots (NULL where
+    // it has none): a dropout mask, the LayerNorms' weights and biases; the
+    // gradients of those that are parameters in dslot.
+    float *slot[LSTMCHECK_MODEL_SLOTS], *dslot[LSTMCHECK_MODEL_SLOTS];
+    size_t slot_elems[LSTMCHECK_MODEL_SLOTS];
+    float *dropped;                       // (T, B, H): hs[1..T] times the mask, the next layer's input; NULL without a mask
     float *gates;                         // (T, B, 4H)
     float *hs, *cs;                       // (T+1, B, H)
 };
@@ -77,24 +84,33 @@ int lc_gemm(const lc_gpu_state *s, bool trans_a, bool trans_b, int M, int N, int
             const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc,
             lc_error *err);
 
+// n floats of device memory counted in the instance's pool and freed by
+// lc_gpu_destroy (a runner's own buffers beside the common ones).
+int lc_gpu_alloc(lc_gpu_state *s, float **ptr, size_t n, lc_error *err);
+
 // n floats from src on the device into host (staging of host_elems floats),
 // on stream, and waits for them; more than fits is an error naming `name`.
 int lc_fetch_staged(cudaStream_t stream, const char *name, float *host, size_t host_elems,
                     const float *src, size_t n, lc_error *err);
 
 // Create: checks the problem (no per-sequence lengths; L > 1 only with
-// RUNNER_MULTILAYER in caps), allocates, uploads parameters, x, h0, c0 and
-// the backward seeds (dy, dhy, dcy; a RUNNER_STATE_ONLY runner has no y, so
+// RUNNER_MULTILAYER in caps), allocates, uploads parameters (the model's
+// own too: lc_gpu_layer's slots), x, h0, c0 and the backward seeds (dy, dhy, dcy; a RUNNER_STATE_ONLY runner has no y, so
 // it takes dhy and dcy only), zeroes the gradients, and waits for the
 // uploads. On failure everything is freed and *out stays NULL.
 int lc_gpu_create(const lstm_problem *p, const char *name, unsigned caps, unsigned needs,
                   void **out, lc_error *err);
+// LC_OK when p is a problem of the model self computes; else LC_ERROR
+// naming both (a runner given another model's problem would compute the
+// wrong thing, or read tensors it was not given).
+int lc_gpu_check_model(const runner_ops *self, const lstm_problem *p, lc_error *err);
 void lc_gpu_destroy(void *state);
 int lc_gpu_zero_grads(void *state, lc_error *err);
 int lc_gpu_read_results(void *state, lstm_results *r, lc_error *err);
 size_t lc_gpu_peak_device_bytes(void *state);
 
-// The input sequence of layer l: x, or layer l-1's output hs + B*H.
+// The input sequence of layer l: x, or layer l-1's output hs + B*H (its
+// dropped copy under dropout).
 const float *lc_layer_input(const lc_gpu_state *s, int l);
 // Pointers into a layer's (T, B, w) buffers at step t.
 float *lc_gates_at(const lc_gpu_state *s, int l, int t); // (B, 4H) of step t
@@ -102,6 +118,13 @@ float *lc_gates_at(const lc_gpu_state *s, int l, int t); // (B, 4H) of step t
 // (overwritten with the activations), c_prev = cs[t], c = cs[t+1],
 // h = hs[t+1]; the caller sets pre_b and the biases.
 lc_cell_fwd lc_step_cell(const lc_gpu_state *s, int l, int t);
+
+// Dropout between layers (no-ops for a layer without a mask): after layer
+// l's forward, its output times its mask into `dropped`; after layer l+1's
+// backward has left the gradient of its input in d_out, d_out times layer
+// l's mask, so that layer l's steps read the gradient of their output.
+int lc_gpu_drop_output(const lc_gpu_state *s, int l, lc_error *err);
+int lc_gpu_drop_gradient(const lc_gpu_state *s, int l, lc_error *err);
 
 // Per-step GEMMs, rows = B:  C (B x 4H) = in_t W_ih^T + beta C,  C = h_{t-1} W_hh^T + beta C
 int lc_gemm_input_step(const lc_gpu_state *s, int l, int t, float *C, float beta, lc_error *err);

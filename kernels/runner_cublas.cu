@@ -55,6 +55,7 @@ constexpr cublas_variant kJitPremul =  {"jit_premul",      PROJ_ALL_STEPS,      
 constexpr cublas_variant kJitPremulB = {"jit_premul_bias", PROJ_ALL_STEPS_BIAS, CELL_FUSED, GRADS_PER_STEP,  false, kFull};
 constexpr cublas_variant kJitSimple =  {"jit_simple",      PROJ_PER_STEP,       CELL_FUSED, GRADS_PER_STEP,  false, kStateOnly};
 constexpr cublas_variant kJitLayers =  {"jit_multilayer",  PROJ_PER_STEP,       CELL_FUSED, GRADS_PER_STEP,  false, kLayers};
+constexpr cublas_variant kJitDropout = {"jit_dropout",     PROJ_PER_STEP,       CELL_FUSED, GRADS_PER_STEP,  false, kLayers};
 constexpr cublas_variant kWgradAll =   {"jit_wgrad_all",   PROJ_ALL_STEPS_BIAS, CELL_FUSED, GRADS_ALL_STEPS, true,  kFull};
 // clang-format on
 
@@ -78,6 +79,7 @@ int cublas_create(const runner_ops *self, const lstm_problem *p, void **out, lc_
 {
     const cublas_variant *v = static_cast<const cublas_variant *>(self->impl);
     *out = nullptr;
+    LC_TRY(lc_gpu_check_model(self, p, err)); // jit_dropout: a dropout problem, masks and all
     cublas_runner *r = (cublas_runner *)calloc(1, sizeof *r);
     if (!r) {
         lc_error_set(err, "%s: out of host memory", v->name);
@@ -143,6 +145,7 @@ int cublas_forward(void *state, lc_error *err)
             else
                 LC_TRY(lc_cell_forward(&a, s->stream, err));
         }
+        LC_TRY(lc_gpu_drop_output(s, l, err)); // dropout model: the next layer's input
     }
     s->forward_done = 1;
     return LC_OK;
@@ -256,6 +259,8 @@ int cublas_backward(void *state, lc_error *err)
             LC_TRY(gemms_backward_step(r, l, t, err));
         }
         LC_TRY(grads_all_steps(r, l, err));
+        if (l > 0) // dropout model: d_out back through the mask between l-1 and l
+            LC_TRY(lc_gpu_drop_gradient(s, l - 1, err));
     }
     s->backward_done = 1;
     return LC_OK;
@@ -278,36 +283,40 @@ size_t cublas_peak_device_bytes(void *state)
 
 } // namespace
 
-// One runner_ops table per variant; impl is the variant.
-#define LC_CUBLAS_RUNNER(ops, variant, layers, text)                                            \
-    extern "C" const runner_ops ops = {                                                         \
-        .name = variant.name, .device = LC_DEVICE_CUDA, .description = text,                            \
-        .caps = variant.caps, .precision = PRECISION_FP32, .max_layers = layers,                \
-        .available = lc_cuda_available, .create = cublas_create, .forward = cublas_forward,     \
-        .backward = cublas_backward, .zero_grads = cublas_zero_grads,                           \
-        .read_results = cublas_read_results, .peak_device_bytes = cublas_peak_device_bytes,     \
-        .destroy = cublas_destroy, .impl = &variant, .model = MODEL_LSTM,                       \
+// One runner_ops table per variant, runner_<name>_ops; impl is the variant,
+// the model the roster's (runners/runners.def).
+#define LC_CUBLAS_RUNNER(id, variant, layers, text)                                               \
+    extern "C" const runner_ops runner_##id##_ops = {                                             \
+        .name = variant.name, .device = LC_DEVICE_CUDA, .description = text,                      \
+        .caps = variant.caps, .precision = PRECISION_FP32, .max_layers = layers,                  \
+        .available = lc_cuda_available, .create = cublas_create, .forward = cublas_forward,       \
+        .backward = cublas_backward, .zero_grads = cublas_zero_grads,                             \
+        .read_results = cublas_read_results, .peak_device_bytes = cublas_peak_device_bytes,       \
+        .destroy = cublas_destroy, .impl = &variant, .model = RUNNER_MODEL_OF(id),                \
     }
 
-LC_CUBLAS_RUNNER(runner_aten_ops, kAten, 1,
+LC_CUBLAS_RUNNER(aten, kAten, 1,
                  "FP32 cuBLAS, nn.LSTM with cuDNN off: per step 2 GEMMs + ATen's fused cell; "
                  "gradients per step as autograd");
-LC_CUBLAS_RUNNER(runner_py_ops, kPy, 1,
+LC_CUBLAS_RUNNER(py, kPy, 1,
                  "FP32 cuBLAS, the eager cells.py cell: per step 2 GEMMs + 12 elementwise "
                  "kernels; gradients per step as autograd");
-LC_CUBLAS_RUNNER(runner_jit_ops, kJit, 1,
+LC_CUBLAS_RUNNER(jit, kJit, 1,
                  "FP32 cuBLAS, TorchScript jit: per step 2 GEMMs + 1 fused cell; gradients per "
                  "step as autograd");
-LC_CUBLAS_RUNNER(runner_jit_premul_ops, kJitPremul, 1,
+LC_CUBLAS_RUNNER(jit_premul, kJitPremul, 1,
                  "FP32 cuBLAS: x W_ih^T for all steps in 1 GEMM, per step 1 GEMM + fused cell "
                  "(both biases)");
-LC_CUBLAS_RUNNER(runner_jit_premul_bias_ops, kJitPremulB, 1,
+LC_CUBLAS_RUNNER(jit_premul_bias, kJitPremulB, 1,
                  "FP32 cuBLAS: x W_ih^T + b_ih for all steps in 1 GEMM, per step 1 GEMM + fused "
                  "cell (b_hh)");
-LC_CUBLAS_RUNNER(runner_jit_simple_ops, kJitSimple, 1,
+LC_CUBLAS_RUNNER(jit_simple, kJitSimple, 1,
                  "FP32 cuBLAS: the jit cell returning only (hy, cy); gradient from hy and cy");
-LC_CUBLAS_RUNNER(runner_jit_multilayer_ops, kJitLayers, 0,
+LC_CUBLAS_RUNNER(jit_multilayer, kJitLayers, 0,
                  "FP32 cuBLAS: L stacked jit layers, per layer and step 2 GEMMs + 1 fused cell");
-LC_CUBLAS_RUNNER(runner_jit_wgrad_all_ops, kWgradAll, 1,
+LC_CUBLAS_RUNNER(jit_wgrad_all, kWgradAll, 1,
                  "FP32 cuBLAS, not an original runner: jit_premul_bias forward; weight, input "
                  "and bias gradients once over all steps");
+LC_CUBLAS_RUNNER(jit_dropout, kJitDropout, 0,
+                 "FP32 cuBLAS: jit_multilayer with the dropout model's mask (p = 0.4, an input "
+                 "drawn from the seed) on every layer's output but the last");

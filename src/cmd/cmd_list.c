@@ -5,6 +5,10 @@
 
 #include <stdio.h>
 
+/* The name column: every built-in name fits (the longest, jit_layernorm_decom,
+ * has 19 characters); a longer plugin name pushes its line's columns right. */
+#define LIST_NAME_WIDTH 20
+
 lc_status cmd_list(const cli_options *o)
 {
     lc_error err = {{0}};
@@ -13,7 +17,7 @@ lc_status cmd_list(const cli_options *o)
         return LC_FAILED;
     }
     if (!o->names_only)
-        printf("%-16s %-5s %-12s %-7s %-7s %-8s %-7s %-9s %s\n", "name", "dev", "model", "layers", "varlen",
+        printf("%-*s %-5s %-12s %-7s %-7s %-8s %-7s %-9s %s\n", LIST_NAME_WIDTH, "name", "dev", "model", "layers", "varlen",
                "backward", "outputs", "precision", "runs here");
     const runner_ops *r;
     for (int i = 0; (r = registry_runner(i)); i++) {
@@ -32,16 +36,16 @@ lc_status cmd_list(const cli_options *o)
             snprintf(layers, sizeof layers, "1-%d", r->max_layers);
         else
             snprintf(layers, sizeof layers, "any");
-        printf("%-16s %-5s %-12s %-7s %-7s %-8s %-7s %-9s %s%s\n", r->name, lc_device_name(r->device),
+        printf("%-*s %-5s %-12s %-7s %-7s %-8s %-7s %-9s %s%s\n", LIST_NAME_WIDTH, r->name, lc_device_name(r->device),
                lstm_model_name(r->model), layers,
                (r->caps & RUNNER_VARLEN) ? "yes" : "no", (r->caps & RUNNER_BACKWARD) ? "yes" : "no",
                (r->caps & RUNNER_STATE_ONLY) ? "hy,cy" : "y,hy,cy",
                r->precision == PRECISION_TF32 ? "tf32" : "fp32", ok ? "yes" : "no: ",
                ok ? "" : why.msg);
         if (registry_origin(r))
-            printf("%-16s   %s (plugin %s)\n", "", r->description, registry_origin(r));
+            printf("%-*s   %s (plugin %s)\n", LIST_NAME_WIDTH, "", r->description, registry_origin(r));
         else
-            printf("%-16s   %s\n", "", r->description);
+            printf("%-*s   %s\n", LIST_NAME_WIDTH, "", r->description);
     }
     char dev[256];
     device_cuda_describe(dev, sizeof dev);

@@ -69,7 +69,7 @@ writes_inputs)
 long_description)
   # list shows a description as one line of at most 200 characters, the rest cut
   d200="two lines $(printf 'D%.0s' $(seq 190))"
-  expect list 0 "^                   $d200 (plugin $plugins/liblong_description.so)" -- \
+  expect list 0 "^                       $d200 (plugin $plugins/liblong_description.so)" -- \
     "$lstmcheck" list --plugin "$plugins/liblong_description.so"
   ;;
 markup)
