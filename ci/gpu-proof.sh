@@ -199,6 +199,7 @@ step_env() {
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())' || true
   echo "GPU runners: $GPU_RUNNERS (outside the perf matrix: ${NONPERF_GPU_RUNNERS:-none})"
   echo "kernels with shared memory: $SHARED_MEM_KERNELS"
+  echo "kernels with shared memory that no racecheck run covers: $(u=$(racecheck_uncovered); echo "${u:-none}")"
   git log -1 --format='commit %H %ci' && git status --short | head -20
 }
 
@@ -277,7 +278,9 @@ step_memcheck() {
   : > "$LOGS/memcheck.status"
   local r
   for r in $GPU_RUNNERS; do
-    case $r in vl_*) echo "$r varlen" ;; *) echo "$r basic" ;; esac
+    # the group that reaches the runner's own paths: variable lengths, the
+    # dropout mask between layers (one layer has none)
+    case $r in vl_*) echo "$r varlen" ;; jit_dropout) echo "$r dropout_layers" ;; *) echo "$r basic" ;; esac
   done | xargs -P 4 -L 1 bash -c 'memcheck_one "$0" "$1"'
   cat "$LOGS/memcheck.status"
   local total reached bad
@@ -290,28 +293,46 @@ step_memcheck() {
   [ -z "$bad" ]
 }
 
-# racecheck and synccheck on our shared-memory kernels: the one-chunk path
-# (jit: per-step reductions over B rows) and the multi-chunk path
-# (jit_wgrad_all large: reductions over T*B > 256 rows).
+# racecheck and synccheck on our shared-memory kernels, one run per
+# runner:group:kernel-name-substring (one --kernel-name filter per run: it is
+# not known whether compute-sanitizer ORs several). The bias reduction's
+# one-chunk path (jit: per-step reductions over B rows) and multi-chunk path
+# (jit_wgrad_all large: over T*B > 256 rows); the fused LayerNorm kernels
+# and the decomposed one's row reductions.
+RACECHECK_RUNS="jit:basic:bias_grad_partial_kernel jit_wgrad_all:large:bias_grad_partial_kernel
+  jit_layernorm:basic:_fused_kernel jit_layernorm_decom:basic:row_"
+export RACECHECK_RUNS
+
+# The kernels with shared memory that no racecheck run's substring names.
+racecheck_uncovered() {
+  local k run missing=""
+  for k in $SHARED_MEM_KERNELS; do
+    for run in $RACECHECK_RUNS; do [[ $k == *"${run##*:}"* ]] && continue 2; done
+    missing="$missing $k"
+  done
+  echo "${missing# }"
+}
+
 step_racecheck() {
-  local filter="" rc=0 k out
-  if "$SANITIZER" --help 2>&1 | grep -q -- '--kernel-name'; then
-    for k in $SHARED_MEM_KERNELS; do filter="$filter --kernel-name kns=$k"; done
-  fi
+  local rc=0 k out run runner group filter uncovered
+  uncovered=$(racecheck_uncovered)
+  [ -n "$uncovered" ] && { echo "kernels with shared memory that no racecheck run covers: $uncovered"; rc=1; }
   out=$(mktemp)
   for tool in racecheck synccheck; do
-    for rg in "jit basic" "jit_wgrad_all large" "jit_layernorm basic" "jit_layernorm_decom basic"; do
-      echo "== $tool $rg (filter:${filter:- none})"
+    for run in $RACECHECK_RUNS; do
+      IFS=: read -r runner group k <<<"$run"
+      filter=""
+      "$SANITIZER" --help 2>&1 | grep -q -- '--kernel-name' && filter="--kernel-name kns=$k"
+      echo "== $tool $runner $group (filter: ${filter:-none})"
       # shellcheck disable=SC2086
       LSTMCHECK_REQUIRE_GPU=1 LSTMCHECK_ISOLATE=0 "$SANITIZER" --tool $tool --error-exitcode 99 $filter \
-        "$BUILD/tests/numerics/numerics_test" $rg > "$out" 2>&1
+        "$BUILD/tests/numerics/numerics_test" "$runner" "$group" > "$out" 2>&1
       k=$?
       cat "$out"
       if (( k != 0 )) && [ -n "$filter" ] && grep -qiE 'unrecogni[sz]ed|invalid (option|value)|unknown option' "$out"; then
-        echo "== the kernel filter was refused: $tool $rg on every kernel"
-        # shellcheck disable=SC2086
+        echo "== the kernel filter was refused: $tool $runner $group on every kernel"
         LSTMCHECK_REQUIRE_GPU=1 LSTMCHECK_ISOLATE=0 "$SANITIZER" --tool $tool --error-exitcode 99 \
-          "$BUILD/tests/numerics/numerics_test" $rg
+          "$BUILD/tests/numerics/numerics_test" "$runner" "$group"
         k=$?
       fi
       (( k != 0 )) && rc=1
@@ -393,7 +414,7 @@ step_baselines() {
 }
 
 export -f find_tools print_tools wheel_file gpu_model gpu_is_expected skip_is_allowed memcheck_one \
-  step_env step_build step_ctest step_memcheck step_racecheck step_default_math_gate bench_runners step_bench \
+  step_env step_build step_ctest step_memcheck racecheck_uncovered step_racecheck step_default_math_gate bench_runners step_bench \
   step_cublas_math step_pytorch step_baselines
 
 # name:cap (seconds); the correctness steps share the GPU at once, the timing
@@ -405,6 +426,7 @@ if [ "$mode" = --dry-run ]; then
   echo "gpu-proof --dry-run: OUT=$OUT BUILD=$BUILD JOBS=$JOBS deadline ${DEADLINE_S}s steps: $PROOF_STEPS"
   echo "GPU runners: $GPU_RUNNERS"
   echo "kernels with shared memory: $SHARED_MEM_KERNELS"
+  echo "kernels with shared memory that no racecheck run covers: $(u=$(racecheck_uncovered); echo "${u:-none}")"
   echo "GPU runners of the perf matrix (bench defaults, baselines): $PERF_GPU_RUNNERS"
   echo "GPU runners outside it (bench $BENCH_NONPERF_LOOPS, no baselines): $NONPERF_GPU_RUNNERS"
   echo "baselines only on a GPU named like '$EXPECT_GPU' (PROOF_EXPECT_GPU)"
@@ -415,7 +437,7 @@ if [ "$mode" = --dry-run ]; then
   echo "5. alone (call 2, PROOF_STEPS=memcheck): $STEPS_SANITIZER, cut to what is left of the deadline"
   echo "6. pack: logs.tar.gz, summary.txt beside the results"
   for f in preflight gpu_is_expected step_build skip_is_allowed step_ctest memcheck_one step_memcheck \
-           step_racecheck step_default_math_gate bench_runners step_bench step_cublas_math step_pytorch step_baselines; do
+           racecheck_uncovered step_racecheck step_default_math_gate bench_runners step_bench step_cublas_math step_pytorch step_baselines; do
     declare -f "$f"
   done
   exit 0

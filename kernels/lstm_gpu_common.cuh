@@ -1,7 +1,8 @@
 // Shared instance state and orchestration pieces of the cuBLAS GPU runners
 // (runner_cublas.cu: aten, py, jit, jit_premul, jit_premul_bias, jit_simple,
-// jit_multilayer, jit_wgrad_all) and of the variable-length vl_jit and vl_py
-// (runner_vl_jit.cu).
+// jit_multilayer, jit_wgrad_all, jit_dropout), of the variable-length vl_jit
+// and vl_py (runner_vl_jit.cu) and of the LayerNorm runners
+// (runner_layernorm.cu).
 //
 // Device layout per layer l (all row-major, FP32):
 //   gates (T, B, 4H): the step's pre-activations, overwritten in place by

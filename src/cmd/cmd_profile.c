@@ -266,7 +266,7 @@ static void table_row(const runner_ops *r, const harness_result *res, const prof
     const memstats_summary *m = &st->summary;
     char n[16];
     snprintf(n, sizeof n, "%d", m->n);
-    fit(r->name);
+    printf("%16s", r->name); /* never cut (as bench's table) */
     putchar(' '); fit(n);
     putchar(' '); fit_num(m->time_mean_ms);
     putchar(' '); fit_num(m->time_std_ms);
