@@ -314,15 +314,16 @@ racecheck_uncovered() {
 }
 
 step_racecheck() {
-  local rc=0 k out run runner group filter uncovered
+  local rc=0 k out run runner group filter uncovered can_filter=0
   uncovered=$(racecheck_uncovered)
   [ -n "$uncovered" ] && { echo "kernels with shared memory that no racecheck run covers: $uncovered"; rc=1; }
+  "$SANITIZER" --help 2>&1 | grep -q -- '--kernel-name' && can_filter=1
   out=$(mktemp)
   for tool in racecheck synccheck; do
     for run in $RACECHECK_RUNS; do
       IFS=: read -r runner group k <<<"$run"
       filter=""
-      "$SANITIZER" --help 2>&1 | grep -q -- '--kernel-name' && filter="--kernel-name kns=$k"
+      (( can_filter )) && filter="--kernel-name kns=$k"
       echo "== $tool $runner $group (filter: ${filter:-none})"
       # shellcheck disable=SC2086
       LSTMCHECK_REQUIRE_GPU=1 LSTMCHECK_ISOLATE=0 "$SANITIZER" --tool $tool --error-exitcode 99 $filter \

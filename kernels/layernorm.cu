@@ -3,9 +3,9 @@
 // expf/tanhf/sqrtf, no fast-math intrinsics; every reduction in a fixed
 // order (the same result on every run).
 #include "layernorm.cuh"
-#include "grid_stride.cuh"
+#include "kernel_common.cuh"
 
-using namespace lc_kernels; // grid_stride.cuh
+using namespace lc_kernels; // kernel_common.cuh
 
 namespace {
 
@@ -123,23 +123,7 @@ __global__ void combine_kernel(lc_ln_bwd a)
 }
 
 // ---- the cell ------------------------------------------------------------
-__global__ void ln_cell_gates_kernel(lc_ln_cell_fwd a)
-{
-    const size_t H = (size_t)a.H, n = (size_t)a.rows * H;
-    for (size_t idx = grid_start(); idx < n; idx += grid_step()) {
-        const size_t r = idx / H, k = idx - r * H;
-        const float *pa = a.pre_a + r * a.ld_pre_a, *pb = a.pre_b + r * a.ld_pre_b;
-        const float gi = sigmoid_f(pa[k] + pb[k]), gf = sigmoid_f(pa[H + k] + pb[H + k]);
-        const float gg = tanhf(pa[2 * H + k] + pb[2 * H + k]);
-        const float go = sigmoid_f(pa[3 * H + k] + pb[3 * H + k]);
-        float *g = a.gates + r * a.ld_gates; // read before written: may alias pre_a
-        g[k] = gi; g[H + k] = gf; g[2 * H + k] = gg; g[3 * H + k] = go;
-        const float cp = a.c_prev ? a.c_prev[r * a.ld_c_prev + k] : 0.0f;
-        a.c[r * a.ld_c + k] = gf * cp + gi * gg;
-    }
-}
-
-__global__ void ln_cell_hidden_kernel(lc_ln_cell_fwd a)
+__global__ void ln_cell_hidden_kernel(lc_cell_fwd a)
 {
     const size_t H = (size_t)a.H, n = (size_t)a.rows * H;
     for (size_t idx = grid_start(); idx < n; idx += grid_step()) {
@@ -170,17 +154,12 @@ __global__ void ln_cell_dgates_kernel(lc_ln_cell_bwd a)
     const size_t H = (size_t)a.H, n = (size_t)a.rows * H;
     for (size_t idx = grid_start(); idx < n; idx += grid_step()) {
         const size_t r = idx / H, k = idx - r * H;
-        const float *g = a.gates + r * a.ld_gates;
-        const float gi = g[k], gf = g[H + k], gg = g[2 * H + k], go = g[3 * H + k];
         const float tc = tanhf(a.c[r * a.ld_c + k]);
         const float dct = a.dc_pre[r * a.ld_dc_pre + k]; // read before dc_prev is written
         const float cp = a.c_prev ? a.c_prev[r * a.ld_c_prev + k] : 0.0f;
         float *dg = a.dgates + r * a.ld_dgates;
-        dg[k] = dct * gg * gi * (1.0f - gi);
-        dg[H + k] = dct * cp * gf * (1.0f - gf);
-        dg[2 * H + k] = dct * gi * (1.0f - gg * gg);
-        dg[3 * H + k] = cell_dh(a, r, k) * tc * go * (1.0f - go);
-        a.dc_prev[r * a.ld_dc_prev + k] = dct * gf;
+        a.dc_prev[r * a.ld_dc_prev + k] =
+            gate_grads(a.gates + r * a.ld_gates, H, k, dct, cell_dh(a, r, k), tc, cp, dg);
     }
 }
 
@@ -224,7 +203,7 @@ int lc_ln_backward(lc_ln_kind kind, const lc_ln_bwd *a, cudaStream_t stream, lc_
     return LC_OK;
 }
 
-// The four cell launchers: one thread per (row, unit).
+// The three cell launchers: one thread per (row, unit).
 #define LC_LN_CELL_LAUNCHER(fn, args_type, kernel)                                                \
     int fn(const args_type *a, cudaStream_t stream, lc_error *err)                                \
     {                                                                                             \
@@ -235,7 +214,6 @@ int lc_ln_backward(lc_ln_kind kind, const lc_ln_bwd *a, cudaStream_t stream, lc_
         CUDA_CHECK_LAUNCH();                                                                      \
         return LC_OK;                                                                             \
     }
-LC_LN_CELL_LAUNCHER(lc_ln_cell_gates, lc_ln_cell_fwd, ln_cell_gates_kernel)
-LC_LN_CELL_LAUNCHER(lc_ln_cell_hidden, lc_ln_cell_fwd, ln_cell_hidden_kernel)
+LC_LN_CELL_LAUNCHER(lc_ln_cell_hidden, lc_cell_fwd, ln_cell_hidden_kernel)
 LC_LN_CELL_LAUNCHER(lc_ln_cell_d_cell, lc_ln_cell_bwd, ln_cell_d_cell_kernel)
 LC_LN_CELL_LAUNCHER(lc_ln_cell_dgates, lc_ln_cell_bwd, ln_cell_dgates_kernel)

@@ -47,23 +47,12 @@ int lc_ln_forward(lc_ln_kind kind, const lc_ln_fwd *a, cudaStream_t stream, lc_e
 int lc_ln_backward(lc_ln_kind kind, const lc_ln_bwd *a, cudaStream_t stream, lc_error *err);
 
 // ---------------------------------------------------------------------------
-// The LayerNorm LSTM's step around LN_c (rows x H, one thread per unit):
-//   lc_ln_cell_gates   pre = pre_a + pre_b (LN_i's and LN_h's outputs);
-//                      i, f, o = sigmoid, g = tanh, saved in gates (may
-//                      alias pre_a); c = f * c_prev + i * g, the cell
-//                      before LN_c (which then normalizes c in place)
-//   lc_ln_cell_hidden  h = o * tanh(c), c after LN_c
-struct lc_ln_cell_fwd {
-    int rows, H;
-    const float *pre_a; size_t ld_pre_a;
-    const float *pre_b; size_t ld_pre_b;
-    const float *c_prev; size_t ld_c_prev; // NULL: zero
-    float *gates; size_t ld_gates;
-    float *c; size_t ld_c;
-    float *h; size_t ld_h;
-};
-int lc_ln_cell_gates(const lc_ln_cell_fwd *a, cudaStream_t stream, lc_error *err);
-int lc_ln_cell_hidden(const lc_ln_cell_fwd *a, cudaStream_t stream, lc_error *err);
+// The LayerNorm LSTM's step around LN_c (rows x H, one thread per unit).
+// Forward: the gates and the cell before LN_c are lc_cell_forward's with
+// h = NULL (pre_a, pre_b: LN_i's and LN_h's outputs, no biases); LN_c then
+// normalizes c in place, and
+//   lc_ln_cell_hidden  h = o * tanh(c), from a's gates, c and h
+int lc_ln_cell_hidden(const lc_cell_fwd *a, cudaStream_t stream, lc_error *err);
 
 // Backward, with LN_c's backward between the two:
 //   lc_ln_cell_d_cell  d_cell = dc + dh * o * (1 - tanh(c)^2), dh = dh_a + dh_b:

@@ -1,9 +1,9 @@
 // Shared LSTM device kernels (see lstm_cells.cuh for the contract).
 // Strict FP32: expf/tanhf (no fast-math intrinsics), no TF32 anywhere.
 #include "lstm_cells.cuh"
-#include "grid_stride.cuh"
+#include "kernel_common.cuh"
 
-using namespace lc_kernels; // grid_stride.cuh
+using namespace lc_kernels; // kernel_common.cuh
 
 namespace {
 
@@ -30,10 +30,12 @@ __global__ void cell_forward_kernel(lc_cell_fwd a)
         const float gi = sigmoid_f(pi), gf = sigmoid_f(pf), gg = tanhf(pg), go = sigmoid_f(po);
         const float cp = a.c_prev ? a.c_prev[r * a.ld_c_prev + k] : 0.0f;
         const float c = gf * cp + gi * gg;
-        const float h = go * tanhf(c);
         float *g = a.gates + r * a.ld_gates;
         g[k] = gi; g[H + k] = gf; g[2 * H + k] = gg; g[3 * H + k] = go;
         a.c[r * a.ld_c + k] = c;
+        if (!a.h)
+            continue; // the LayerNorm cell: c is normalized before h is formed
+        const float h = go * tanhf(c);
         a.h[r * a.ld_h + k] = h;
         if (a.h2)
             a.h2[r * a.ld_h2 + k] = h;
@@ -48,7 +50,7 @@ __global__ void cell_backward_kernel(lc_cell_bwd a)
     for (size_t idx = grid_start(); idx < n; idx += grid_step()) {
         const size_t r = idx / H, k = idx - r * H;
         const float *g = a.gates + r * a.ld_gates;
-        const float gi = g[k], gf = g[H + k], gg = g[2 * H + k], go = g[3 * H + k];
+        const float go = g[3 * H + k];
         float dh = 0.0f;
         if (a.dh_a)
             dh += a.dh_a[r * a.ld_dh_a + k];
@@ -59,11 +61,7 @@ __global__ void cell_backward_kernel(lc_cell_bwd a)
         const float dct = dc_in + dh * go * (1.0f - tc * tc);
         const float cp = a.c_prev ? a.c_prev[r * a.ld_c_prev + k] : 0.0f;
         float *dg = a.dgates + r * a.ld_dgates;
-        dg[k] = dct * gg * gi * (1.0f - gi);
-        dg[H + k] = dct * cp * gf * (1.0f - gf);
-        dg[2 * H + k] = dct * gi * (1.0f - gg * gg);
-        dg[3 * H + k] = dh * tc * go * (1.0f - go);
-        a.dc_prev[r * a.ld_dc_prev + k] = dct * gf;
+        a.dc_prev[r * a.ld_dc_prev + k] = gate_grads(g, H, k, dct, dh, tc, cp, dg);
     }
 }
 

@@ -44,7 +44,8 @@ struct lc_cell_fwd {
     const float *c_prev; size_t ld_c_prev; // rows x H, NULL: zero
     float *gates; size_t ld_gates;         // out, rows x 4H; may alias pre_a or pre_b
     float *c; size_t ld_c;                 // out, rows x H; may alias c_prev
-    float *h; size_t ld_h;                 // out, rows x H
+    float *h; size_t ld_h;                 // out, rows x H; NULL: not formed (fused only: the
+                                           // LayerNorm cell normalizes c first, layernorm.cuh)
     float *h2; size_t ld_h2;               // out, second copy of h (e.g. y_t), NULL: absent
 };
 

@@ -164,20 +164,16 @@ int forward_step(const ln_runner *r, int l, int t, lc_error *err)
                           tp->i_hat + t * BG, tp->rstd_i + t * B, err));
     LC_TRY(layernorm_rows(r, s->step, G, ly->slot[LSTMCHECK_LN_H_WEIGHT], ly->slot[LSTMCHECK_LN_H_BIAS],
                           tp->h_hat + t * BG, tp->rstd_h + t * B, err));
-    lc_ln_cell_fwd c;
-    memset(&c, 0, sizeof c);
-    c.rows = s->B;
-    c.H = H;
-    c.pre_a = c.gates = gates_t;
+    // the gates and the cell before LN_c (no biases; h after LN_c)
+    lc_cell_fwd c = lc_step_cell(s, l, t); // pre_a = gates = gates_t, c_prev, c, h
     c.pre_b = s->step;
-    c.ld_pre_a = c.ld_pre_b = c.ld_gates = (size_t)G;
-    c.c_prev = ly->cs + t * BH;
-    c.c = ly->cs + (t + 1) * BH;
-    c.h = ly->hs + (t + 1) * BH;
-    c.ld_c_prev = c.ld_c = c.ld_h = (size_t)H;
-    LC_TRY(lc_ln_cell_gates(&c, s->stream, err));
+    c.ld_pre_b = (size_t)G;
+    float *h = c.h;
+    c.h = nullptr;
+    LC_TRY(lc_cell_forward(&c, s->stream, err));
     LC_TRY(layernorm_rows(r, c.c, H, ly->slot[LSTMCHECK_LN_C_WEIGHT], ly->slot[LSTMCHECK_LN_C_BIAS],
                           tp->c_hat + t * BH, tp->rstd_c + t * B, err));
+    c.h = h;
     return lc_ln_cell_hidden(&c, s->stream, err);
 }
 
