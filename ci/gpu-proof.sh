@@ -280,7 +280,7 @@ step_memcheck() {
   for r in $GPU_RUNNERS; do
     # the group that reaches the runner's own paths: variable lengths, the
     # dropout mask between layers (one layer has none)
-    case $r in vl_*) echo "$r varlen" ;; jit_dropout) echo "$r dropout_layers" ;; *) echo "$r basic" ;; esac
+    case $r in vl_*) echo "$r varlen" ;; jit_dropout | cudnn_dropout) echo "$r dropout_layers" ;; *) echo "$r basic" ;; esac
   done | xargs -P 4 -L 1 bash -c 'memcheck_one "$0" "$1"'
   cat "$LOGS/memcheck.status"
   local total reached bad

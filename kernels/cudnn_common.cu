@@ -2,7 +2,8 @@
 // docs/cudnn-runners.md).
 //
 // Life of an instance:
-//   create     descriptors (RNN, dropout = none, x/y RNN data, h/c tensors),
+//   create     descriptors (RNN, dropout: none, or cuDNN's own with cfg.own_dropout
+//              on a dropout model's problem; x/y RNN data, h/c tensors),
 //              weight / work / reserve space sizes, device buffers, our
 //              parameters copied into cuDNN's weight space at the places
 //              cudnnGetRNNWeightParams names, inputs and seeds uploaded,
@@ -98,6 +99,9 @@ int lc_cudnn_fail(cudnnStatus_t status, lc_cudnn_refusals refusals, const char *
 
 namespace {
 
+// cuDNN's dropout RNG seed (cudnn_dropout at p > 0)
+constexpr unsigned long long kDropoutSeed = 20240401ULL;
+
 enum {
     LIN_IDS = 8,     // LSTM: 0-3 input matrices (i, f, g, o), 4-7 recurrent ones
     MAX_ALLOCS = 24, // device buffers of one instance
@@ -124,6 +128,9 @@ struct cudnn_state {
     cudnnTensorDescriptor_t hdesc, cdesc; // (L, B, H), packed
     cudnnTensorDescriptor_t mdesc, bdesc; // filled by cudnnGetRNNWeightParams
 
+    float dropout_p;   // cuDNN's dropout between layers (0: none)
+    void *dropout_states; // its RNG states (NULL without dropout)
+    size_t dropout_states_size;
     int *host_len;     // B lengths (all T without varlen); the data descriptors' array
     float pad_fill;    // 0: y (and dx) past a sequence's length
     size_t *mat_off;   // [L * LIN_IDS] byte offsets of the matrices in the weight space
@@ -248,6 +255,13 @@ int check_supported(const cudnn_state *s, lc_error *err)
         lc_error_set(err, "%s takes no variable-length batches", name);
         return LC_UNSUPPORTED;
     }
+    // the plain LSTM's problems; a dropout model's with cuDNN's own mask
+    const lstm_model *m = lstm_model_get(p->model);
+    if (p->model != MODEL_LSTM && !(s->cfg.own_dropout && m && m->dropout > 0)) {
+        lc_error_set(err, "%s computes nn.LSTM%s, not the %s model", name,
+                     s->cfg.own_dropout ? " with its own dropout" : "", lstm_model_name(p->model));
+        return LC_ERROR;
+    }
     // cuDNN describes the state tensors and weight blocks with int sizes
     const size_t wide = (size_t)(I > H ? I : H);
     if ((size_t)L * B * H > INT_MAX || 4 * (size_t)H * wide > INT_MAX) {
@@ -280,11 +294,12 @@ int host_setup(cudnn_state *s, lc_error *err)
     for (int b = 0; b < B; b++)
         s->host_len[b] = lstm_length(p, b);
     s->pad_fill = 0.0f;
+    s->dropout_p = p->model == MODEL_LSTM ? 0.0f : (float)lstm_model_get(p->model)->dropout;
     return LC_OK;
 }
 
 // The handle on the shared stream, every descriptor, and the dropout
-// descriptor set to none.
+// descriptor: none, or cuDNN's own at dropout_p with its RNG states.
 int create_descriptors(cudnn_state *s, lc_error *err)
 {
     // a failing cudnnCreate is the machine (library, driver), never a shape
@@ -298,8 +313,20 @@ int create_descriptors(cudnn_state *s, lc_error *err)
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&s->cdesc));
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&s->mdesc));
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&s->bdesc));
-    // no dropout: with probability 0 cuDNN needs no RNG state memory
-    CUDNN_CHECK(cudnnSetDropoutDescriptor(s->dropout, s->handle, 0.0f, nullptr, 0, 0));
+    if (s->dropout_p == 0.0f) {
+        // no dropout: with probability 0 cuDNN needs no RNG state memory
+        CUDNN_CHECK(cudnnSetDropoutDescriptor(s->dropout, s->handle, 0.0f, nullptr, 0, 0));
+        return LC_OK;
+    }
+    CUDNN_CHECK(cudnnDropoutGetStatesSize(s->handle, &s->dropout_states_size));
+    if (s_alloc(s, &s->dropout_states, s->dropout_states_size, err))
+        return LC_ERROR;
+    // a fixed seed: the masks repeat from run to run on one GPU model and cuDNN version
+    CUDNN_CHECK(cudnnSetDropoutDescriptor(s->dropout, s->handle, s->dropout_p, s->dropout_states,
+                                          s->dropout_states_size, kDropoutSeed));
+    // it initializes the RNG states with a kernel, on a stream cuDNN does not
+    // name: wait for the whole device before our stream may use them
+    CUDA_CHECK(cudaDeviceSynchronize());
     return LC_OK;
 }
 

@@ -1,5 +1,5 @@
-// The cuDNN 9 LSTM, shared by the cudnn, cudnn_tf32, cudnn_persist and
-// vl_cudnn runners: descriptors, the mapping of our parameters into cuDNN's
+// The cuDNN 9 LSTM, shared by the cudnn, cudnn_tf32, cudnn_persist,
+// cudnn_dropout and vl_cudnn runners: descriptors, the mapping of our parameters into cuDNN's
 // weight space, workspace and reserve space, and the forward / backward
 // calls. kernels/runner_cudnn.cu is a table of lc_cudnn_config rows.
 // See docs/cudnn-runners.md.
@@ -58,6 +58,10 @@ struct lc_cudnn_config {
     // algorithm for this shape shows up as LC_UNSUPPORTED at create
     // (LC_REFUSE_PROBE).
     int probe;
+    // cuDNN's own dropout between layers (RUNNER_OWN_MASK): at the dropout
+    // model's p on its problems, none (p = 0) on the plain LSTM's, which
+    // are the ones the gate gives it. 0: the plain LSTM's problems only.
+    int own_dropout;
 };
 
 // The runner_ops functions; create takes the runner's config.

@@ -159,6 +159,14 @@ enum {
      * stays a skip where a GPU proof (LSTMCHECK_REQUIRE_GPU=1) fails every
      * other skip inside the caps. */
     LSTMCHECK_LIBRARY_DECIDES = 1u << 5,
+    /* Of a LSTMCHECK_MODEL_DROPOUT runner only: it applies a dropout mask
+     * of its own (a library's, such as cuDNN's), not the problem's, which
+     * lstmcheck cannot see. lstmcheck checks it at p = 0, where dropout is
+     * the identity: on problems of LSTMCHECK_MODEL_LSTM, which it must
+     * compute as nn.LSTM. It times it on problems of its model, at p = 0.4,
+     * and compares none of those results: every output labels that timing
+     * as unchecked at p > 0. The problem's masks are then to be ignored. */
+    LSTMCHECK_OWN_MASK = 1u << 6,
 };
 
 /* Where a runner runs (its device field). */

@@ -43,6 +43,9 @@ void gate_report_received(gate_report *rep)
         rep->tensors[i].name[sizeof rep->tensors[i].name - 1] = 0;
 }
 
+/* How far a context has made the problem of one (model, seeds). */
+enum { CONTEXT_NONE, CONTEXT_PROBLEM, CONTEXT_EXPECTED };
+
 int numerics_context_init(numerics_context *c, const lstm_shape *s, uint64_t seed,
                           const int *lengths, lc_error *err)
 {
@@ -66,8 +69,9 @@ void numerics_context_free(numerics_context *c)
 {
     for (int m = 0; m < MODEL_COUNT; m++) {
         for (int i = 0; i < 2; i++) {
-            if (c->ready[m][i]) {
+            if (c->ready[m][i] >= CONTEXT_PROBLEM)
                 lstm_problem_free(&c->problem[m][i]);
+            if (c->ready[m][i] == CONTEXT_EXPECTED) {
                 lstm_results_free(&c->reference[m][i]);
                 for (int k = 0; k < GATE_MOVED_DRAWS; k++)
                     if (c->expected[m][i].moved[k])
@@ -140,53 +144,86 @@ static int moved_reference(const lstm_problem *p, uint64_t seed, int draw, lstm_
     return rc;
 }
 
-/* The problem of one (model, seeds) and what is expected of it. */
-static int make_expected(numerics_context *c, const runner_ops *r, int which, lc_error *err)
+/* The inputs of one (model, seeds). */
+static int make_problem(numerics_context *c, int model, unsigned seeds, int which, lc_error *err)
 {
-    lstm_problem *pb = &c->problem[r->model][which];
-    lstm_results *rs = &c->reference[r->model][which];
-    gate_expected *e = &c->expected[r->model][which];
-    if (lstm_problem_alloc(pb, &c->shape, r->model, err))
+    lstm_problem *pb = &c->problem[model][which];
+    if (lstm_problem_alloc(pb, &c->shape, model, err))
         return 1;
-    if (lstm_inputs_generate(pb, c->seed, gate_seeds(r), err) ||
-        (c->lengths && lstm_inputs_set_lengths(pb, c->lengths, c->shape.batch, err)) ||
-        lstm_results_alloc(rs, &c->shape, r->model, err)) {
+    if (lstm_inputs_generate(pb, c->seed, seeds, err) ||
+        (c->lengths && lstm_inputs_set_lengths(pb, c->lengths, c->shape.batch, err))) {
         lstm_problem_free(pb);
         return 1;
     }
+    c->ready[model][which] = CONTEXT_PROBLEM;
+    return 0;
+}
+
+/* What is expected of the problem of one (model, seeds), made before. */
+static int make_expected(numerics_context *c, int model, int which, lc_error *err)
+{
+    const lstm_problem *pb = &c->problem[model][which];
+    lstm_results *rs = &c->reference[model][which];
+    gate_expected *e = &c->expected[model][which];
+    if (lstm_results_alloc(rs, &c->shape, model, err))
+        return 1;
     int rc = lstm_reference_run(pb, rs, err);
     *e = (gate_expected){.reference = rs};
-    for (int k = 0; !rc && lstm_model_get(r->model)->moved_reference && k < GATE_MOVED_DRAWS; k++) {
-        lstm_results *mk = &c->moved[r->model][which][k];
+    for (int k = 0; !rc && lstm_model_get(model)->moved_reference && k < GATE_MOVED_DRAWS; k++) {
+        lstm_results *mk = &c->moved[model][which][k];
         if (!(rc = moved_reference(pb, c->seed, k, mk, err)))
             e->moved[k] = mk;
     }
     if (rc) {
         for (int k = 0; k < GATE_MOVED_DRAWS; k++)
             if (e->moved[k])
-                lstm_results_free(&c->moved[r->model][which][k]);
+                lstm_results_free(&c->moved[model][which][k]);
         *e = (gate_expected){NULL, {NULL}};
-        lstm_problem_free(pb);
         lstm_results_free(rs);
+        return 1;
     }
-    return rc;
+    c->ready[model][which] = CONTEXT_EXPECTED;
+    return 0;
+}
+
+/* The problem of (model, r's seeds) made up to how far (CONTEXT_*); which
+ * says where it is. */
+static int context_make(numerics_context *c, const runner_ops *r, int model, int how_far, int *which, lc_error *err)
+{
+    *which = (r->caps & RUNNER_STATE_ONLY) ? 1 : 0;
+    if (!lstm_model_get(model)) {
+        lc_error_set(err, "%s: model %d is not one of this lstmcheck's", r->name, model);
+        return 1;
+    }
+    if (c->ready[model][*which] < CONTEXT_PROBLEM && make_problem(c, model, gate_seeds(r), *which, err))
+        return 1;
+    return how_far == CONTEXT_EXPECTED && c->ready[model][*which] < CONTEXT_EXPECTED &&
+           make_expected(c, model, *which, err);
 }
 
 int numerics_context_get(numerics_context *c, const runner_ops *r, const lstm_problem **p,
                          const gate_expected **expected, lc_error *err)
 {
-    const int which = (r->caps & RUNNER_STATE_ONLY) ? 1 : 0;
-    if (!lstm_model_get(r->model)) {
-        lc_error_set(err, "%s: model %d is not one of this lstmcheck's", r->name, r->model);
+    const int model = runner_checked_model(r);
+    int which;
+    if (context_make(c, r, model, CONTEXT_EXPECTED, &which, err))
         return 1;
-    }
-    if (!c->ready[r->model][which]) {
-        if (make_expected(c, r, which, err))
-            return 1;
-        c->ready[r->model][which] = 1;
-    }
+    *p = &c->problem[model][which];
+    *expected = &c->expected[model][which];
+    return 0;
+}
+
+int numerics_context_timed(numerics_context *c, const runner_ops *r, const lstm_problem **p,
+                           const gate_expected **expected, lc_error *err)
+{
+    char unchecked[160];
+    if (!runner_timing_unchecked(r, unchecked, sizeof unchecked))
+        return numerics_context_get(c, r, p, expected, err);
+    int which;
+    if (context_make(c, r, r->model, CONTEXT_PROBLEM, &which, err))
+        return 1;
     *p = &c->problem[r->model][which];
-    *expected = &c->expected[r->model][which];
+    *expected = NULL; /* no reference has the runner's own mask */
     return 0;
 }
 
@@ -256,7 +293,7 @@ static tensor_outcome compare_tensor(const runner_ops *r, const lstm_shape *s, c
         const double mk = tensor_rms(v, k);
         t.moved_rms = mk > t.moved_rms ? mk : t.moved_rms;
     }
-    t.tol = tolerance_for(s, r->model, a->kind, r->precision);
+    t.tol = tolerance_for(s, runner_checked_model(r), a->kind, r->precision);
     /* one ulp moves it past the cap over the whole tensor: any answer
      * within the cap is as good as the reference */
     t.unjudged = t.tol.moved_scale * t.moved_rms >= t.tol.cap * t.rms && t.rms > 0;
@@ -413,6 +450,17 @@ static int run_once(const runner_ops *r, const lstm_problem *p, lstm_results *go
         rc = LC_ERROR;
     }
     lstm_problem_free(&own);
+    return rc;
+}
+
+int gate_run_once(const runner_ops *r, const lstm_problem *p, lstm_results *got, lc_error *err)
+{
+    const char *stage;
+    lc_error why = {{0}};
+    lstm_results_fill(got, NAN);
+    const int rc = run_once(r, p, got, &stage, &why);
+    if (rc != LC_OK)
+        lc_error_set(err, "%s %s: %s", r->name, stage, why.msg);
     return rc;
 }
 

@@ -90,16 +90,23 @@ typedef struct numerics_context {
     lstm_results reference[MODEL_COUNT][2];
     lstm_results moved[MODEL_COUNT][2][GATE_MOVED_DRAWS]; /* for a model that measures its sensitivity */
     gate_expected expected[MODEL_COUNT][2];
-    int ready[MODEL_COUNT][2];
+    int ready[MODEL_COUNT][2]; /* how far each is made: 0 not, 1 the problem, 2 and what is expected of it */
 } numerics_context;
 
 int numerics_context_init(numerics_context *c, const lstm_shape *s, uint64_t seed,
                           const int *lengths, lc_error *err);
 void numerics_context_free(numerics_context *c);
-/* The problem and what its results are compared with for this runner: of
- * its model (computed on first use). */
+/* The problem the gate gives this runner and what its results are
+ * compared with: of the model it is checked against (runner_checked_model;
+ * computed on first use). */
 int numerics_context_get(numerics_context *c, const runner_ops *r, const lstm_problem **p,
                          const gate_expected **expected, lc_error *err);
+/* The problem its timing runs on and what the timed results are compared
+ * with: numerics_context_get's, or for a runner whose timed results no
+ * reference has (runner_timing_unchecked) the problem of its own model
+ * and NULL, with no reference computed. */
+int numerics_context_timed(numerics_context *c, const runner_ops *r, const lstm_problem **p,
+                           const gate_expected **expected, lc_error *err);
 
 /* The contexts of a command that works through (runner, shape) pairs, one
  * per (shape, seed) of fixed length, each made on first use and kept: the
@@ -134,6 +141,12 @@ void gate_compare(const runner_ops *r, const gate_expected *expected, const lstm
  * plus index.json under dump_dir/<runner>/. */
 lc_status gate_run(const runner_ops *r, numerics_context *c, const char *dump_dir,
                      gate_report *rep);
+
+/* gate_run's run alone: r once (create, forward, zero_grads, backward,
+ * read back) on a copy of p's inputs of its own into got (filled with NaN
+ * first). LC_OK, or the runner's status (LC_UNSUPPORTED or LC_ERROR) with
+ * err "<runner> <step>: why"; a runner that wrote its inputs is LC_ERROR. */
+int gate_run_once(const runner_ops *r, const lstm_problem *p, lstm_results *got, lc_error *err);
 
 /* What a runner that wrote its inputs did, after its name (gate_run and
  * perf/harness.h report it so). */

@@ -317,7 +317,11 @@ static void gate_and_measure(update_job *j)
         return;
     const lstm_problem *p;
     const gate_expected *expected;
-    numerics_context_get(j->ctx, r, &p, &expected, &j->err); /* ready: the gate made it */
+    if (numerics_context_timed(j->ctx, r, &p, &expected, &j->err)) { /* made by now, unless out of memory */
+        j->rc = LC_ERROR;
+        j->measure_failed = 1;
+        return;
+    }
     fprintf(stderr, "measuring %s %s (%d rounds)...\n", r->name, j->tag, j->ur->settings.baseline_rounds);
     const lc_status st = perf_measure_entry(r, p, expected, j->ur->o->seed, &j->ur->settings, &j->entry, &j->err);
     if (st == LC_FAILED) {
@@ -366,7 +370,8 @@ static void update_job_run(update_job *j)
     /* the reference, made here before the fork, is the child's too */
     const lstm_problem *p;
     const gate_expected *expected;
-    if (numerics_context_get(j->ctx, r, &p, &expected, &j->err)) {
+    if (numerics_context_get(j->ctx, r, &p, &expected, &j->err) ||
+        numerics_context_timed(j->ctx, r, &p, &expected, &j->err)) {
         j->rc = LC_ERROR;
         j->measure_failed = 1;
         return;
@@ -538,6 +543,8 @@ static void show_json(const char *path, const baseline_file *b)
         json_member_int(&w, "samples", e->fwd.n);
         json_member_string(&w, "date", e->date);
         json_member_string(&w, "git_commit", e->git_commit);
+        if (e->unchecked[0])
+            json_member_string(&w, "unchecked", e->unchecked);
         json_object_end(&w);
     }
     json_array_end(&w);
@@ -558,6 +565,8 @@ static void show_table(const char *path, const char *desc, const baseline_file *
         printf("%-16s %-22s %-22s %-22s %6.2f%% %6.2f%% %-20s %s\n", e->runner,
                lstm_shape_format(&e->shape, LSTM_SHAPE_TAG, tag, sizeof tag), f, bw, 100 * e->noise_fwd,
                100 * e->noise_bwd, e->date, e->git_commit);
+        if (e->unchecked[0])
+            printf("%-16s %-22s note: %s\n", e->runner, "", e->unchecked);
     }
 }
 
@@ -708,6 +717,8 @@ static void json_comparison(compare_run *cr, const char *runner, const char *tag
     }
     json_member_int(w, "samples", c->samples);
     json_member_int(w, "rounds", c->rounds);
+    if (c->unchecked[0])
+        json_member_string(w, "unchecked", c->unchecked);
     json_verdict(w, "forward", &c->fwd, &c->base_fwd, &c->cur_fwd, c->raw_change_fwd);
     json_verdict(w, "backward", &c->bwd, &c->base_bwd, &c->cur_bwd, c->raw_change_bwd);
     json_object_end(w);
@@ -726,6 +737,8 @@ static void report_comparison(compare_run *cr, const char *runner, const char *t
                    runner, tag, cr->self_desc, commit, why, ab->processes[0], ab->processes[1]);
         print_row(runner, tag, "fwd", &c->base_fwd, &c->cur_fwd, c->raw_change_fwd, &c->fwd);
         print_row(runner, tag, "bwd", &c->base_bwd, &c->cur_bwd, c->raw_change_bwd, &c->bwd);
+        if (c->unchecked[0])
+            printf("%-16s %-22s note: %s\n", runner, tag, c->unchecked);
     }
     fflush(stdout);
     compare_report_add(&cr->report, runner, tag, c, ab, commit);
@@ -824,6 +837,7 @@ static void compare_ab(compare_run *cr, const work_item *it, const char *tag, co
         fprintf(stderr, "lstmcheck: %s %s: %s\n", name, tag, err.msg);
         cr->failed++;
     } else {
+        runner_timing_unchecked(it->runner, ab.cmp.unchecked, sizeof ab.cmp.unchecked);
         report_comparison(cr, name, tag, &ab.cmp, &ab, sha, why);
     }
 }
@@ -873,8 +887,12 @@ static void compare_item(compare_run *cr, const work_item *it)
     }
     const lstm_problem *p;
     const gate_expected *expected;
-    numerics_context_get(ctx, it->runner, &p, &expected, &err);
     perf_comparison c;
+    if (numerics_context_timed(ctx, it->runner, &p, &expected, &err)) {
+        fprintf(stderr, "lstmcheck: %s %s: %s\n", it->runner->name, tag, err.msg);
+        cr->failed++;
+        return;
+    }
     const lc_status rc = perf_compare(it->runner, p, expected, e, &cr->settings, cr->comparisons, &c, &err);
     if (rc == LC_FAILED)
         timed_results_wrong(it->runner, tag, err.msg, cr->o->json ? stderr : stdout);

@@ -78,7 +78,10 @@ static void bench_time(bench_job *j)
     const lstm_problem *p;
     const gate_expected *expected;
     lc_error err = {{0}};
-    numerics_context_get(j->ctx, r, &p, &expected, &err); /* ready: the gate made it */
+    if (numerics_context_timed(j->ctx, r, &p, &expected, &err)) { /* made before the fork, if any (bench_runner) */
+        snprintf(e->error, sizeof e->error, "%s", err.msg);
+        return;
+    }
     progress_ctx pc = {r->name};
     harness_config cfg = {
         .warmup = j->o->warmup,
@@ -90,7 +93,7 @@ static void bench_time(bench_job *j)
         .progress = j->progress ? show_progress : NULL,
         .progress_ctx = &pc,
         .hooks = j->prof ? prof_hooks(j->prof) : NULL,
-        .expected = expected, /* what is timed is what was checked */
+        .expected = expected, /* what is timed is what was checked (NULL: it cannot be; res says so) */
     };
     if (j->budget > 0 && cfg.min_samples > 2)
         cfg.min_samples = 2; /* std needs two; the budget may stop after them */
@@ -159,6 +162,7 @@ static int bench_parent(void *arg, int fd, lc_error *err)
     e->error[sizeof e->error - 1] = 0;
     harness_result *res = &e->res;
     res->fwd_ms = res->bwd_ms = res->ctl_ms = NULL; /* the child's pointers */
+    res->unchecked[sizeof res->unchecked - 1] = 0;
     if (!e->timed)
         return 0;
     const size_t bytes = (size_t)(res->n > 0 ? res->n : 1) * sizeof(double);
@@ -188,7 +192,9 @@ static void bench_runner(bench_job *j)
     const lstm_problem *p;
     const gate_expected *expected;
     lc_error err = {{0}};
+    /* the reference and the timed problem, made here before the fork, are the child's too */
     if (numerics_context_get(j->ctx, e->runner, &p, &expected, &err) == 0 &&
+        numerics_context_timed(j->ctx, e->runner, &p, &expected, &err) == 0 &&
         isolate_run(bench_child, bench_parent, j, &err) == 0)
         return;
     const runner_ops *r = e->runner;
@@ -240,6 +246,8 @@ static void bench_report(bench_run *run, const bench_job *j)
                 "%16s  note: the %.0f s time budget ended sampling after %d of %d loops "
                 "(%d warm-up); --time-budget 0 removes it\n",
                 "", run->budget, e->res.n, run->o.nloops, e->res.warmup_done);
+    if (e->res.unchecked[0])
+        fprintf(stderr, "%16s  note: %s: %s\n", "", e->runner->name, e->res.unchecked);
 }
 
 /* Every runner of one group, in the session's order, on ctx's inputs. */

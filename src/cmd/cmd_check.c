@@ -24,10 +24,14 @@ static void check_group(const session *s, runner_group group, numerics_context *
         isolate_gate_run(r, ctx, dump_dir, &rep);
         gate_format_summary(r, &rep, line, sizeof line);
         printf("%s\n", line);
-        const lstm_model *m = lstm_model_get(r->model);
+        const lstm_model *m = lstm_model_get(runner_checked_model(r));
+        char unchecked[160];
         if (rep.status == LC_OK && m && m->dropout > 0 && ctx->shape.num_layers < 2)
             printf("note: %s computes the %s model, whose masks sit between layers: at one layer it is nn.LSTM "
                    "(--numLayers 2 or more checks the masks)\n", r->name, m->name);
+        if (rep.status == LC_OK && runner_timing_unchecked(r, unchecked, sizeof unchecked))
+            printf("note: %s was checked as nn.LSTM, at dropout p = 0; its timing is labelled: %s\n", r->name,
+                   unchecked);
         fflush(stdout);
         if (rep.status == LC_OK) c->passed++;
         else if (rep.status == LC_UNSUPPORTED) c->skipped++;

@@ -285,6 +285,8 @@ static void table_row(const runner_ops *r, const harness_result *res, const prof
     putchar(' ');
     if (st->have_gpu_stats) fit_num(st->gpu.gemm_share); else fit("None");
     putchar('\n');
+    if (res->unchecked[0])
+        printf("%16s  note: %s: %s\n", "", r->name, res->unchecked);
     fflush(stdout);
 }
 
@@ -335,13 +337,17 @@ static void profile_runner(profile_run *run, const runner_ops *r, numerics_conte
     const lstm_problem *p;
     const gate_expected *expected;
     lc_error err = {{0}};
-    numerics_context_get(ctx, r, &p, &expected, &err); /* ready: the gate made it */
+    if (numerics_context_timed(ctx, r, &p, &expected, &err)) { /* the gate made the reference; this may draw */
+        fprintf(stderr, "ERROR %s: %s\n", r->name, err.msg);
+        run->failed++;
+        return;
+    }
     harness_config cfg = {
         .warmup = 0, /* nloops iterations, nothing more */
         .min_samples = run->o->nloops,
         .max_samples = run->o->nloops,
         .hooks = prof_hooks(&run->prof),
-        .expected = expected, /* what is profiled is what was checked */
+        .expected = expected, /* what is profiled is what was checked (NULL: it cannot be; res says so) */
     };
     if (prof_runner_begin(&run->prof, r, &err)) {
         run->fatal = 1;

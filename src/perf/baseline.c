@@ -81,6 +81,7 @@ int baseline_entry_receive(int fd, baseline_entry *e, lc_error *err)
     baseline_series *s;
     for (int i = 0; (s = entry_series(e, i)); i++)
         s->samples = NULL; /* the sender's pointers */
+    e->unchecked[sizeof e->unchecked - 1] = 0;
     for (int i = 0; (s = entry_series(e, i)); i++) {
         const int n = s->n;
         s->n = 0;
@@ -272,11 +273,11 @@ static int check_series(const baseline_entry *e, const char *name, const char *w
 /* The strings of an entry, as the file names them. */
 static int check_strings(const baseline_entry *e, const char *name, lc_error *err)
 {
-    const char *const values[] = {e->runner, e->lstmcheck_version, e->git_commit, e->date, e->control};
+    const char *const values[] = {e->runner, e->lstmcheck_version, e->git_commit, e->date, e->control, e->unchecked};
     const size_t sizes[] = {sizeof e->runner, sizeof e->lstmcheck_version, sizeof e->git_commit, sizeof e->date,
-                            sizeof e->control};
-    const char *const fields[] = {"runner", "lstmcheck_version", "git_commit", "date", "control_workload"};
-    for (int i = 0; i < 5; i++)
+                            sizeof e->control, sizeof e->unchecked};
+    const char *const fields[] = {"runner", "lstmcheck_version", "git_commit", "date", "control_workload", "unchecked"};
+    for (int i = 0; i < 6; i++)
         if (check_string(values[i], sizes[i], name, fields[i], err))
             return 1;
     return check_runner(e->runner, name, "runner", err);
@@ -324,7 +325,7 @@ typedef struct reader {
 static const char *const file_members[] = {"format", "version", "machine", "entries", NULL};
 static const char *const machine_members[] = {"device", "fields", NULL};
 static const char *const entry_members[] = {
-    "runner", "shape", "seed", "lstmcheck_version", "git_commit", "reproducible", "date", "control_workload",
+    "runner", "shape", "seed", "lstmcheck_version", "git_commit", "reproducible", "date", "control_workload", "unchecked",
     "rounds", "noise", "forward", "backward", "control", "forward_ratio", "backward_ratio", NULL};
 static const char *const shape_members[] = {"seqLength", "numLayers", "inputSize", "hiddenSize", "miniBatch",
                                             NULL};
@@ -479,7 +480,9 @@ static int read_provenance(reader *r, const cJSON *o, const char *where, baselin
     }
     e->reproducible = rep ? cJSON_IsTrue(rep) && git_commit_is_reproducible(e->git_commit)
                           : git_commit_is_reproducible(e->git_commit);
-    return 0;
+    /* only where the timing was not of what the gate checked */
+    return cJSON_GetObjectItemCaseSensitive(o, "unchecked") &&
+           read_str(r, o, where, "unchecked", e->unchecked, sizeof e->unchecked);
 }
 
 static int read_noise(reader *r, const cJSON *o, const char *where, baseline_entry *e)
@@ -755,6 +758,8 @@ static void entry_json(json_writer *w, const baseline_entry *e)
     json_member_bool(w, "reproducible", e->reproducible);
     json_member_string(w, "date", e->date);
     json_member_string(w, "control_workload", e->control);
+    if (e->unchecked[0])
+        json_member_string(w, "unchecked", e->unchecked);
     json_member_int(w, "rounds", e->rounds);
     json_key(w, "noise");
     json_object_begin(w);

@@ -73,6 +73,9 @@ typedef struct baseline_entry {
     /* git_commit names a commit anyone can rebuild (a clean tree); a
      * measurement of uncommitted changes records "<commit>-dirty" and 0 */
     int reproducible;
+    /* "" when the timed results were compared with the reference; else why
+     * not, the label of that timing (runner_timing_unchecked) */
+    char unchecked[160];
     int rounds;
     baseline_series fwd, bwd, ctl;         /* milliseconds */
     baseline_series fwd_ratio, bwd_ratio;  /* runner / control */

@@ -223,6 +223,11 @@ lc_status harness_run(const runner_ops *r, const lstm_problem *p, const harness_
                       harness_result *res, lc_error *err)
 {
     memset(res, 0, sizeof *res);
+    if (runner_timing_unchecked(r, res->unchecked, sizeof res->unchecked) && cfg->expected) {
+        lc_error_set(err, "internal: %s's timed results cannot be compared with a reference (%s)", r->name,
+                     res->unchecked);
+        return LC_ERROR;
+    }
     int max = cfg->max_samples > 0 ? cfg->max_samples : 1;
     int min = cfg->min_samples < 1 ? 1 : cfg->min_samples;
     if (min > max)
@@ -279,10 +284,13 @@ done:
         const double el = res->elapsed_s;
         const gate_report check = res->timed_check;
         const int checked = res->checked;
+        char unchecked[sizeof res->unchecked];
+        memcpy(unchecked, res->unchecked, sizeof unchecked);
         harness_result_free(res);
         res->elapsed_s = el;
         res->timed_check = check;
         res->checked = checked;
+        memcpy(res->unchecked, unchecked, sizeof unchecked);
     }
     return rc;
 }

@@ -40,8 +40,9 @@ typedef struct harness_config {
      * the results of up to HARNESS_CHECKED timed iterations (one drawn at
      * random among the first min_samples, one among max_samples, and the
      * last) are read back after their timed regions and compared with it
-     * by the gate's rule. NULL: not compared (only for tests of the
-     * harness itself). */
+     * by the gate's rule. NULL: not compared: for a runner whose timed
+     * results no reference has (runner_timing_unchecked; it must be NULL
+     * there, and the result says so), and for tests of the harness itself. */
     const gate_expected *expected;
 } harness_config;
 
@@ -62,6 +63,10 @@ typedef struct harness_result {
      * names the iteration). Kept when a difference discards the samples. */
     int checked;
     gate_report timed_check;
+    /* "" when what was timed is what the gate checked; else why its timed
+     * results were not compared, the label every output gives this timing
+     * (runner_timing_unchecked) */
+    char unchecked[160];
 } harness_result;
 
 /* LC_OK; LC_FAILED when a timed iteration's results differ from the

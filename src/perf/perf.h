@@ -65,6 +65,7 @@ typedef struct perf_comparison {
     perf_decided_on on_fwd, on_bwd;
     int rounds, samples;  /* measure() steps (confirmation included); current samples */
     double elapsed_s;
+    char unchecked[160];  /* "", or why the timed results were not compared (harness.h) */
 } perf_comparison;
 
 /* Where a comparison's measurements come from. Against a recorded entry

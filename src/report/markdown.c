@@ -106,6 +106,16 @@ static void put_footer(FILE *f, const compare_report *r)
         put_inline(f, r->skips[i].reason);
         fputc('\n', f);
     }
+    first = 1;
+    for (int i = 0; i < r->nrows; i++) {
+        if (!r->rows[i].cmp.unchecked[0])
+            continue;
+        fprintf(f, "%s- `%s` %s: ", first ? "\nTimed, not checked against the reference:\n\n" : "",
+                r->rows[i].runner, r->rows[i].shape);
+        put_inline(f, r->rows[i].cmp.unchecked);
+        fputc('\n', f);
+        first = 0;
+    }
 }
 
 static void put_markdown(FILE *f, const compare_report *r)

@@ -206,6 +206,8 @@ static void annotate_runner(prof_session *p, const harness_result *res, const pr
     json_init(&w, JSON_ONE_LINE);
     json_object_begin(&w);
     json_member_int(&w, "timed_iterations", res ? res->n : 0);
+    if (res && res->unchecked[0])
+        json_member_string(&w, "unchecked", res->unchecked);
     if (st->have_gpu_stats) {
         json_member_double(&w, "gpu_utilization", st->gpu.utilization);
         json_member_double(&w, "gemm_share", st->gpu.gemm_share);

@@ -102,6 +102,24 @@ static void oss_phase(json_writer *w, const bench_entry *e, int n, runner_group 
     json_object_end(w);
 }
 
+/* "unchecked": {"cudnn_dropout": why}: the timings no reference checked,
+ * after the original's members and only where there are any */
+static void oss_unchecked(json_writer *w, const bench_entry *e, int n)
+{
+    int any = 0;
+    for (int i = 0; i < n; i++) {
+        if (!e[i].timed || !e[i].res.unchecked[0])
+            continue;
+        if (!any++) {
+            json_key(w, "unchecked");
+            json_object_begin(w);
+        }
+        json_member_string(w, e[i].runner->name, e[i].res.unchecked);
+    }
+    if (any)
+        json_object_end(w);
+}
+
 /* groups in the original's order: lstm, lstm-backward, vl_lstm, vl_lstm-backward */
 static void json_oss(json_writer *w, const bench_entry *e, int n)
 {
@@ -113,12 +131,14 @@ static void json_oss(json_writer *w, const bench_entry *e, int n)
         for (int bwd = 0; any && bwd < 2; bwd++)
             oss_phase(w, e, n, g, bwd);
     }
+    oss_unchecked(w, e, n);
     json_object_end(w);
 }
 
 /* One Caffe2Observer line: the value is the sample's repr, as a string. */
-static int pep_line(FILE *f, json_writer *w, runner_group group, int bwd, const char *runner, double v)
+static int pep_line(FILE *f, json_writer *w, runner_group group, int bwd, const bench_entry *e, double v)
 {
+    const char *runner = e->runner->name;
     char metric[160], value[64];
     snprintf(metric, sizeof metric, "%s%s-%s", runner_group_name(group), bwd ? "-backward" : "", runner);
     json_format_double(v, value, sizeof value);
@@ -128,6 +148,8 @@ static int pep_line(FILE *f, json_writer *w, runner_group group, int bwd, const 
     json_member_string(w, "metric", metric);
     json_member_string(w, "unit", "ms");
     json_member_string(w, "value", value);
+    if (e->res.unchecked[0])
+        json_member_string(w, "unchecked", e->res.unchecked);
     json_object_end(w);
     fputs("Caffe2Observer ", f);
     return print_document(f, w);
@@ -144,7 +166,7 @@ static int print_pep(FILE *f, const bench_entry *e, int n)
             for (int i = 0; i < n; i++) {
                 const double *v = bwd ? e[i].res.bwd_ms : e[i].res.fwd_ms;
                 for (int k = 0; timed_in(&e[i], g) && k < e[i].res.n && !rc; k++)
-                    rc = pep_line(f, &w, g, bwd, e[i].runner->name, v[k]);
+                    rc = pep_line(f, &w, g, bwd, &e[i], v[k]);
             }
     json_free(&w);
     return rc;
@@ -198,6 +220,8 @@ static void json_timing(json_writer *w, const bench_entry *x)
     }
     json_member_int(w, "warmup", x->res.warmup_done);
     json_member_int(w, "checked_iterations", x->res.checked); /* timed ones compared with the reference */
+    if (x->res.unchecked[0])
+        json_member_string(w, "unchecked", x->res.unchecked); /* why none were */
     json_member_bool(w, "budget_hit", x->res.budget_hit);
     json_member_uint(w, "peak_device_bytes", x->res.peak_device_bytes);
     json_member_uint(w, "peak_rss_bytes", x->peak_rss_bytes);

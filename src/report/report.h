@@ -36,7 +36,10 @@ void report_table_row(FILE *f, const char *sep, const bench_entry *e, int trace_
 
 /* bench --print-json: one list, X(ID, token): the original's formats oss
  * (one object of means) and pep (a Caffe2Observer line per sample), and
- * full (every sample, spread, memory, the gate: ours). */
+ * full (every sample, spread, memory, the gate: ours). A timing no
+ * reference checked (harness_result.unchecked) is labelled in each: oss
+ * gains a member "unchecked" {runner: why}, a pep line and a full runner
+ * a member "unchecked": why. */
 #define REPORT_JSON_LIST(X) \
     X(OSS, oss)             \
     X(PEP, pep)             \

@@ -172,6 +172,8 @@ static void draw_caption(FILE *f, const compare_row *row, const compare_phase *p
     put_text(f, 10, y0 + 64, "fill=\"#444\"", line);
     snprintf(line, sizeof line, "median %.3g ms -> %.3g ms", ph->base_ms->median, ph->cur_ms->median);
     put_text(f, 10, y0 + 80, "fill=\"#444\"", line);
+    if (row->cmp.unchecked[0]) /* a timing no reference checked says so here too */
+        put_text(f, 10, y0 + 94, "font-size=\"10\" fill=\"#a00\"", row->cmp.unchecked);
 }
 
 static void draw_panel(FILE *f, const compare_row *row, const compare_phase *ph, double y0)

@@ -160,10 +160,20 @@ int registry_validate(const runner_ops *const *table, lc_error *err)
             lc_error_set(err, "runner #%d (%s) lacks %s", n, r->name ? r->name : "unnamed", missing);
             return 1;
         }
+        if (r->caps & ~(unsigned)RUNNER_KNOWN_CAPS) {
+            lc_error_set(err, "runner #%d (%s) has caps 0x%x, which this lstmcheck does not know (a newer header's?)",
+                         n, r->name, r->caps & ~(unsigned)RUNNER_KNOWN_CAPS);
+            return 1;
+        }
         if (!lstm_model_get(r->model)) {
             char models[256];
             lc_error_set(err, "runner #%d (%s) names model %d, which this lstmcheck does not have (its models: %s)", n,
                          r->name, r->model, lstm_model_list(models, sizeof models));
+            return 1;
+        }
+        if ((r->caps & RUNNER_OWN_MASK) && !(lstm_model_get(r->model)->dropout > 0)) {
+            lc_error_set(err, "runner #%d (%s) says LSTMCHECK_OWN_MASK, which only a dropout model's runner can: "
+                         "its model %s has no mask", n, r->name, lstm_model_name(r->model));
             return 1;
         }
         /* a table's names are unqualified: a plugin's get their prefix later */
@@ -197,6 +207,22 @@ int registry_validate(const runner_ops *const *table, lc_error *err)
         return 1;
     }
     return 0;
+}
+
+int runner_checked_model(const runner_ops *r)
+{
+    return (r->caps & RUNNER_OWN_MASK) ? MODEL_LSTM : r->model;
+}
+
+int runner_timing_unchecked(const runner_ops *r, char *buf, size_t n)
+{
+    const lstm_model *m = lstm_model_get(r->model);
+    if (n)
+        buf[0] = '\0';
+    if (!(r->caps & RUNNER_OWN_MASK) || !m)
+        return 0;
+    snprintf(buf, n, "dropout p=%g with its own mask: unchecked at p > 0 (checked at p = 0)", m->dropout);
+    return 1;
 }
 
 int runner_supports_shape(const runner_ops *r, const lstm_shape *s, const int *lengths, lc_error *why)

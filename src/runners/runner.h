@@ -27,7 +27,20 @@ enum {
     RUNNER_STATE_ONLY = LSTMCHECK_STATE_ONLY,
     RUNNER_STATE_GRADS = LSTMCHECK_STATE_GRADS,
     RUNNER_LIBRARY_DECIDES = LSTMCHECK_LIBRARY_DECIDES,
+    RUNNER_OWN_MASK = LSTMCHECK_OWN_MASK,
+    RUNNER_KNOWN_CAPS = RUNNER_MULTILAYER | RUNNER_VARLEN | RUNNER_BACKWARD | RUNNER_STATE_ONLY | RUNNER_STATE_GRADS |
+                        RUNNER_LIBRARY_DECIDES | RUNNER_OWN_MASK,
 };
+
+/* The model the gate checks r against: its own, or nn.LSTM (p = 0) for a
+ * runner that applies a dropout mask of its own (RUNNER_OWN_MASK), which
+ * no reference can have. Its timing runs on its own model's problems. */
+int runner_checked_model(const runner_ops *r);
+/* 1 when r's timed results cannot be compared with a reference (its timing
+ * is of another configuration than its gate's: RUNNER_OWN_MASK), with the
+ * label every output gives that timing in buf, one line such as "dropout
+ * p=0.4 unchecked: own mask, checked at p=0 only"; else 0 and buf "". */
+int runner_timing_unchecked(const runner_ops *r, char *buf, size_t n);
 
 /* Which arithmetic the runner promises; picks the tolerance. Macros, not
  * enumerators of another enum: C++ (kernels/) assigns them to the field. */

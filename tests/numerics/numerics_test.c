@@ -1,12 +1,15 @@
 /* numerics_test RUNNER GROUP: one runner against the reference on every
  * shape of one group. Exit 0: every shape passed; 1: a shape failed or
  * errored; 77 (skip): the runner cannot run here, or takes none of the
- * group's shapes. */
+ * group's shapes. A runner with a dropout mask of its own is also run at
+ * its model's p wherever the gate passed it on two layers or more, and
+ * judged as check/own_mask.h says: a FAIL there fails the shape. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check/gate.h"
+#include "check/own_mask.h"
 #include "groups.h"
 #include "runners/runner.h"
 
@@ -36,9 +39,17 @@ static lc_status run_case(const runner_ops *r, const numerics_case *nc, gate_rep
     char line[1024];
     gate_run(r, &ctx, NULL, rep);
     gate_format_summary(r, rep, line, sizeof line);
-    numerics_context_free(&ctx);
     printf("T=%d B=%d I=%d H=%d L=%d%s seed=%llu: %s\n", s->seq_length, s->batch, s->input_size,
            s->hidden_size, s->num_layers, lengths ? " varlen" : "", nc->seed, line);
+    own_mask_effect e;
+    if (rep->status == LC_OK && runner_timing_unchecked(r, line, sizeof line) && s->num_layers > 1) {
+        own_mask_effect_run(r, &ctx, &e);
+        own_mask_effect_format(r, &e, line, sizeof line);
+        printf("  %s\n", line);
+        if (e.status == LC_FAILED || e.status == LC_ERROR) /* the case fails, with this line as its reason */
+            gate_report_startf(rep, e.status, "%s", line);
+    }
+    numerics_context_free(&ctx);
     return rep->status;
 }
 

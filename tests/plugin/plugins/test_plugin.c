@@ -22,6 +22,15 @@
  *                    lstmcheck has
  *   PLANT_CLAIMS_DROPOUT its runner says it computes the dropout model
  *                    while it computes the plain LSTM (the same at one layer)
+ *   PLANT_OWN_MASK   its runner is of the dropout model with a mask of its own
+ *                    (LSTMCHECK_OWN_MASK), as cuDNN's dropout: on the plain
+ *                    LSTM's problems (the gate's, p = 0) it is the LSTM; on
+ *                    its model's (timed) it zeroes every third element of y,
+ *                    a stand-in for a mask no reference has
+ *   PLANT_OWN_MASK_AT_ZERO the same, zeroing on the plain LSTM's problems too:
+ *                    a library that drops at p = 0
+ *   PLANT_OWN_MASK_LSTM LSTMCHECK_OWN_MASK on a runner of the plain LSTM
+ *   PLANT_UNKNOWN_CAPS a caps bit no lstmcheck has
  *   PLANT_MARKUP     forward() fails with a message of HTML, markdown, CR,
  *                    ESC, a C1 CSI and invalid UTF-8 (MARKUP_UNAVAILABLE:
  *                    available() says it is unsupported here, so)
@@ -152,8 +161,31 @@ __attribute__((destructor)) static void print_while_unloading(void)
 #define PRINT(where) ((void)0)
 #endif
 
+#if defined(PLANT_OWN_MASK) || defined(PLANT_OWN_MASK_AT_ZERO)
+/* Whether the instance made last (one at a time in a process) drops */
+static int own_mask_drops;
+#ifdef PLANT_OWN_MASK_AT_ZERO
+#define OWN_MASK_DROPS(p) 1
+#else
+#define OWN_MASK_DROPS(p) ((p)->model == LSTMCHECK_MODEL_DROPOUT)
+#endif
+static void own_mask_apply(lstmcheck_results *r)
+{
+    const lstmcheck_shape *s = &r->shape;
+    const size_t n = (size_t)s->seq_length * (size_t)s->batch * (size_t)s->hidden_size;
+    for (size_t i = 0; own_mask_drops && r->y && i < n; i += 3)
+        r->y[i] = 0;
+}
+#define OWN_MASK_CREATE(p) (own_mask_drops = OWN_MASK_DROPS(p))
+#define OWN_MASK_READ(r) own_mask_apply(r)
+#else
+#define OWN_MASK_CREATE(p) ((void)0)
+#define OWN_MASK_READ(r) ((void)0)
+#endif
+
 static int lstm_create(const lstmcheck_runner *self, const lstmcheck_problem *p, void **state, lstmcheck_error *err)
 {
+    OWN_MASK_CREATE(p);
 #ifdef PLANT_CRASH
     crash();
 #endif
@@ -202,6 +234,7 @@ static void lstm_destroy(void *state) { cpu_lstm_runner.destroy(state); }
 static int lstm_read_results(void *state, lstmcheck_results *r, lstmcheck_error *err)
 {
     const int rc = cpu_lstm_runner.read_results(state, r, err);
+    OWN_MASK_READ(r);
 #ifdef PLANT_WRONG
     for (int l = 0; l < r->shape.num_layers; l++)
         memset(r->db_hh[l], 0, 4 * (size_t)r->shape.hidden_size * sizeof(double));
@@ -254,10 +287,21 @@ static int hanging_available(lstmcheck_error *why)
 #define DESCRIPTION "the example's LSTM (lstmcheck's test plugin " PLUGIN_NAME ")"
 #endif
 
+#define CAPS (LSTMCHECK_MULTILAYER | LSTMCHECK_BACKWARD | LSTMCHECK_STATE_GRADS)
 #if defined(PLANT_UNKNOWN_MODEL)
 #define MODEL 99
 #elif defined(PLANT_CLAIMS_DROPOUT)
 #define MODEL LSTMCHECK_MODEL_DROPOUT
+#elif defined(PLANT_OWN_MASK) || defined(PLANT_OWN_MASK_AT_ZERO)
+#define MODEL LSTMCHECK_MODEL_DROPOUT
+#undef CAPS
+#define CAPS (LSTMCHECK_MULTILAYER | LSTMCHECK_BACKWARD | LSTMCHECK_STATE_GRADS | LSTMCHECK_OWN_MASK)
+#elif defined(PLANT_OWN_MASK_LSTM)
+#undef CAPS
+#define CAPS (LSTMCHECK_MULTILAYER | LSTMCHECK_BACKWARD | LSTMCHECK_OWN_MASK)
+#elif defined(PLANT_UNKNOWN_CAPS)
+#undef CAPS
+#define CAPS (LSTMCHECK_MULTILAYER | LSTMCHECK_BACKWARD | (1u << 20))
 #endif
 
 static const lstmcheck_runner lstm = {
@@ -267,7 +311,7 @@ static const lstmcheck_runner lstm = {
     .name = "lstm",
     .device = LSTMCHECK_CPU,
     .description = DESCRIPTION,
-    .caps = LSTMCHECK_MULTILAYER | LSTMCHECK_BACKWARD | LSTMCHECK_STATE_GRADS,
+    .caps = CAPS,
     .precision = LSTMCHECK_FP32,
     .available = AVAILABLE,
     .create = lstm_create,
