@@ -163,9 +163,11 @@ enum {
      * of its own (a library's, such as cuDNN's), not the problem's, which
      * lstmcheck cannot see. lstmcheck checks it at p = 0, where dropout is
      * the identity: on problems of LSTMCHECK_MODEL_LSTM, which it must
-     * compute as nn.LSTM. It times it on problems of its model, at p = 0.4,
-     * and compares none of those results: every output labels that timing
-     * as unchecked at p > 0. The problem's masks are then to be ignored. */
+     * compute as nn.LSTM. It times it on problems of its model, at p = 0.4
+     * (the problem's masks are then to be ignored): on one layer, where
+     * nothing is dropped, those results are compared with nn.LSTM; on more,
+     * with nothing, and every output labels that timing unchecked at p > 0.
+     * Such a runner returns y (not LSTMCHECK_STATE_ONLY). */
     LSTMCHECK_OWN_MASK = 1u << 6,
 };
 

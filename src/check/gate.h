@@ -102,9 +102,10 @@ void numerics_context_free(numerics_context *c);
 int numerics_context_get(numerics_context *c, const runner_ops *r, const lstm_problem **p,
                          const gate_expected **expected, lc_error *err);
 /* The problem its timing runs on and what the timed results are compared
- * with: numerics_context_get's, or for a runner whose timed results no
- * reference has (runner_timing_unchecked) the problem of its own model
- * and NULL, with no reference computed. */
+ * with: numerics_context_get's; for a runner with its own mask the problem
+ * of its own model, with the reference at p = 0 on one layer (where it
+ * drops nothing) and NULL on more (runner_timing_unchecked: none has its
+ * mask, and none is computed for that problem). */
 int numerics_context_timed(numerics_context *c, const runner_ops *r, const lstm_problem **p,
                            const gate_expected **expected, lc_error *err);
 

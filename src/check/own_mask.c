@@ -68,20 +68,38 @@ static double y_moved_share(const tolerance *tol, const lstm_problem *p, const d
     return *valid ? (double)moved / (double)*valid : 0;
 }
 
-/* Both judgements on the results of one run at p > 0. */
-static void judge(const runner_ops *r, const lstm_problem *timed, const lstm_results *ref, const lstm_results *got,
-                  own_mask_effect *e)
+/* The first element of got that is not finite, as "y[5]"; 0 when none. */
+static int first_not_finite(const lstm_results *got, char *where, size_t n)
+{
+    lstm_tensor_view views[GATE_MAX_TENSORS];
+    const int nv = lstm_results_views(got, LSTM_VIEWS_OUTPUTS | LSTM_VIEWS_STATE | LSTM_VIEWS_GRADS, views,
+                                      GATE_MAX_TENSORS);
+    for (int v = 0; v < nv; v++)
+        for (size_t i = 0; i < views[v].count; i++)
+            if (!isfinite(views[v].data[i])) {
+                snprintf(where, n, "%s[%zu]", views[v].name, i);
+                return 1;
+            }
+    return 0;
+}
+
+/* What holds of the results of one run at p > 0 on two layers or more. */
+static void judge_layers(const runner_ops *r, const lstm_problem *timed, const lstm_results *ref,
+                         const lstm_results *got, own_mask_effect *e)
 {
     const lstm_shape *s = &timed->shape;
     const tolerance tol = tolerance_for(s, MODEL_LSTM, TENSOR_FORWARD, r->precision);
     const size_t bh = (size_t)s->batch * (size_t)s->hidden_size;
     const double hy = layer0_ratio(&tol, got->hy, ref->hy, bh), cy = layer0_ratio(&tol, got->cy, ref->cy, bh);
     size_t valid;
-    e->state_ratio = hy > cy ? hy : cy;
+    char where[48];
+    e->ratio = hy > cy ? hy : cy;
     e->y_moved = y_moved_share(&tol, timed, got->y, ref->y, &valid);
-    if (!(e->state_ratio <= 1))
+    if (first_not_finite(got, where, sizeof where))
+        effect_set(e, LC_FAILED, "%s is not finite", where);
+    else if (!(e->ratio <= 1))
         effect_set(e, LC_FAILED, "layer 0's %s moved from the reference at p = 0 (worst ratio %.3g): it meets no mask",
-                   hy > cy ? "hy" : "cy", e->state_ratio);
+                   hy > cy ? "hy" : "cy", e->ratio);
     else if (valid < OWN_MASK_MIN_ELEMS)
         effect_set(e, LC_UNSUPPORTED, "y not judged: %zu elements of layer 0's output meet a mask, fewer than %d, "
                    "and a correct mask may keep them all", valid, OWN_MASK_MIN_ELEMS);
@@ -91,30 +109,41 @@ static void judge(const runner_ops *r, const lstm_problem *timed, const lstm_res
                    100 * e->y_moved, 100 * OWN_MASK_MIN_MOVED, e->dropout);
 }
 
+/* One layer: nothing to drop, so the gate's comparison with the reference at p = 0. */
+static void judge_one_layer(const runner_ops *r, const gate_expected *expected, const lstm_results *got,
+                            own_mask_effect *e)
+{
+    gate_report rep;
+    char line[1024];
+    gate_compare(r, expected, got, gate_views(r), &rep);
+    e->ratio = rep.worst.ratio;
+    if (rep.status != LC_OK) {
+        gate_format_summary(r, &rep, line, sizeof line);
+        effect_set(e, rep.status, "one layer, nothing to drop, yet not nn.LSTM: %s", line);
+    }
+}
+
 /* The problems at p = 0 and at p > 0 with the reference, once r can run
  * here on them: 0, or 1 with out set. */
 static int prepare(const runner_ops *r, numerics_context *c, const lstm_problem **timed,
                    const gate_expected **expected, own_mask_effect *out)
 {
-    char label[160];
     lc_error err = {{0}};
     const lstm_problem *checked;
-    const gate_expected *none;
-    if (!runner_timing_unchecked(r, label, sizeof label)) {
+    const gate_expected *timed_expected;
+    if (!(r->caps & RUNNER_OWN_MASK)) {
         effect_set(out, LC_UNSUPPORTED, "%s applies no mask of its own", r->name);
         return 1;
     }
     out->dropout = lstm_model_get(r->model)->dropout;
-    if (c->shape.num_layers < 2) {
-        effect_set(out, LC_UNSUPPORTED, "one layer: no mask sits between layers");
-        return 1;
-    }
+    out->layers = c->shape.num_layers;
     const int avail = r->available(&err);
     if (avail != LC_OK) {
         effect_set(out, avail == LC_ERROR ? LC_ERROR : LC_UNSUPPORTED, "%s", err.msg);
         return 1;
     }
-    if (numerics_context_get(c, r, &checked, expected, &err) || numerics_context_timed(c, r, timed, &none, &err)) {
+    if (numerics_context_get(c, r, &checked, expected, &err) ||
+        numerics_context_timed(c, r, timed, &timed_expected, &err)) {
         effect_set(out, LC_ERROR, "reference: %s", err.msg);
         return 1;
     }
@@ -135,15 +164,17 @@ void own_mask_effect_run(const runner_ops *r, numerics_context *c, own_mask_effe
     lstm_results got;
     if (prepare(r, c, &timed, &expected, out))
         return;
-    if (lstm_results_alloc(&got, &timed->shape, timed->model, &err)) {
+    if (lstm_results_alloc(&got, &timed->shape, runner_checked_model(r), &err)) {
         effect_set(out, LC_ERROR, "%s", err.msg);
         return;
     }
     const int rc = gate_run_once(r, timed, &got, &err);
     if (rc != LC_OK)
         effect_set(out, rc == LC_UNSUPPORTED ? LC_UNSUPPORTED : LC_ERROR, "%s", err.msg);
+    else if (out->layers < 2)
+        judge_one_layer(r, expected, &got, out);
     else
-        judge(r, timed, expected->reference, &got, out);
+        judge_layers(r, timed, expected->reference, &got, out);
     lstm_results_free(&got);
 }
 
@@ -151,10 +182,13 @@ void own_mask_effect_format(const runner_ops *r, const own_mask_effect *e, char 
 {
     static const char *const word[] = {[LC_OK] = "PASS", [LC_FAILED] = "FAIL", [LC_UNSUPPORTED] = "SKIP"};
     const char *w = (unsigned)e->status < sizeof word / sizeof word[0] && word[e->status] ? word[e->status] : "ERROR";
-    if (e->status == LC_OK)
+    if (e->status != LC_OK)
+        snprintf(buf, n, "%s %s at p=%g with its own mask: %s", w, r->name, e->dropout, e->reason);
+    else if (e->layers < 2)
+        snprintf(buf, n, "%s %s at p=%g with its own mask: one layer, nothing to drop: every result within "
+                 "tolerance of nn.LSTM (ratio %.2g)", w, r->name, e->dropout, e->ratio);
+    else
         snprintf(buf, n, "%s %s at p=%g with its own mask: layer 0's state within tolerance (ratio %.2g), y moved at "
                  "%.1f%% of its elements: dropout took effect (its results stay unchecked at p > 0)", w, r->name,
-                 e->dropout, e->state_ratio, 100 * e->y_moved);
-    else
-        snprintf(buf, n, "%s %s at p=%g with its own mask: %s", w, r->name, e->dropout, e->reason);
+                 e->dropout, e->ratio, 100 * e->y_moved);
 }

@@ -1,10 +1,12 @@
 /* A runner with a dropout mask of its own (RUNNER_OWN_MASK: cuDNN's, in
- * cudnn_dropout) at its model's p > 0, where no reference has its mask:
- * what can still be said of the configuration its timing runs. Layer 0's
- * own recurrence meets no mask, so its final state (hy, cy of layer 0) must
- * be the reference's at p = 0 within the gate's rule; and y, which the
- * masks between layers feed, must move from the reference at p = 0, or the
- * timed configuration drops nothing and its time is of p = 0. Neither makes
+ * cudnn_dropout) in the configuration its timing runs, at its model's
+ * p > 0. On one layer nothing sits between layers: every result must be
+ * the reference's at p = 0, by the gate's rule. On more, no reference has
+ * its mask, and what can still be said is this: every result is finite;
+ * layer 0's own recurrence meets no mask, so its final state (hy, cy of
+ * layer 0) must be the reference's at p = 0; and y, which the masks
+ * between layers feed, must move from the reference at p = 0, or the timed
+ * configuration drops nothing and its time is of p = 0. None of that makes
  * its results checked at p > 0: every output still labels that timing
  * unchecked (runner_timing_unchecked). */
 #ifndef LSTMCHECK_OWN_MASK_H
@@ -30,17 +32,22 @@ typedef struct own_mask_effect {
      * judged here; LC_ERROR: the runner failed. reason says why. */
     lc_status status;
     double dropout;     /* the p it ran at */
-    double state_ratio; /* layer 0's hy, cy against the reference at p = 0: worst error / allowed */
-    double y_moved;     /* share of y's elements (within their sequences) beyond the allowance from p = 0 */
+    int layers;
+    /* worst error / allowed against the reference at p = 0: of every
+     * result on one layer, of layer 0's hy and cy on more */
+    double ratio;
+    double y_moved;     /* on more: the share of y's elements (within their sequences) beyond the allowance */
     char reason[512];
 } own_mask_effect;
 
 /* Run r once on the problem its timing runs (numerics_context_timed) and
  * judge both against the reference at p = 0 (numerics_context_get). */
 void own_mask_effect_run(const runner_ops *r, numerics_context *c, own_mask_effect *out);
-/* One line: "p=0.4 with its own mask: layer 0's state within tolerance
- * (ratio 0.03), y moved at 97% of its elements: dropout took effect
- * (unchecked beyond that)", or the failure or skip. */
+/* One line: "PASS <runner> at p=0.4 with its own mask: layer 0's state
+ * within tolerance (ratio 0.03), y moved at 97% of its elements: dropout
+ * took effect (its results stay unchecked at p > 0)", on one layer "...:
+ * one layer, nothing to drop: every result within tolerance of nn.LSTM
+ * (ratio 0.03)", or the failure or skip. */
 void own_mask_effect_format(const runner_ops *r, const own_mask_effect *e, char *buf, size_t n);
 
 #ifdef __cplusplus

@@ -264,6 +264,8 @@ static void print_update_row(const baseline_entry *e, baseline_file *b, int firs
         printf("%-16s %-22s %-6s %-22s %-22s %8s %6.2f%%\n", e->runner, tag, ph ? "bwd" : "fwd", a, c, ch,
                100 * (ph ? e->noise_bwd : e->noise_fwd));
     }
+    if (e->unchecked[0])
+        printf("%-16s %-22s note: %s\n", e->runner, tag, e->unchecked);
 }
 
 /* Merge n measured entries into the file as it is when they are stored
@@ -837,7 +839,7 @@ static void compare_ab(compare_run *cr, const work_item *it, const char *tag, co
         fprintf(stderr, "lstmcheck: %s %s: %s\n", name, tag, err.msg);
         cr->failed++;
     } else {
-        runner_timing_unchecked(it->runner, ab.cmp.unchecked, sizeof ab.cmp.unchecked);
+        runner_timing_unchecked(it->runner, &it->shape, ab.cmp.unchecked, sizeof ab.cmp.unchecked);
         report_comparison(cr, name, tag, &ab.cmp, &ab, sha, why);
     }
 }
@@ -883,6 +885,15 @@ static void compare_item(compare_run *cr, const work_item *it)
     }
     if (!e) {
         compare_ab(cr, it, tag, NULL);
+        return;
+    }
+    char unchecked[160], why[512];
+    runner_timing_unchecked(it->runner, &it->shape, unchecked, sizeof unchecked);
+    if (strcmp(unchecked, e->unchecked)) { /* the entry timed another configuration, or says so */
+        snprintf(why, sizeof why, "the baseline entry says its timing was '%s', this runner's is '%s': record it "
+                 "again (baseline update)", e->unchecked[0] ? e->unchecked : "checked",
+                 unchecked[0] ? unchecked : "checked");
+        note_skip(cr, it->runner->name, tag, why);
         return;
     }
     const lstm_problem *p;

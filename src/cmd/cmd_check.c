@@ -29,7 +29,7 @@ static void check_group(const session *s, runner_group group, numerics_context *
         if (rep.status == LC_OK && m && m->dropout > 0 && ctx->shape.num_layers < 2)
             printf("note: %s computes the %s model, whose masks sit between layers: at one layer it is nn.LSTM "
                    "(--numLayers 2 or more checks the masks)\n", r->name, m->name);
-        if (rep.status == LC_OK && runner_timing_unchecked(r, unchecked, sizeof unchecked))
+        if (rep.status == LC_OK && runner_timing_unchecked(r, &ctx->shape, unchecked, sizeof unchecked))
             printf("note: %s was checked as nn.LSTM, at dropout p = 0; its timing is labelled: %s\n", r->name,
                    unchecked);
         fflush(stdout);

@@ -223,7 +223,7 @@ lc_status harness_run(const runner_ops *r, const lstm_problem *p, const harness_
                       harness_result *res, lc_error *err)
 {
     memset(res, 0, sizeof *res);
-    if (runner_timing_unchecked(r, res->unchecked, sizeof res->unchecked) && cfg->expected) {
+    if (runner_timing_unchecked(r, &p->shape, res->unchecked, sizeof res->unchecked) && cfg->expected) {
         lc_error_set(err, "internal: %s's timed results cannot be compared with a reference (%s)", r->name,
                      res->unchecked);
         return LC_ERROR;

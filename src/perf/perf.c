@@ -255,7 +255,7 @@ lc_status perf_measure_entry(const runner_ops *r, const lstm_problem *p, const g
     snprintf(e->git_commit, sizeof e->git_commit, "unknown"); /* the caller knows the tree */
     time_t now = time(NULL);
     strftime(e->date, sizeof e->date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    runner_timing_unchecked(r, e->unchecked, sizeof e->unchecked);
+    runner_timing_unchecked(r, &p->shape, e->unchecked, sizeof e->unchecked);
     int rounds = s->baseline_rounds > 0 ? s->baseline_rounds : 1;
     double *med_f = calloc((size_t)rounds, sizeof *med_f), *med_b = calloc((size_t)rounds, sizeof *med_b);
     if (!med_f || !med_b) {
@@ -450,6 +450,6 @@ lc_status perf_compare(const runner_ops *r, const lstm_problem *p, const gate_ex
     in_process ip = {r, p, expected, s};
     perf_source src = {.measure = measure_in_process, .ctx = &ip, .fixed_base = e};
     const int rc = perf_compare_source(&src, s, comparisons, out, err);
-    runner_timing_unchecked(r, out->unchecked, sizeof out->unchecked);
+    runner_timing_unchecked(r, &p->shape, out->unchecked, sizeof out->unchecked);
     return rc;
 }

@@ -176,6 +176,11 @@ int registry_validate(const runner_ops *const *table, lc_error *err)
                          "its model %s has no mask", n, r->name, lstm_model_name(r->model));
             return 1;
         }
+        if ((r->caps & RUNNER_OWN_MASK) && (r->caps & RUNNER_STATE_ONLY)) {
+            lc_error_set(err, "runner #%d (%s) says LSTMCHECK_OWN_MASK and LSTMCHECK_STATE_ONLY: a runner with its "
+                         "own mask returns y, where its mask shows (docs/plugins.md)", n, r->name);
+            return 1;
+        }
         /* a table's names are unqualified: a plugin's get their prefix later */
         if (strchr(r->name, ':') || !runner_name_valid(r->name)) {
             if (strlen(r->name) > LSTMCHECK_QUALIFIED_NAME_MAX)
@@ -214,12 +219,12 @@ int runner_checked_model(const runner_ops *r)
     return (r->caps & RUNNER_OWN_MASK) ? MODEL_LSTM : r->model;
 }
 
-int runner_timing_unchecked(const runner_ops *r, char *buf, size_t n)
+int runner_timing_unchecked(const runner_ops *r, const lstm_shape *s, char *buf, size_t n)
 {
     const lstm_model *m = lstm_model_get(r->model);
     if (n)
         buf[0] = '\0';
-    if (!(r->caps & RUNNER_OWN_MASK) || !m)
+    if (!(r->caps & RUNNER_OWN_MASK) || !m || s->num_layers < 2)
         return 0;
     snprintf(buf, n, "dropout p=%g with its own mask: unchecked at p > 0 (checked at p = 0)", m->dropout);
     return 1;

@@ -36,11 +36,13 @@ enum {
  * runner that applies a dropout mask of its own (RUNNER_OWN_MASK), which
  * no reference can have. Its timing runs on its own model's problems. */
 int runner_checked_model(const runner_ops *r);
-/* 1 when r's timed results cannot be compared with a reference (its timing
- * is of another configuration than its gate's: RUNNER_OWN_MASK), with the
- * label every output gives that timing in buf, one line such as "dropout
- * p=0.4 unchecked: own mask, checked at p=0 only"; else 0 and buf "". */
-int runner_timing_unchecked(const runner_ops *r, char *buf, size_t n);
+/* 1 when r's timed results on shape s cannot be compared with a reference:
+ * a RUNNER_OWN_MASK runner on two layers or more, where its own mask sits
+ * between them (at one layer p drops nothing: its timed results are nn.LSTM's
+ * and compared as such). buf: the label every output gives that timing,
+ * "dropout p=0.4 with its own mask: unchecked at p > 0 (checked at p = 0)";
+ * else 0 and buf "". */
+int runner_timing_unchecked(const runner_ops *r, const lstm_shape *s, char *buf, size_t n);
 
 /* Which arithmetic the runner promises; picks the tolerance. Macros, not
  * enumerators of another enum: C++ (kernels/) assigns them to the field. */

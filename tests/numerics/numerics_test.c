@@ -2,8 +2,8 @@
  * shape of one group. Exit 0: every shape passed; 1: a shape failed or
  * errored; 77 (skip): the runner cannot run here, or takes none of the
  * group's shapes. A runner with a dropout mask of its own is also run at
- * its model's p wherever the gate passed it on two layers or more, and
- * judged as check/own_mask.h says: a FAIL there fails the shape. */
+ * its model's p wherever the gate passed it, and judged as
+ * check/own_mask.h says: a FAIL there fails the shape. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +42,7 @@ static lc_status run_case(const runner_ops *r, const numerics_case *nc, gate_rep
     printf("T=%d B=%d I=%d H=%d L=%d%s seed=%llu: %s\n", s->seq_length, s->batch, s->input_size,
            s->hidden_size, s->num_layers, lengths ? " varlen" : "", nc->seed, line);
     own_mask_effect e;
-    if (rep->status == LC_OK && runner_timing_unchecked(r, line, sizeof line) && s->num_layers > 1) {
+    if (rep->status == LC_OK && (r->caps & RUNNER_OWN_MASK)) {
         own_mask_effect_run(r, &ctx, &e);
         own_mask_effect_format(r, &e, line, sizeof line);
         printf("  %s\n", line);

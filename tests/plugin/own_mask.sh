@@ -4,7 +4,8 @@
 # compared with nothing (the test plugin's stand-in mask would fail any
 # comparison), and every output labels it unchecked at p > 0: the baseline
 # entry `update` writes, `show` (text and JSON), `compare` (text, JSON,
-# markdown, SVG). bench's and check's outputs: plugin_test in CMakeLists.txt.
+# markdown, SVG); an entry without the label is not compared. bench's and
+# check's outputs: plugin_test in CMakeLists.txt.
 #   own_mask.sh LSTMCHECK PLUGIN WORK_DIR
 set -euo pipefail
 lstmcheck=$1 plugin=$2 dir=$3
@@ -42,4 +43,12 @@ for report in md svg; do # markup: '>' written as an entity
   grep -qF 'unchecked at p &gt; 0 (checked at p = 0)' "$dir/report.$report" \
     || { echo "FAIL: the $report report does not label it:"; cat "$dir/report.$report"; exit 1; }
 done
+# an entry whose label is not the timing's now (edited out here) is not compared with it
+sed -i '/"unchecked":/d' "$file"
+rc=0
+"$lstmcheck" baseline compare --plugin "$plugin" --baseline-dir "$dir" --max-seconds 5 "${shape[@]}" \
+  > "$dir/compare.edited" 2>&1 || rc=$?
+grep -q "SKIP own_mask:lstm.*the baseline entry says its timing was 'checked', this runner's is '$label'" \
+  "$dir/compare.edited" && [ $rc = 3 ] \
+  || { echo "FAIL: an entry without the label was compared (exit $rc):"; cat "$dir/compare.edited"; exit 1; }
 echo "PASS: own_mask:lstm timed unchecked at p > 0 and labelled so in every output"

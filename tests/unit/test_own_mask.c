@@ -2,10 +2,11 @@
  * cudnn_dropout), here cpu_dropout told it is one: on the plain LSTM's
  * problems it computes nn.LSTM, on the dropout model's it applies that
  * problem's drawn mask, which stands in for a library's. The gate checks
- * it at p = 0, its timing runs at p = 0.4 and is compared with nothing and
- * labelled; at p = 0.4 layer 0's state must be unmoved and y moved
- * (check/own_mask.h), which a runner that drops nothing, or drops inside
- * layer 0, fails. */
+ * it at p = 0; its timing runs at p = 0.4 and, on two layers, is compared
+ * with nothing and labelled (on one, where nothing is dropped, it is
+ * compared with nn.LSTM); at p = 0.4 layer 0's state must be unmoved, y
+ * moved and everything finite (check/own_mask.h), which a runner that
+ * drops nothing, drops inside layer 0, or writes NaN fails. */
 #include "unit.h"
 
 #include <string.h>
@@ -56,7 +57,18 @@ int test_own_mask_gate_and_timing(void)
     CHECK(numerics_context_timed(&ctx, cpu, &timed, &none, &err) == 0 && none && timed->model == MODEL_LSTM,
           "a runner without a mask of its own is timed on what was checked");
     char label[160];
-    CHECK(!runner_timing_unchecked(cpu, label, sizeof label) && !label[0], "and carries no label");
+    CHECK(!runner_timing_unchecked(cpu, &two_layers, label, sizeof label) && !label[0], "and carries no label");
+    numerics_context_free(&ctx);
+    /* one layer: p = 0.4 drops nothing, so the timing is compared with nn.LSTM and not labelled */
+    lstm_shape one = two_layers;
+    one.num_layers = 1;
+    CHECK(numerics_context_init(&ctx, &one, 17, NULL, &err) == 0, "%s", err.msg);
+    CHECK(numerics_context_timed(&ctx, &own, &timed, &none, &err) == 0 && timed->model == MODEL_DROPOUT && none,
+          "on one layer its timing runs its model's problem, compared with the reference at p = 0");
+    cfg.expected = none;
+    CHECK(harness_run(&own, timed, &cfg, &res, &err) == LC_OK && res.checked > 0 && !res.unchecked[0],
+          "and is checked (%d compared, label '%s'): %s", res.checked, res.unchecked, err.msg);
+    harness_result_free(&res);
     numerics_context_free(&ctx);
     return 0;
 }
@@ -79,6 +91,14 @@ static int drops_in_layer0(void *state, lstm_results *r, lc_error *err)
     return rc;
 }
 
+/* own's results with one gradient not finite */
+static int writes_nan(void *state, lstm_results *r, lc_error *err)
+{
+    const int rc = registry_find("cpu_dropout")->read_results(state, r, err);
+    r->dx[3] = NAN;
+    return rc;
+}
+
 static lc_status effect_of(const runner_ops *r, const lstm_shape *s, own_mask_effect *e)
 {
     numerics_context ctx;
@@ -96,22 +116,29 @@ int test_own_mask_effect(void)
     char line[1024];
     runner_ops own = own_mask_runner("cpu_dropout");
     CHECK(effect_of(&own, &two_layers, &e) == LC_OK, "a mask at p = 0.4 between layers takes effect: %s", e.reason);
-    CHECK(e.y_moved > 0.9 && e.state_ratio <= 1 && e.dropout == 0.4, "y moved at %.3f, layer 0 at ratio %g",
-          e.y_moved, e.state_ratio);
+    CHECK(e.y_moved > 0.9 && e.ratio <= 1 && e.dropout == 0.4, "y moved at %.3f, layer 0 at ratio %g",
+          e.y_moved, e.ratio);
     own_mask_effect_format(&own, &e, line, sizeof line);
     CHECK(strstr(line, "PASS own_mask at p=0.4") && strstr(line, "stay unchecked at p > 0"), "%s", line);
     runner_ops ignores = own_mask_runner("cpu");
     ignores.create = create_dropping_nothing;
     CHECK(effect_of(&ignores, &two_layers, &e) == LC_FAILED && strstr(e.reason, "next to no effect"),
           "one that drops nothing fails: %s", e.reason);
-    own.read_results = drops_in_layer0;
-    CHECK(effect_of(&own, &two_layers, &e) == LC_FAILED && strstr(e.reason, "layer 0's hy moved"),
-          "one that drops inside layer 0 fails: %s", e.reason);
-    own = own_mask_runner("cpu_dropout");
     lstm_shape one = two_layers, few = two_layers;
     one.num_layers = 1;
     few.seq_length = 2; /* 2 x 3 x 9 = 54 elements of layer 0's output */
-    CHECK(effect_of(&own, &one, &e) == LC_UNSUPPORTED && strstr(e.reason, "one layer"), "%s", e.reason);
+    own.read_results = drops_in_layer0;
+    CHECK(effect_of(&own, &two_layers, &e) == LC_FAILED && strstr(e.reason, "layer 0's hy moved"),
+          "one that drops inside layer 0 fails: %s", e.reason);
+    CHECK(effect_of(&own, &one, &e) == LC_FAILED && strstr(e.reason, "one layer, nothing to drop, yet not nn.LSTM"),
+          "and so on one layer, where every result must be nn.LSTM's: %s", e.reason);
+    own.read_results = writes_nan;
+    CHECK(effect_of(&own, &two_layers, &e) == LC_FAILED && strstr(e.reason, "dx[3] is not finite"),
+          "one that writes NaN fails: %s", e.reason);
+    own = own_mask_runner("cpu_dropout");
+    CHECK(effect_of(&own, &one, &e) == LC_OK, "one layer: %s", e.reason);
+    own_mask_effect_format(&own, &e, line, sizeof line);
+    CHECK(strstr(line, "one layer, nothing to drop: every result within tolerance of nn.LSTM"), "%s", line);
     CHECK(effect_of(&own, &few, &e) == LC_UNSUPPORTED && strstr(e.reason, "y not judged"), "%s", e.reason);
     CHECK(effect_of(registry_find("cpu"), &two_layers, &e) == LC_UNSUPPORTED, "%s", e.reason);
     return 0;
