@@ -308,7 +308,7 @@ static tensor_outcome compare_tensor(const runner_ops *r, const lstm_shape *s, c
         const double err = fabs(b->data[i] - a->data[i]);
         const int nf = !isfinite(b->data[i]);
         const double allowed = tolerance_allowed(&t.tol, a->data[i], t.rms, moved_by(v, i), t.moved_rms);
-        const double ratio = nf ? INFINITY : (allowed > 0 ? err / allowed : (err > 0 ? INFINITY : 0));
+        const double ratio = tolerance_ratio(err, allowed, nf);
         if (!nf && err > t.sum.max_abs_err)
             t.sum.max_abs_err = err;
         if (ratio > t.sum.worst_ratio || (nf && !t.worst_not_finite)) {

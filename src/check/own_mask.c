@@ -30,10 +30,7 @@ static double rms_of(const double *v, size_t n)
 /* error / allowed at one element, by the gate's rule (no moved term) */
 static double ratio_at(const tolerance *tol, double got, double ref, double rms)
 {
-    if (!isfinite(got))
-        return INFINITY;
-    const double err = fabs(got - ref), allowed = tolerance_allowed(tol, ref, rms, 0, 0);
-    return allowed > 0 ? err / allowed : err > 0 ? INFINITY : 0;
+    return tolerance_ratio(fabs(got - ref), tolerance_allowed(tol, ref, rms, 0, 0), !isfinite(got));
 }
 
 /* The worst ratio over layer 0's part (the first B*H) of a state tensor. */

@@ -103,6 +103,11 @@ double tolerance_allowed(const tolerance *t, double ref, double ref_rms, double 
     return relative_part(t, ref, ref_rms, moved_by, moved_rms) + t->floor;
 }
 
+double tolerance_ratio(double err, double allowed, int not_finite)
+{
+    return not_finite ? INFINITY : allowed > 0 ? err / allowed : err > 0 ? INFINITY : 0;
+}
+
 double tolerance_allowed_moved(const tolerance *t, double ref, double ref_rms, double moved_by, double moved_rms)
 {
     return relative_part(t, ref, ref_rms, moved_by, moved_rms) - relative_part(t, ref, ref_rms, 0, 0);

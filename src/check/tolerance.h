@@ -91,6 +91,10 @@ double tolerance_scale(const lstm_shape *s, int model, tensor_kind kind, runner_
  * = |moved(e) - ref(e)| and moved_rms = rms(moved - ref) over the tensor,
  * both 0 where the model measures no sensitivity. */
 double tolerance_allowed(const tolerance *t, double ref, double ref_rms, double moved_by, double moved_rms);
+/* err / allowed, the measure of one element the gate and its users judge
+ * (> 1 fails): infinite for a value not finite, and for any error where
+ * nothing is allowed. */
+double tolerance_ratio(double err, double allowed, int not_finite);
 /* Its part that the problem's sensitivity adds (0 without one): what a
  * failure reports next to allowed. */
 double tolerance_allowed_moved(const tolerance *t, double ref, double ref_rms, double moved_by, double moved_rms);
