@@ -13,7 +13,7 @@ build=${ASAN_BUILD_DIR:-${BUILD_DIR:-$root/build}-asan}
 "$root/ci/install-deps.sh" > /dev/null
 # RelWithDebInfo: optimized as the product is, with source lines in reports
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLSTMCHECK_CUDA=OFF \
-  -DLSTMCHECK_SANITIZE=ON > /dev/null
+  -DLSTMCHECK_SANITIZE=ON -DLSTMCHECK_REQUIRE_ONEDNN=ON > /dev/null
 cmake --build "$build" -j"$(nproc)"
 # A report in a child process whose exit a test tolerates (isolation,
 # plugins, A/B) must fail the step too: ASan and LSan reports also go to
