@@ -33,7 +33,9 @@ int openblas_get_num_threads(void);
 
 /* At most two stacks of layers (layer 0 alone, then the others) */
 #define MAX_STACKS 2
-/* Memories one stack holds: sources, weights twice, results, gradients */
+/* Memories one stack holds (23 at most: weights in two layouts, 17 other
+ * arguments, 2 to read gradients through); arguments of a primitive (19
+ * at most, the backward's) */
 #define MAX_MEMS 32
 #define MAX_ARGS 20
 
@@ -53,7 +55,7 @@ typedef struct onednn_stack {
     int nmems;
     dnnl_memory_t diff_w_layer, diff_w_iter; /* in the backward's layout */
     dnnl_memory_t dw_layer_given, dw_iter_given; /* on dw_layer, dw_iter */
-    float *bias, *w_layer, *w_iter;          /* ldgo / ldgoi, as given */
+    float *bias;                             /* b_ih + b_hh, ldgo */
     float *dw_layer, *dw_iter, *dbias;       /* gradients read back: ldgoi, ldgo */
 } onednn_stack;
 
@@ -69,11 +71,12 @@ typedef struct onednn_state {
     int backward_done;
 } onednn_state;
 
-/* Sets err from a oneDNN status; unimplemented is oneDNN refusing the shape */
+/* Sets err from a oneDNN status. An error, even oneDNN's unimplemented:
+ * the runner's caps promise every fixed-length FP32 shape. */
 static int dnnl_failed(dnnl_status_t st, const char *what, lc_error *err)
 {
     lc_error_set(err, "onednn: %s: dnnl_%s", what, dnnl_status2str(st));
-    return st == dnnl_unimplemented ? LC_UNSUPPORTED : LC_ERROR;
+    return LC_ERROR;
 }
 #define DNNL_TRY(call, what)                                                                                      \
     do {                                                                                                          \
@@ -116,7 +119,7 @@ static void stack_release(onednn_stack *k)
     if (k->bwd_pd) dnnl_primitive_desc_destroy(k->bwd_pd);
     for (int i = 0; i < k->nmems; i++)
         dnnl_memory_destroy(k->mems[i]);
-    free(k->bias); free(k->w_layer); free(k->w_iter); free(k->dw_layer); free(k->dw_iter); free(k->dbias);
+    free(k->bias); free(k->dw_layer); free(k->dw_iter); free(k->dbias);
 }
 
 static void onednn_destroy(void *vs)
@@ -147,9 +150,14 @@ static int stack_memory(onednn_state *s, onednn_stack *k, const dnnl_memory_desc
     return LC_OK;
 }
 
-static void bind(onednn_pass *pass, int arg, dnnl_memory_t m)
+static int bind(onednn_pass *pass, int arg, dnnl_memory_t m, lc_error *err)
 {
+    if (pass->nargs == MAX_ARGS) {
+        lc_error_set(err, "onednn: internal: more than %d arguments to a primitive", MAX_ARGS);
+        return LC_ERROR;
+    }
     pass->args[pass->nargs++] = (dnnl_exec_arg_t){arg, m};
+    return LC_OK;
 }
 
 /* from's contents into to, in to's layout (outside the timed region) */
@@ -218,56 +226,51 @@ static const dnnl_memory_desc_t *arg_md(const_dnnl_primitive_desc_t pd, int arg)
     return dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, arg);
 }
 
-/* Weights arg (given: as the problem has them) in the layout each pass
- * asks for; one memory when both ask for the same. */
-static int stack_weights_arg(onednn_state *s, onednn_stack *k, int arg, dnnl_memory_t given, lc_error *err)
+/* Weights arg of the stack's layers (per_layer[l], elems each: ldgoi, as
+ * PyTorch has them) side by side in a scratch copy, reordered into the
+ * layout each pass asks for: one memory when both ask for the same. */
+static int stack_weights_arg(onednn_state *s, onednn_stack *k, int arg, const dnnl_memory_desc_t *given_md,
+                             float *const *per_layer, size_t elems, lc_error *err)
 {
-    const dnnl_memory_desc_t *fwd_md = arg_md(k->fwd_pd, arg), *bwd_md = arg_md(k->bwd_pd, arg);
-    dnnl_memory_t fwd, bwd;
-    int rc = stack_memory(s, k, fwd_md, DNNL_MEMORY_ALLOCATE, &fwd, err);
-    if (rc == LC_OK)
-        rc = reorder(s, given, fwd, err);
-    if (rc != LC_OK)
-        return rc;
-    bwd = fwd;
-    if (!dnnl_memory_desc_equal(fwd_md, bwd_md)) {
-        rc = stack_memory(s, k, bwd_md, DNNL_MEMORY_ALLOCATE, &bwd, err);
-        if (rc == LC_OK)
-            rc = reorder(s, given, bwd, err);
-        if (rc != LC_OK)
-            return rc;
+    float *given = malloc((size_t)k->count * elems * sizeof(float));
+    if (!given) {
+        lc_error_set(err, "onednn: out of host memory");
+        return LC_ERROR;
     }
-    bind(&k->fwd, arg, fwd);
-    bind(&k->bwd, arg, bwd);
-    return LC_OK;
+    for (int j = 0; j < k->count; j++)
+        memcpy(given + (size_t)j * elems, per_layer[k->first + j], elems * sizeof(float));
+    const dnnl_memory_desc_t *fwd_md = arg_md(k->fwd_pd, arg), *bwd_md = arg_md(k->bwd_pd, arg);
+    dnnl_memory_t given_mem = NULL, fwd = NULL, bwd = NULL;
+    const dnnl_status_t st = dnnl_memory_create(&given_mem, given_md, s->engine, given);
+    int rc = st == dnnl_success ? LC_OK : dnnl_failed(st, "weights", err);
+    if (rc == LC_OK) rc = stack_memory(s, k, fwd_md, DNNL_MEMORY_ALLOCATE, &fwd, err);
+    if (rc == LC_OK) rc = reorder(s, given_mem, fwd, err);
+    bwd = fwd;
+    if (rc == LC_OK && !dnnl_memory_desc_equal(fwd_md, bwd_md)) {
+        rc = stack_memory(s, k, bwd_md, DNNL_MEMORY_ALLOCATE, &bwd, err);
+        if (rc == LC_OK) rc = reorder(s, given_mem, bwd, err);
+    }
+    if (given_mem)
+        dnnl_memory_destroy(given_mem);
+    free(given);
+    if (rc == LC_OK) rc = bind(&k->fwd, arg, fwd, err);
+    if (rc == LC_OK) rc = bind(&k->bwd, arg, bwd, err);
+    return rc;
 }
 
-/* The stack's layers' W_ih and W_hh side by side (ldgoi: PyTorch's 4H x in
- * per layer), b_ih + b_hh (ldgo), then in each pass's layout. */
+/* b_ih + b_hh of the stack's layers (ldgo); W_ih and W_hh in each pass's
+ * layout; the memories their gradients are read back through. */
 static int stack_weights(onednn_state *s, onednn_stack *k, const stack_mds *m, lc_error *err)
 {
     const lstm_problem *p = s->p;
-    const size_t H4 = 4 * (size_t)p->shape.hidden_size;
-    const size_t wl = H4 * (size_t)k->in, wi = H4 * (size_t)p->shape.hidden_size;
-    for (int j = 0; j < k->count; j++) {
-        const int l = k->first + j;
-        memcpy(k->w_layer + j * wl, p->w_ih[l], wl * sizeof(float));
-        memcpy(k->w_iter + j * wi, p->w_hh[l], wi * sizeof(float));
+    const size_t H = (size_t)p->shape.hidden_size, H4 = 4 * H;
+    for (int j = 0; j < k->count; j++)
         for (size_t g = 0; g < H4; g++)
-            k->bias[j * H4 + g] = p->b_ih[l][g] + p->b_hh[l][g];
-    }
-    dnnl_memory_t wl_given, wi_given;
-    int rc = stack_memory(s, k, &m->w_layer_given, k->w_layer, &wl_given, err);
-    if (rc == LC_OK)
-        rc = stack_memory(s, k, &m->w_iter_given, k->w_iter, &wi_given, err);
-    if (rc == LC_OK)
-        rc = stack_memory(s, k, &m->w_layer_given, k->dw_layer, &k->dw_layer_given, err);
-    if (rc == LC_OK)
-        rc = stack_memory(s, k, &m->w_iter_given, k->dw_iter, &k->dw_iter_given, err);
-    if (rc == LC_OK)
-        rc = stack_weights_arg(s, k, DNNL_ARG_WEIGHTS_LAYER, wl_given, err);
-    if (rc == LC_OK)
-        rc = stack_weights_arg(s, k, DNNL_ARG_WEIGHTS_ITER, wi_given, err);
+            k->bias[j * H4 + g] = p->b_ih[k->first + j][g] + p->b_hh[k->first + j][g];
+    int rc = stack_weights_arg(s, k, DNNL_ARG_WEIGHTS_LAYER, &m->w_layer_given, p->w_ih, H4 * (size_t)k->in, err);
+    if (rc == LC_OK) rc = stack_weights_arg(s, k, DNNL_ARG_WEIGHTS_ITER, &m->w_iter_given, p->w_hh, H4 * H, err);
+    if (rc == LC_OK) rc = stack_memory(s, k, &m->w_layer_given, k->dw_layer, &k->dw_layer_given, err);
+    if (rc == LC_OK) rc = stack_memory(s, k, &m->w_iter_given, k->dw_iter, &k->dw_iter_given, err);
     return rc;
 }
 
@@ -314,10 +317,10 @@ static int stack_data(onednn_state *s, onednn_stack *k, const stack_mds *m, lc_e
         const int rc = stack_memory(s, k, args[i].md, args[i].data, &mem, err);
         if (rc != LC_OK)
             return rc;
-        if (args[i].passes & FWD)
-            bind(&k->fwd, args[i].arg, mem);
-        if (args[i].passes & BWD)
-            bind(&k->bwd, args[i].arg, mem);
+        if ((args[i].passes & FWD) && bind(&k->fwd, args[i].arg, mem, err) != LC_OK)
+            return LC_ERROR;
+        if ((args[i].passes & BWD) && bind(&k->bwd, args[i].arg, mem, err) != LC_OK)
+            return LC_ERROR;
         if (args[i].arg == DNNL_ARG_DIFF_WEIGHTS_LAYER)
             k->diff_w_layer = mem;
         if (args[i].arg == DNNL_ARG_DIFF_WEIGHTS_ITER)
@@ -352,9 +355,7 @@ static int plan_stacks(onednn_state *s)
         const size_t n = (size_t)k->count;
         k->bias = falloc(n * 4 * H, &ok);
         k->dbias = falloc(n * 4 * H, &ok);
-        k->w_layer = falloc(n * 4 * H * (size_t)k->in, &ok);
         k->dw_layer = falloc(n * 4 * H * (size_t)k->in, &ok);
-        k->w_iter = falloc(n * 4 * H * H, &ok);
         k->dw_iter = falloc(n * 4 * H * H, &ok);
     }
     s->y = falloc(seq, &ok);
