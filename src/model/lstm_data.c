@@ -412,6 +412,14 @@ void lstm_copy_to_double(double *dst, const float *src, size_t n)
         dst[i] = (double)src[i];
 }
 
+float *lstm_float_buffer(size_t n, int *ok)
+{
+    float *p = calloc(n ? n : 1, sizeof(float));
+    if (!p)
+        *ok = 0;
+    return p;
+}
+
 /* Views being listed: where they go, and the kind of the next ones. */
 typedef struct view_list {
     lstm_tensor_view *views;

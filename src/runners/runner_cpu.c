@@ -188,14 +188,6 @@ static int cpu_available(lc_error *why)
     return LC_OK;
 }
 
-static float *falloc(size_t n, int *ok)
-{
-    float *p = calloc(n ? n : 1, sizeof(float));
-    if (!p)
-        *ok = 0;
-    return p;
-}
-
 /* The state with its layer table and the lengths (all T without variable
  * length); NULL when out of host memory. */
 static cpu_state *cpu_state_new(const lstm_problem *p)
@@ -224,27 +216,27 @@ static void alloc_layer(cpu_layer *ly, const lstm_problem *p, int l, int *ok)
     const lstm_shape *sh = &p->shape;
     const size_t T = (size_t)sh->seq_length, B = (size_t)sh->batch, H = (size_t)sh->hidden_size;
     if (lstm_dropout_mask(p, l))
-        ly->masked = falloc(T * B * H, ok);
-    ly->gates = falloc(T * B * 4 * H, ok);
-    ly->c = falloc(T * B * H, ok);
-    ly->h_prev = falloc(T * B * H, ok);
-    ly->c_prev = falloc(T * B * H, ok);
-    ly->out = falloc(T * B * H, ok);
-    ly->dw_ih = falloc(lstm_w_ih_elems(sh, l), ok);
-    ly->dw_hh = falloc(lstm_w_hh_elems(sh), ok);
+        ly->masked = lstm_float_buffer(T * B * H, ok);
+    ly->gates = lstm_float_buffer(T * B * 4 * H, ok);
+    ly->c = lstm_float_buffer(T * B * H, ok);
+    ly->h_prev = lstm_float_buffer(T * B * H, ok);
+    ly->c_prev = lstm_float_buffer(T * B * H, ok);
+    ly->out = lstm_float_buffer(T * B * H, ok);
+    ly->dw_ih = lstm_float_buffer(lstm_w_ih_elems(sh, l), ok);
+    ly->dw_hh = lstm_float_buffer(lstm_w_hh_elems(sh), ok);
     if (!(lstm_layernorm_of(p, l).eps > 0)) {
-        ly->db_ih = falloc(4 * H, ok);
-        ly->db_hh = falloc(4 * H, ok);
+        ly->db_ih = lstm_float_buffer(4 * H, ok);
+        ly->db_hh = lstm_float_buffer(4 * H, ok);
         return;
     }
-    ly->i_hat = falloc(T * B * 4 * H, ok);
-    ly->h_hat = falloc(T * B * 4 * H, ok);
-    ly->c_hat = falloc(T * B * H, ok);
-    ly->rstd_i = falloc(T * B, ok);
-    ly->rstd_h = falloc(T * B, ok);
-    ly->rstd_c = falloc(T * B, ok);
+    ly->i_hat = lstm_float_buffer(T * B * 4 * H, ok);
+    ly->h_hat = lstm_float_buffer(T * B * 4 * H, ok);
+    ly->c_hat = lstm_float_buffer(T * B * H, ok);
+    ly->rstd_i = lstm_float_buffer(T * B, ok);
+    ly->rstd_h = lstm_float_buffer(T * B, ok);
+    ly->rstd_c = lstm_float_buffer(T * B, ok);
     for (size_t i = 0; i < LN_PARAMS; i++)
-        ly->ln_grad[ln_params[i].slot] = falloc((size_t)ln_params[i].width * H, ok);
+        ly->ln_grad[ln_params[i].slot] = lstm_float_buffer((size_t)ln_params[i].width * H, ok);
 }
 
 /* The final states, the backward's scratch and gradients of the inputs,
@@ -254,32 +246,32 @@ static void alloc_buffers(cpu_state *s, int *ok)
     const lstm_shape *sh = &s->p->shape;
     const size_t T = (size_t)sh->seq_length, B = (size_t)sh->batch, H = (size_t)sh->hidden_size;
     const size_t wide = (size_t)(sh->input_size > sh->hidden_size ? sh->input_size : sh->hidden_size);
-    s->hy = falloc(lstm_state_elems(sh), ok);
-    s->cy = falloc(lstm_state_elems(sh), ok);
-    s->dgates = falloc(T * B * 4 * H, ok);
-    s->d_out = falloc(T * B * wide, ok);
-    s->d_in = falloc(T * B * wide, ok);
-    s->dx = falloc(lstm_seq_elems(sh, sh->input_size), ok);
-    s->dh0 = falloc(lstm_state_elems(sh), ok);
-    s->dc0 = falloc(lstm_state_elems(sh), ok);
-    s->dh = falloc(B * H, ok);
-    s->dc = falloc(B * H, ok);
-    s->dh_next = falloc(B * H, ok);
+    s->hy = lstm_float_buffer(lstm_state_elems(sh), ok);
+    s->cy = lstm_float_buffer(lstm_state_elems(sh), ok);
+    s->dgates = lstm_float_buffer(T * B * 4 * H, ok);
+    s->d_out = lstm_float_buffer(T * B * wide, ok);
+    s->d_in = lstm_float_buffer(T * B * wide, ok);
+    s->dx = lstm_float_buffer(lstm_seq_elems(sh, sh->input_size), ok);
+    s->dh0 = lstm_float_buffer(lstm_state_elems(sh), ok);
+    s->dc0 = lstm_float_buffer(lstm_state_elems(sh), ok);
+    s->dh = lstm_float_buffer(B * H, ok);
+    s->dc = lstm_float_buffer(B * H, ok);
+    s->dh_next = lstm_float_buffer(B * H, ok);
     if (lstm_layernorm_of(s->p, 0).eps > 0) {
-        s->dgates_hh = falloc(T * B * 4 * H, ok);
-        s->d_cell = falloc(T * B * H, ok);
-        s->h_proj = falloc(B * 4 * H, ok);
+        s->dgates_hh = lstm_float_buffer(T * B * 4 * H, ok);
+        s->d_cell = lstm_float_buffer(T * B * H, ok);
+        s->h_proj = lstm_float_buffer(B * 4 * H, ok);
     }
     if (EXTRA_WORK_PERCENT() > 0) {
         /* test-only: small GEMMs (8 x 4H x H) repeated as extra work */
         s->extra_rows = 8;
-        s->extra_a = falloc((size_t)s->extra_rows * H, ok);
-        s->extra_c = falloc((size_t)s->extra_rows * 4 * H, ok);
+        s->extra_a = lstm_float_buffer((size_t)s->extra_rows * H, ok);
+        s->extra_c = lstm_float_buffer((size_t)s->extra_rows * 4 * H, ok);
     }
     if (s->operands != OPERANDS_FP32) {
         /* the largest A: (T*B) x max(I, H, 4H); B: max(T*B, 4H) x max(I, H) */
-        s->op_a = falloc(T * B * (wide > 4 * H ? wide : 4 * H), ok);
-        s->op_b = falloc((T * B > 4 * H ? T * B : 4 * H) * wide, ok);
+        s->op_a = lstm_float_buffer(T * B * (wide > 4 * H ? wide : 4 * H), ok);
+        s->op_b = lstm_float_buffer((T * B > 4 * H ? T * B : 4 * H) * wide, ok);
     }
 }
 

@@ -329,14 +329,6 @@ static int stack_data(onednn_state *s, onednn_stack *k, const stack_mds *m, lc_e
     return LC_OK;
 }
 
-static float *falloc(size_t n, int *ok)
-{
-    float *p = calloc(n ? n : 1, sizeof(float));
-    if (!p)
-        *ok = 0;
-    return p;
-}
-
 /* Layer 0 alone when its input is not H wide and layers follow, then the
  * others in one stack; else all layers in one. Their host buffers. */
 static int plan_stacks(onednn_state *s)
@@ -353,22 +345,22 @@ static int plan_stacks(onednn_state *s)
     for (int i = 0; i < s->nstacks; i++) {
         onednn_stack *k = &s->stacks[i];
         const size_t n = (size_t)k->count;
-        k->bias = falloc(n * 4 * H, &ok);
-        k->dbias = falloc(n * 4 * H, &ok);
-        k->dw_layer = falloc(n * 4 * H * (size_t)k->in, &ok);
-        k->dw_iter = falloc(n * 4 * H * H, &ok);
+        k->bias = lstm_float_buffer(n * 4 * H, &ok);
+        k->dbias = lstm_float_buffer(n * 4 * H, &ok);
+        k->dw_layer = lstm_float_buffer(n * 4 * H * (size_t)k->in, &ok);
+        k->dw_iter = lstm_float_buffer(n * 4 * H * H, &ok);
     }
-    s->y = falloc(seq, &ok);
+    s->y = lstm_float_buffer(seq, &ok);
     if (apart) {
-        s->between = falloc(seq, &ok);
-        s->d_between = falloc(seq, &ok);
+        s->between = lstm_float_buffer(seq, &ok);
+        s->d_between = lstm_float_buffer(seq, &ok);
     }
-    s->hy = falloc(state, &ok);
-    s->cy = falloc(state, &ok);
-    s->dh0 = falloc(state, &ok);
-    s->dc0 = falloc(state, &ok);
-    s->dx = falloc(lstm_seq_elems(sh, sh->input_size), &ok);
-    s->zeros = falloc(seq > state ? seq : state, &ok);
+    s->hy = lstm_float_buffer(state, &ok);
+    s->cy = lstm_float_buffer(state, &ok);
+    s->dh0 = lstm_float_buffer(state, &ok);
+    s->dc0 = lstm_float_buffer(state, &ok);
+    s->dx = lstm_float_buffer(lstm_seq_elems(sh, sh->input_size), &ok);
+    s->zeros = lstm_float_buffer(seq > state ? seq : state, &ok);
     return ok;
 }
 
