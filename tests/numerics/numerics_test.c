@@ -1,5 +1,6 @@
-/* numerics_test RUNNER GROUP: one runner against the reference on every
- * shape of one group. Exit 0: every shape passed; 1: a shape failed or
+/* numerics_test [--plugin PATH] RUNNER GROUP: one runner (of the roster,
+ * or of the plugin at PATH, loaded as lstmcheck --plugin loads it) against
+ * the reference on every shape of one group. Exit 0: every shape passed; 1: a shape failed or
  * errored; 77 (skip): the runner cannot run here, or takes none of the
  * group's shapes. A runner with a dropout mask of its own is also run at
  * its model's p wherever the gate passed it, and judged as
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "check/gate.h"
+#include "check/isolate.h"
 #include "check/own_mask.h"
 #include "groups.h"
 #include "runners/runner.h"
@@ -141,8 +143,19 @@ static int group_verdict(const runner_ops *r, const numerics_group *g, const gro
 
 int main(int argc, char **argv)
 {
+    const char *plugin = NULL;
+    if (argc == 5 && !strcmp(argv[1], "--plugin")) {
+        plugin = argv[2];
+        argv += 2;
+        argc -= 2;
+    }
     if (argc != 3) {
-        fprintf(stderr, "usage: numerics_test RUNNER GROUP\n");
+        fprintf(stderr, "usage: numerics_test [--plugin PATH] RUNNER GROUP\n");
+        return 2;
+    }
+    lc_error err;
+    if (plugin && isolate_plugin_load(plugin, &err)) {
+        fprintf(stderr, "numerics_test: %s\n", err.msg);
         return 2;
     }
     const runner_ops *r = registry_find(argv[1]);
