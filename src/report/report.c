@@ -249,8 +249,12 @@ static void json_runner(json_writer *w, const bench_entry *x)
     json_member_string(w, "gate", gate_word(x->gate.status));
     if (x->gate.status == LC_OK || x->gate.status == LC_FAILED)
         json_member_double(w, "gate_worst_ratio", x->gate.worst.ratio);
+    if (x->gate.status != LC_OK && x->gate.reason[0])
+        json_member_string(w, "reason", x->gate.reason); /* why it skipped, broke or failed */
     if (x->timed)
         json_timing(w, x);
+    else if (x->gate.status == LC_OK && x->error[0])
+        json_member_string(w, "error", x->error); /* why a runner that passed was not timed */
     json_object_end(w);
 }
 

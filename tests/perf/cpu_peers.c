@@ -1,39 +1,45 @@
 /* cpu_peers: our cpu runner beside its peers on this machine, in one run
  * and one table: oneDNN's LSTM (onednn), PyTorch's own nn.LSTM (torch:lstm,
  * the plugin of tests/torch, C++: no Python in the timed region) and the
- * machine's limit, the time the LSTM's FLOPs take at the best OpenBLAS
- * SGEMM rate measured beside them. Forward and backward, at each thread
- * count asked (default: one, and every core). Every implementation runs on
- * the same thread count (each follows OpenBLAS's, docs/perf.md) and is
- * timed by the same harness (perf/harness.h: warm-up, then zero_grads
- * untimed, forward, backward, each timed, medians), after passing the
- * numerics gate at that thread count: a wrong runner is not timed.
+ * machine's limit, the time the LSTM's FLOPs take at the best sustained
+ * OpenBLAS SGEMM rate measured beside them. Forward and backward, at each
+ * thread count asked (default: one, and every core).
+ *
+ * Every row is measured the way users measure: `lstmcheck bench --print-json
+ * full`, one process per (runner, thread count), OPENBLAS_NUM_THREADS set to
+ * the count (every CPU runner follows OpenBLAS's, docs/perf.md). So each is
+ * gated first (a wrong runner is not timed), timed by the same harness, a
+ * plugin's runner isolated in a child with a deadline per call, and no
+ * runner shares a process, or spinning threads, with another.
+ *
  * OpenMP's wait policy (how long an idle OpenMP thread spins) decides who
  * gets the cores where two thread pools meet: PyTorch's OpenMP pool and
- * OpenBLAS's pthreads take turns in every step, and spinning workers of
- * one slow the other's several times on a machine without spare cores.
- * So by default (--omp-wait-policy each) the whole run is made twice, in
- * a child under OMP_WAIT_POLICY=ACTIVE and one under PASSIVE (libgomp reads
- * it when it loads), and each row is the better of the two, the policy
- * named; --omp-wait-policy inherit measures here, under the environment's.
- * A benchmark, not a test: its output goes to docs/perf.md with this command.
+ * OpenBLAS's pthreads take turns in every step, and spinning workers of one
+ * slow the other's several times on a machine without spare cores. No one
+ * setting is fair to every runner, so by default (--omp-wait-policy each)
+ * each is measured under OMP_WAIT_POLICY=ACTIVE and under PASSIVE, and its
+ * row is the better, the policy named; `inherit` measures once, under the
+ * environment's.
+ *
  *   cpu_peers [--rnns cpu,onednn,torch:lstm] [--plugin PATH]... [--threads 1,all]
  *             [--seqLength T --miniBatch B --inputSize I --hiddenSize H --numLayers L]
- *             [--nloops N] [--warmup N] [--omp-wait-policy each|inherit]
+ *             [--nloops N] [--warmup N] [--omp-wait-policy each|inherit] [--lstmcheck PATH]
+ * A benchmark, not a test: its output goes to docs/perf.md with this command.
  * Exit 0: every row measured or skipped with its reason; 1: a runner failed
- * its gate or broke; 2: bad input. */
+ * its gate or broke; 2: bad input, or lstmcheck could not be run. */
 #include <cblas.h>
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/parallel.h"
 #include "base/proc.h"
-#include "check/gate.h"
 #include "check/isolate.h"
 #include "device/timer.h"
-#include "perf/harness.h"
+#include "model/lstm.h"
 
 char *openblas_get_config(void);
 char *openblas_get_corename(void);
@@ -43,35 +49,38 @@ void openblas_set_num_threads(int);
 #define MAX_RUNNERS 8
 #define MAX_THREAD_COUNTS 8
 #define MAX_PLUGINS 4
+#define WORD_MAX 32 /* a word of a list: a runner's qualified name (31) and its NUL */
 
 /* What the command line asked for. */
 typedef struct peers_args {
     lstm_shape shape;
     int nloops, warmup;
-    const char *runners[MAX_RUNNERS];
+    char runners[MAX_RUNNERS][WORD_MAX];
     int nrunners;
     int threads[MAX_THREAD_COUNTS];
     int nthreads;
-    const char *plugins[MAX_PLUGINS];
+    const char *plugins[MAX_PLUGINS + 1]; /* the torch plugin, when built, and --plugin's */
     int nplugins;
-    int inherit_policy; /* measure here, under this process's OMP_WAIT_POLICY */
-    int rows_out;       /* print rows for the parent, not the table */
+    int inherit_policy; /* once, under this process's OMP_WAIT_POLICY */
+    const char *lstmcheck;
 } peers_args;
 
 /* One row of the table: a runner (or the limit) at a thread count. */
 typedef struct peers_row {
     int threads;
     char name[32];
-    char policy[8];      /* OMP_WAIT_POLICY it was measured under */
-    lc_status status;    /* LC_OK measured; LC_UNSUPPORTED skipped; else failed */
+    char policy[8];   /* the OMP_WAIT_POLICY it was measured under ("-": the environment's) */
+    lc_status status; /* LC_OK measured; LC_UNSUPPORTED skipped; else failed or broke */
     double fwd_ms, bwd_ms;
-    char note[600];      /* the gate's worst ratio, or why it was not measured */
+    char note[600];   /* the gate's worst ratio, or why it was not measured */
 } peers_row;
 
 /* ---- the machine's limit ---- */
 
-/* best-of-reps throughput of an (m x k)(k x n) sgemm; 0 without memory */
-static double sgemm_gflops(int m, int n, int k, int reps)
+/* The sustained rate of an (m x k)(k x n) sgemm: the best of 5 samples,
+ * each as many calls as take 20 ms (one call of a small GEMM is too short
+ * to time); 0 without memory. */
+static double sgemm_gflops(int m, int n, int k)
 {
     float *a = malloc((size_t)m * k * sizeof *a), *b = malloc((size_t)k * n * sizeof *b),
           *c = malloc((size_t)m * n * sizeof *c);
@@ -81,10 +90,15 @@ static double sgemm_gflops(int m, int n, int k, int reps)
             a[i] = (float)(i % 7) * 0.1f;
         for (size_t i = 0; i < (size_t)k * n; i++)
             b[i] = (float)(i % 5) * 0.1f;
-        for (int r = 0; r < reps; r++) {
-            double t0 = wall_seconds();
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
-            double rate = 2.0 * m * (double)n * k / (wall_seconds() - t0) / 1e9;
+        double t0 = wall_seconds();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+        const double once = wall_seconds() - t0;
+        const int calls = once >= 0.02 ? 1 : (int)(0.02 / (once > 1e-7 ? once : 1e-7)) + 1;
+        for (int r = 0; r < 5; r++) {
+            t0 = wall_seconds();
+            for (int i = 0; i < calls; i++)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+            const double rate = 2.0 * m * (double)n * k * calls / (wall_seconds() - t0) / 1e9;
             if (rate > best)
                 best = rate;
         }
@@ -103,7 +117,7 @@ static double sgemm_peak(const lstm_shape *s, char *best_shape, size_t n)
                              {H4, s->hidden_size, TB}, {TB, s->input_size, H4}};
     double peak = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-        double g = sgemm_gflops(shapes[i][0], shapes[i][1], shapes[i][2], 5);
+        double g = sgemm_gflops(shapes[i][0], shapes[i][1], shapes[i][2]);
         if (g > peak) {
             peak = g;
             snprintf(best_shape, n, "%dx%dx%d", shapes[i][0], shapes[i][1], shapes[i][2]);
@@ -125,72 +139,92 @@ static double forward_flops(const lstm_shape *s)
 
 /* ---- the command line ---- */
 
-/* Split a comma list into out (at most max words, in a copy: the
- * arguments go to the children unchanged). */
-static int split_list(const char *arg, const char **out, int max)
+/* Split a comma list into words (at most max, each non-empty and shorter
+ * than WORD_MAX). The count, or -1. */
+static int split_list(const char *list, char words[][WORD_MAX], int max)
 {
     int n = 0;
-    char *list = strdup(arg);
-    if (!list)
-        return -1;
-    for (char *w = strtok(list, ","); w; w = strtok(NULL, ","))
-        if (n < max)
-            out[n++] = w;
-        else
+    for (const char *w = list;; n++) {
+        const size_t len = strcspn(w, ",");
+        if (!len || len >= WORD_MAX || n == max)
             return -1;
-    return n;
+        memcpy(words[n], w, len);
+        words[n][len] = '\0';
+        if (!w[len])
+            return n + 1;
+        w += len + 1;
+    }
 }
 
-/* --threads: counts > 0, "all" for every core; a count once */
+/* --threads: whole counts 1..1024 or "all" (every core), each once */
 static int parse_threads(const char *list, peers_args *a)
 {
-    const char *words[MAX_THREAD_COUNTS];
+    char words[MAX_THREAD_COUNTS][WORD_MAX];
     int n = split_list(list, words, MAX_THREAD_COUNTS);
-    if (n <= 0)
-        return 2;
+    a->nthreads = 0;
     for (int i = 0; i < n; i++) {
-        int v = !strcmp(words[i], "all") ? lc_online_cpus() : atoi(words[i]);
-        if (v <= 0 || v > 1024)
+        char *end = words[i] + strlen(words[i]); /* "all": nothing left over */
+        long v = !strcmp(words[i], "all") ? lc_online_cpus() : strtol(words[i], &end, 10);
+        if (*end || v < 1 || v > 1024)
             return 2;
         int seen = 0;
         for (int j = 0; j < a->nthreads; j++)
             seen |= a->threads[j] == v;
         if (!seen)
-            a->threads[a->nthreads++] = v;
+            a->threads[a->nthreads++] = (int)v;
     }
-    return 0;
+    return n > 0 ? 0 : 2;
+}
+
+/* --rnns: each once, and one line of text */
+static int parse_runners(const char *list, peers_args *a)
+{
+    a->nrunners = split_list(list, a->runners, MAX_RUNNERS);
+    for (int i = 0; i < a->nrunners; i++)
+        for (int j = 0; j <= i; j++)
+            if (j == i ? strcspn(a->runners[i], "\t\n\r") != strlen(a->runners[i]) :
+                         !strcmp(a->runners[i], a->runners[j]))
+                return 2;
+    return a->nrunners > 0 ? 0 : 2;
+}
+
+static int *number_flag(peers_args *a, const char *flag)
+{
+    return !strcmp(flag, "--seqLength") ? &a->shape.seq_length : !strcmp(flag, "--miniBatch") ? &a->shape.batch
+         : !strcmp(flag, "--inputSize") ? &a->shape.input_size : !strcmp(flag, "--hiddenSize") ? &a->shape.hidden_size
+         : !strcmp(flag, "--numLayers") ? &a->shape.num_layers : !strcmp(flag, "--nloops") ? &a->nloops
+         : !strcmp(flag, "--warmup") ? &a->warmup : NULL;
 }
 
 static int parse_value(peers_args *a, const char *flag, const char *value)
 {
-    int *field = !strcmp(flag, "--seqLength") ? &a->shape.seq_length : !strcmp(flag, "--miniBatch") ? &a->shape.batch
-               : !strcmp(flag, "--inputSize") ? &a->shape.input_size : !strcmp(flag, "--hiddenSize") ? &a->shape.hidden_size
-               : !strcmp(flag, "--numLayers") ? &a->shape.num_layers : !strcmp(flag, "--nloops") ? &a->nloops
-               : !strcmp(flag, "--warmup") ? &a->warmup : NULL;
+    int *field = number_flag(a, flag);
     if (field) {
         char *end;
         long v = strtol(value, &end, 10);
-        if (*end || v < (field == &a->warmup ? 0 : 1) || v > 100000)
+        if (*end || !*value || v < (field == &a->warmup ? 0 : 1) || v > 100000)
             return fprintf(stderr, "cpu_peers: %s needs a whole number in range, not '%s'\n", flag, value), 2;
         *field = (int)v;
     } else if (!strcmp(flag, "--rnns")) {
-        a->nrunners = split_list(value, a->runners, MAX_RUNNERS);
-        if (a->nrunners <= 0)
-            return fprintf(stderr, "cpu_peers: --rnns takes 1 to %d comma-separated runners\n", MAX_RUNNERS), 2;
+        if (parse_runners(value, a))
+            return fprintf(stderr, "cpu_peers: --rnns takes 1 to %d different runners, comma-separated\n",
+                           MAX_RUNNERS), 2;
     } else if (!strcmp(flag, "--threads")) {
-        a->nthreads = 0;
         if (parse_threads(value, a))
-            return fprintf(stderr, "cpu_peers: --threads takes up to %d counts > 0 or 'all', comma-separated\n",
+            return fprintf(stderr, "cpu_peers: --threads takes up to %d counts 1..1024 or 'all', comma-separated\n",
                            MAX_THREAD_COUNTS), 2;
     } else if (!strcmp(flag, "--omp-wait-policy")) {
         if (strcmp(value, "each") && strcmp(value, "inherit"))
             return fprintf(stderr, "cpu_peers: --omp-wait-policy is each or inherit, not '%s'\n", value), 2;
         a->inherit_policy = !strcmp(value, "inherit");
-    } else if (!strcmp(flag, "--rows")) { /* internal: the parent's child */
-        a->rows_out = !strcmp(value, "1");
+    } else if (!strcmp(flag, "--lstmcheck")) {
+        a->lstmcheck = value;
     } else if (!strcmp(flag, "--plugin")) {
         if (a->nplugins == MAX_PLUGINS)
             return fprintf(stderr, "cpu_peers: at most %d --plugin\n", MAX_PLUGINS), 2;
+        for (int i = 0; i < a->nplugins; i++)
+            if (!strcmp(a->plugins[i], value))
+                return 0; /* the default one, named again */
         a->plugins[a->nplugins++] = value;
     } else {
         return fprintf(stderr, "cpu_peers: unknown flag %s (see the top of tests/perf/cpu_peers.c)\n", flag), 2;
@@ -200,25 +234,24 @@ static int parse_value(peers_args *a, const char *flag, const char *value)
 
 static int parse_args(int argc, char **argv, peers_args *a)
 {
-    const char *default_rnns = "cpu,onednn,torch:lstm", *default_threads = "1,all";
     *a = (peers_args){.shape = {.seq_length = 100, .batch = 64, .input_size = 512, .hidden_size = 512, .num_layers = 1},
-                      .nloops = 10, .warmup = 2};
-    a->nrunners = split_list(default_rnns, a->runners, MAX_RUNNERS);
-    parse_threads(default_threads, a);
+                      .nloops = 10, .warmup = 2, .lstmcheck = LSTMCHECK_PROGRAM};
+    parse_runners("cpu,onednn,torch:lstm", a);
+    parse_threads("1,all", a);
+#ifdef LSTMCHECK_TORCH_PLUGIN
+    a->plugins[a->nplugins++] = LSTMCHECK_TORCH_PLUGIN;
+#endif
     for (int i = 1; i < argc; i += 2) {
         if (i + 1 == argc)
             return fprintf(stderr, "cpu_peers: %s needs a value\n", argv[i]), 2;
         if (parse_value(a, argv[i], argv[i + 1]))
             return 2;
     }
-#ifdef LSTMCHECK_TORCH_PLUGIN
-    if (!a->nplugins)
-        a->plugins[a->nplugins++] = LSTMCHECK_TORCH_PLUGIN;
-#endif
+    lc_error err = {{0}};
+    if (lstm_shape_validate(&a->shape, &err))
+        return fprintf(stderr, "cpu_peers: %s\n", err.msg), 2;
     return 0;
 }
-
-/* ---- measuring ---- */
 
 /* Why a runner of the list is not here (NULL: a name of nothing, bad
  * input): the torch plugin, when this build has none. */
@@ -232,71 +265,140 @@ static const char *absent_reason(const char *name)
     return NULL;
 }
 
-/* Gate r at the current thread count, then time it into row. */
-static void measure_runner(const runner_ops *r, numerics_context *ctx, const peers_args *a, peers_row *row)
+/* ---- one runner, one `lstmcheck bench` ---- */
+
+/* The bench's argv for runner r (storage in buf). */
+static void bench_argv(const peers_args *a, const char *r, char *const *out, char buf[][16])
 {
-    lc_error err = {{0}};
-    gate_report rep;
-    const lstm_problem *p;
-    const gate_expected *expected;
-    if ((row->status = r->available(&err)) != LC_OK) {
-        snprintf(row->note, sizeof row->note, "%s", err.msg);
-        return;
+    const char **v = (const char **)out;
+    int n = 0, nb = 0;
+    v[n++] = a->lstmcheck, v[n++] = "bench", v[n++] = "--device", v[n++] = "cpu", v[n++] = "--rnns", v[n++] = r;
+    for (int i = 0; i < a->nplugins; i++)
+        v[n++] = "--plugin", v[n++] = a->plugins[i];
+    const char *flags[] = {"--seqLength", "--miniBatch", "--inputSize", "--hiddenSize", "--numLayers", "--nloops",
+                           "--warmup"};
+    const int values[] = {a->shape.seq_length, a->shape.batch, a->shape.input_size, a->shape.hidden_size,
+                          a->shape.num_layers, a->nloops, a->warmup};
+    for (int i = 0; i < 7; i++) {
+        snprintf(buf[nb], 16, "%d", values[i]);
+        v[n++] = flags[i], v[n++] = buf[nb++];
     }
-    gate_run(r, ctx, NULL, &rep);
-    if ((row->status = rep.status) != LC_OK) {
-        gate_format_summary(r, &rep, row->note, sizeof row->note);
-        return;
-    }
-    harness_config cfg = {.warmup = a->warmup, .min_samples = a->nloops, .max_samples = a->nloops};
-    harness_result res;
-    memset(&res, 0, sizeof res);
-    if ((row->status = numerics_context_timed(ctx, r, &p, &expected, &err)) == LC_OK) {
-        cfg.expected = expected;
-        row->status = harness_run(r, p, &cfg, &res, &err);
-    }
-    if (row->status == LC_OK) {
-        row->fwd_ms = res.fwd.median;
-        row->bwd_ms = res.bwd.median;
-        snprintf(row->note, sizeof row->note, "gate passed, worst ratio %.3g", rep.worst.ratio);
-    } else {
-        snprintf(row->note, sizeof row->note, "%s", err.msg);
-    }
-    harness_result_free(&res);
+    v[n++] = "--print-json", v[n++] = "full", v[n] = NULL;
 }
 
-/* One thread count: the limit (the SGEMM rate before and after the runners,
- * the higher), then each runner. Rows appended at *nrows. */
-static void measure_at(int threads, const peers_args *a, numerics_context *ctx, peers_row *rows, int *nrows)
+/* bench's JSON for one runner into row. */
+static void read_bench_json(const char *text, peers_row *row)
 {
-    char before_shape[64], after_shape[64];
-    openblas_set_num_threads(threads);
-    peers_row *limit = &rows[(*nrows)++];
-    *limit = (peers_row){.threads = threads, .name = "SGEMM limit", .status = LC_OK};
-    if (openblas_get_num_threads() != threads) { /* nothing at this count is what it says */
-        limit->status = LC_UNSUPPORTED;
-        snprintf(limit->note, sizeof limit->note, "OpenBLAS runs %d threads here, not %d", openblas_get_num_threads(),
-                 threads);
-        return;
+    cJSON *doc = cJSON_Parse(text);
+    const cJSON *r = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "runners"), 0);
+    const char *gate = cJSON_GetStringValue(cJSON_GetObjectItem(r, "gate"));
+    const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(r, "reason"));
+    const char *error = cJSON_GetStringValue(cJSON_GetObjectItem(doc, "error"));
+    const cJSON *fwd = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "forward"), "median");
+    const cJSON *bwd = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "backward"), "median");
+    const double worst = cJSON_GetNumberValue(cJSON_GetObjectItem(r, "gate_worst_ratio"));
+    row->status = LC_ERROR;
+    if (!gate) {
+        snprintf(row->note, sizeof row->note, "lstmcheck bench: %s", error ? error : "no runner in its JSON");
+    } else if (!strcmp(gate, "pass") && cJSON_IsNumber(fwd) && cJSON_IsNumber(bwd)) {
+        row->status = LC_OK;
+        row->fwd_ms = fwd->valuedouble;
+        row->bwd_ms = bwd->valuedouble;
+        snprintf(row->note, sizeof row->note, "gate passed, worst ratio %.3g", worst);
+    } else {
+        row->status = !strcmp(gate, "skip") ? LC_UNSUPPORTED : !strcmp(gate, "fail") ? LC_FAILED : LC_ERROR;
+        const char *err = cJSON_GetStringValue(cJSON_GetObjectItem(r, "error"));
+        snprintf(row->note, sizeof row->note, "%s%s", !strcmp(gate, "fail") ? "gate failed: " : "",
+                 why ? why : err ? err : gate);
     }
+    cJSON_Delete(doc);
+}
+
+/* `lstmcheck bench` of runner r at this process's OPENBLAS_NUM_THREADS,
+ * under OMP_WAIT_POLICY=policy (NULL: the environment's), into row. Its
+ * stderr goes to a scratch log, whose last line says why where it stopped
+ * without JSON. */
+static void bench_runner(const peers_args *a, const char *r, const char *policy, peers_row *row)
+{
+    char *argv[32], numbers[7][16], env[64], log[] = "/tmp/cpu_peers.XXXXXX";
+    const size_t out_size = 8u << 20;
+    char *out = malloc(out_size);
+    bench_argv(a, r, argv, numbers);
+    snprintf(env, sizeof env, "OMP_WAIT_POLICY=%s", policy ? policy : "");
+    int fd = mkstemp(log);
+    proc_io io = {.extra_env = policy ? env : NULL, .log_path = fd >= 0 ? log : NULL, .out = out, .out_size = out_size};
+    lc_error err = {{0}};
+    const int rc = out ? proc_run(argv, &io, &err) : -1;
+    if (rc >= 0 && out[0] == '{') {
+        read_bench_json(out, row);
+    } else {
+        char last[512] = "";
+        if (fd >= 0)
+            proc_log_last_line(log, last, sizeof last);
+        row->status = LC_ERROR;
+        snprintf(row->note, sizeof row->note, "lstmcheck bench %s: %s", rc < 0 ? "did not run" : "wrote no JSON",
+                 rc < 0 ? err.msg : last);
+    }
+    if (fd >= 0)
+        close(fd), unlink(log);
+    free(out);
+}
+
+/* runner r at the current thread count: under each policy, the better
+ * (fwd + bwd); a failure under either is the row's. */
+static void measure_runner(const peers_args *a, const char *r, peers_row *row)
+{
+    static const char *const policies[] = {"ACTIVE", "PASSIVE"};
+    const int n = a->inherit_policy ? 1 : 2;
+    for (int i = 0; i < n; i++) {
+        peers_row got = *row;
+        bench_runner(a, r, a->inherit_policy ? NULL : policies[i], &got);
+        snprintf(got.policy, sizeof got.policy, "%s", a->inherit_policy ? "-" : policies[i]);
+        if (got.status == LC_OK) /* both policies' figures, for the record */
+            fprintf(stderr, "cpu_peers: %s at %d thread(s), OMP_WAIT_POLICY %s: %.4g / %.4g ms\n", r, row->threads,
+                    got.policy, got.fwd_ms, got.bwd_ms);
+        else
+            fprintf(stderr, "cpu_peers: %s at %d thread(s), OMP_WAIT_POLICY %s: %s\n", r, row->threads, got.policy,
+                    got.note);
+        const int broke = got.status != LC_OK && got.status != LC_UNSUPPORTED;
+        const int row_broke = row->status != LC_OK && row->status != LC_UNSUPPORTED;
+        const int better = got.status == LC_OK &&
+                           (row->status != LC_OK || got.fwd_ms + got.bwd_ms < row->fwd_ms + row->bwd_ms);
+        if (i == 0 || broke || (better && !row_broke))
+            *row = got;
+    }
+}
+
+/* One thread count: the limit (the SGEMM rate before and after the
+ * runners, the higher), then each runner. Rows appended at *nrows. */
+static void measure_at(int threads, const peers_args *a, peers_row *rows, int *nrows)
+{
+    char count[16], before_shape[64], after_shape[64];
+    snprintf(count, sizeof count, "%d", threads);
+    setenv("OPENBLAS_NUM_THREADS", count, 1); /* for the benches */
+    openblas_set_num_threads(threads);        /* for the limit, here */
+    const int runs = openblas_get_num_threads() == threads;
+    peers_row *limit = &rows[*nrows];
+    for (int i = 0; i <= a->nrunners; i++) {
+        peers_row *row = &rows[(*nrows)++];
+        *row = (peers_row){.threads = threads, .status = LC_UNSUPPORTED, .policy = "-"};
+        snprintf(row->name, sizeof row->name, "%s", i ? a->runners[i - 1] : "SGEMM limit");
+        if (!runs) /* nothing at this count would be what it says */
+            snprintf(row->note, sizeof row->note, "OpenBLAS runs %d threads here, not %d", openblas_get_num_threads(),
+                     threads);
+    }
+    if (!runs)
+        return;
     double before = sgemm_peak(&a->shape, before_shape, sizeof before_shape);
     for (int i = 0; i < a->nrunners; i++) {
-        peers_row *row = &rows[(*nrows)++];
-        *row = (peers_row){.threads = threads, .status = LC_UNSUPPORTED};
-        snprintf(row->name, sizeof row->name, "%s", a->runners[i]);
-        const runner_ops *r = registry_find(a->runners[i]);
-        if (r)
-            measure_runner(r, ctx, a, row);
+        if (registry_find(a->runners[i]))
+            measure_runner(a, a->runners[i], &limit[1 + i]);
         else
-            snprintf(row->note, sizeof row->note, "%s", absent_reason(a->runners[i]));
+            snprintf(limit[1 + i].note, sizeof limit[1 + i].note, "%s", absent_reason(a->runners[i]));
     }
     double after = sgemm_peak(&a->shape, after_shape, sizeof after_shape);
     double peak = before > after ? before : after;
-    if (peak <= 0) {
-        limit->status = LC_ERROR;
-        snprintf(limit->note, sizeof limit->note, "no memory for the SGEMM operands");
-        return;
-    }
+    limit->status = peak > 0 ? LC_OK : LC_ERROR;
     limit->fwd_ms = forward_flops(&a->shape) / (peak * 1e9) * 1e3;
     limit->bwd_ms = 2 * limit->fwd_ms;
     snprintf(limit->note, sizeof limit->note, "%.1f GFLOP/s (%s) before, %.1f (%s) after", before, before_shape, after,
@@ -305,142 +407,37 @@ static void measure_at(int threads, const peers_args *a, numerics_context *ctx, 
 
 /* ---- the table ---- */
 
+static void print_row(const peers_row *r, const peers_row *limit)
+{
+    if (r->status != LC_OK) {
+        printf("%-7d  %-12s  %10s  %7s  %11s  %7s  %-7s  %s: %s\n", r->threads, r->name, "-", "-", "-", "-", r->policy,
+               r->status == LC_UNSUPPORTED ? "skipped" : "FAILED", r->note);
+        return;
+    }
+    const int has_limit = limit && limit->status == LC_OK; /* else the times alone */
+    printf("%-7d  %-12s  %10.4g  %6.2fx  %11.4g  %6.2fx  %-7s  %s\n", r->threads, r->name, r->fwd_ms,
+           has_limit ? r->fwd_ms / limit->fwd_ms : NAN, r->bwd_ms, has_limit ? r->bwd_ms / limit->bwd_ms : NAN,
+           r->policy, r->note);
+}
+
 static void print_table(const peers_args *a, const peers_row *rows, int nrows)
 {
     const lstm_shape *s = &a->shape;
-    printf("\ncpu_peers: s%d-l%d-i%d-h%d-b%d, %.3g GFLOP forward, twice that backward; medians of %d timed "
-           "iterations after %d warm-up; x limit = median / limit\n",
-           s->seq_length, s->num_layers, s->input_size, s->hidden_size, s->batch, forward_flops(s) / 1e9, a->nloops,
-           a->warmup);
-    printf("%-7s  %-12s  %10s  %7s  %11s  %7s  %-7s  %s\n", "threads", "runner", "forward ms", "x limit", "backward ms",
-           "x limit", "OpenMP", "note");
-    const peers_row *limit = NULL;
-    for (int i = 0; i < nrows; i++) {
-        const peers_row *r = &rows[i];
-        if (!strcmp(r->name, "SGEMM limit"))
-            limit = r;
-        if (r->status != LC_OK) {
-            printf("%-7d  %-12s  %10s  %7s  %11s  %7s  %-7s  %s: %s\n", r->threads, r->name, "-", "-", "-", "-",
-                   r->status == LC_UNSUPPORTED ? "-" : r->policy, r->status == LC_UNSUPPORTED ? "skipped" : "FAILED",
-                   r->note);
-            continue;
-        }
-        /* no limit at this count: the times alone */
-        const int has_limit = limit && limit->status == LC_OK;
-        const double fwd_floor = has_limit ? limit->fwd_ms : NAN;
-        const double bwd_floor = has_limit ? limit->bwd_ms : NAN;
-        printf("%-7d  %-12s  %10.4g  %6.2fx  %11.4g  %6.2fx  %-7s  %s\n", r->threads, r->name, r->fwd_ms,
-               r->fwd_ms / fwd_floor, r->bwd_ms, r->bwd_ms / bwd_floor, r->policy, r->note);
-    }
-}
-
-/* What each row is: the runners' own descriptions, and the BLAS. */
-static void print_legend(const peers_args *a)
-{
     printf("OpenBLAS: %s, core %s; %d cores online\n", openblas_get_config(), openblas_get_corename(), lc_online_cpus());
     for (int i = 0; i < a->nrunners; i++) {
         const runner_ops *r = registry_find(a->runners[i]);
         if (r)
             printf("%-12s  %s\n", r->name, r->description);
     }
-}
-
-/* ---- one run per wait policy ---- */
-
-#define ROW_FORMAT "row\t%d\t%s\t%d\t%.17g\t%.17g\t%s\n"
-
-/* The rows of one measurement (in this process), for the parent. */
-static void print_rows(const peers_row *rows, int nrows)
-{
-    for (int i = 0; i < nrows; i++)
-        printf(ROW_FORMAT, rows[i].threads, rows[i].name, (int)rows[i].status, rows[i].fwd_ms, rows[i].bwd_ms,
-               rows[i].note);
-}
-
-/* Read a child's rows; their number, or -1 for a line that is not one. */
-static int parse_rows(char *out, const char *policy, peers_row *rows, int max)
-{
-    int n = 0;
-    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
-        peers_row *r = &rows[n];
-        int status, used = 0;
-        if (n == max || sscanf(line, "row\t%d\t%31[^\t]\t%d\t%lf\t%lf\t%n", &r->threads, r->name, &status,
-                               &r->fwd_ms, &r->bwd_ms, &used) != 5 || !used)
-            return -1;
-        r->status = (lc_status)status;
-        snprintf(r->note, sizeof r->note, "%s", line + used);
-        snprintf(r->policy, sizeof r->policy, "%s", policy);
-        n++;
-    }
-    return n;
-}
-
-/* Run this program again under OMP_WAIT_POLICY=policy, measuring there;
- * its rows, or -1 with the reason printed. */
-static int run_under(const char *policy, int argc, char **argv, peers_row *rows, int max)
-{
-    char *args[64], env[64], *out = malloc(1 << 20);
-    int n = 0;
-    args[n++] = "/proc/self/exe";
-    for (int i = 1; i < argc && n < 58; i++)
-        args[n++] = argv[i];
-    args[n++] = "--omp-wait-policy", args[n++] = "inherit", args[n++] = "--rows", args[n++] = "1", args[n] = NULL;
-    snprintf(env, sizeof env, "OMP_WAIT_POLICY=%s", policy);
-    proc_io io = {.extra_env = env, .log_path = "/dev/stderr", .out = out, .out_size = 1 << 20};
-    lc_error err = {{0}};
-    int rc = out ? proc_run(args, &io, &err) : -1;
-    int nrows = rc == 0 || rc == 1 ? parse_rows(out, policy, rows, max) : -1;
-    if (nrows < 0)
-        fprintf(stderr, "cpu_peers: the run under %s %s\n", env,
-                rc < 0 ? err.msg : rc > 1 ? "stopped (its error above)" : "printed what is not a row");
-    free(out);
-    return nrows;
-}
-
-/* Each row the better of its two runs (the limit: the higher rate); a
- * failure under either policy is the row's. */
-static void merge_rows(peers_row *best, const peers_row *other, int nrows)
-{
-    for (int i = 0; i < nrows; i++) {
-        const peers_row *o = &other[i];
-        peers_row *b = &best[i];
-        if ((o->status != LC_OK && o->status != LC_UNSUPPORTED) ||
-            (o->status == LC_OK && (b->status == LC_UNSUPPORTED || (b->status == LC_OK && o->fwd_ms + o->bwd_ms < b->fwd_ms + b->bwd_ms))))
-            *b = *o;
-    }
-}
-
-static int measure_each_policy(int argc, char **argv, peers_row *rows, int max)
-{
-    peers_row *passive = malloc((size_t)max * sizeof *passive);
-    int n = passive ? run_under("ACTIVE", argc, argv, rows, max) : -1;
-    int m = n >= 0 ? run_under("PASSIVE", argc, argv, passive, max) : -1;
-    if (m >= 0 && m != n)
-        fprintf(stderr, "cpu_peers: the two runs gave %d and %d rows\n", n, m);
-    if (m == n && n >= 0)
-        merge_rows(rows, passive, n);
-    free(passive);
-    return m == n ? n : -1;
-}
-
-/* Every row measured here, under this process's OpenMP environment. */
-static int measure_here(const peers_args *a, peers_row *rows)
-{
-    lc_error err = {{0}};
-    numerics_context ctx;
-    if (numerics_context_init(&ctx, &a->shape, 17, NULL, &err))
-        return fprintf(stderr, "cpu_peers: %s\n", err.msg), -1;
-    const char *policy = getenv("OMP_WAIT_POLICY");
-    int nrows = 0;
-    for (int t = 0; t < a->nthreads; t++) {
-        int first = nrows;
-        measure_at(a->threads[t], a, &ctx, rows, &nrows);
-        for (int i = first; i < nrows; i++)
-            snprintf(rows[i].policy, sizeof rows[i].policy, "%s", policy ? policy : "-");
-        fprintf(stderr, "cpu_peers: %d thread(s) measured (OMP_WAIT_POLICY %s)\n", a->threads[t], policy ? policy : "unset");
-    }
-    numerics_context_free(&ctx);
-    return nrows;
+    printf("\ncpu_peers: s%d-l%d-i%d-h%d-b%d, %.3g GFLOP forward, twice that backward; medians of %d timed "
+           "iterations after %d warm-up (lstmcheck bench); x limit = median / limit\n",
+           s->seq_length, s->num_layers, s->input_size, s->hidden_size, s->batch, forward_flops(s) / 1e9, a->nloops,
+           a->warmup);
+    printf("%-7s  %-12s  %10s  %7s  %11s  %7s  %-7s  %s\n", "threads", "runner", "forward ms", "x limit", "backward ms",
+           "x limit", "OpenMP", "note");
+    for (int i = 0; i < nrows; i += a->nrunners + 1)
+        for (int j = 0; j <= a->nrunners; j++)
+            print_row(&rows[i + j], &rows[i]);
 }
 
 int main(int argc, char **argv)
@@ -449,25 +446,20 @@ int main(int argc, char **argv)
     if (parse_args(argc, argv, &a))
         return 2;
     lc_error err = {{0}};
-    for (int i = 0; i < a.nplugins; i++)
+    for (int i = 0; i < a.nplugins; i++) /* here too: names checked, descriptions for the legend */
         if (isolate_plugin_load(a.plugins[i], &err))
             return fprintf(stderr, "cpu_peers: %s\n", err.msg), 2;
     for (int i = 0; i < a.nrunners; i++)
         if (!registry_find(a.runners[i]) && !absent_reason(a.runners[i]))
             return fprintf(stderr, "cpu_peers: no runner named %s (a plugin's runner needs its --plugin)\n",
                            a.runners[i]), 2;
-    enum { MAX_ROWS = MAX_THREAD_COUNTS * (MAX_RUNNERS + 1) };
-    static peers_row rows[MAX_ROWS];
-    int nrows = a.inherit_policy ? measure_here(&a, rows) : measure_each_policy(argc, argv, rows, MAX_ROWS);
-    if (nrows < 0)
-        return 2;
-    if (a.rows_out) {
-        print_rows(rows, nrows);
-    } else {
-        print_legend(&a);
-        print_table(&a, rows, nrows);
-    }
-    int failed = 0;
+    if (access(a.lstmcheck, X_OK))
+        return fprintf(stderr, "cpu_peers: cannot run %s (--lstmcheck)\n", a.lstmcheck), 2;
+    static peers_row rows[MAX_THREAD_COUNTS * (MAX_RUNNERS + 1)];
+    int nrows = 0, failed = 0;
+    for (int t = 0; t < a.nthreads; t++)
+        measure_at(a.threads[t], &a, rows, &nrows);
+    print_table(&a, rows, nrows);
     for (int i = 0; i < nrows; i++)
         failed |= rows[i].status != LC_OK && rows[i].status != LC_UNSUPPORTED;
     return failed;

@@ -16,6 +16,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <stdexcept>
 #include <vector>
 
 #include "lstmcheck/runner.h"
@@ -28,7 +29,8 @@ struct TorchLstm {
     at::Tensor lengths;              /* int64 (B), or undefined: every sequence T long */
     std::vector<at::Tensor> params;  /* per layer w_ih, w_hh, b_ih, b_hh: at::lstm's order */
     at::Tensor dy, dhy, dcy;         /* the backward seeds (zeros where NULL) */
-    at::Tensor y, hy, cy;            /* the last forward's outputs */
+    at::Tensor y, hy, cy;            /* the last forward's outputs (undefined: none succeeded) */
+    bool backward_ran = false;       /* gradients exist (an undefined one: nothing reached it) */
 };
 
 /* OpenBLAS's thread count in this process (lstmcheck links it), looked up
@@ -61,11 +63,12 @@ at::Tensor copied(const float *data, at::IntArrayRef sizes, bool grad)
     return t;
 }
 
-/* Widen a float tensor into lstmcheck's double buffer (zeros for a
- * gradient autograd never made: nothing reached it). */
-void widen(const at::Tensor &t, double *out, int64_t n)
+/* Widen a float tensor into lstmcheck's double buffer; an undefined one
+ * is zeros where zero_if_undefined (a gradient nothing reached), else left
+ * as it is (an output no forward made). */
+void widen(const at::Tensor &t, double *out, int64_t n, bool zero_if_undefined = true)
 {
-    if (!out)
+    if (!out || (!t.defined() && !zero_if_undefined))
         return;
     if (!t.defined()) {
         for (int64_t i = 0; i < n; i++)
@@ -91,13 +94,17 @@ template <typename F> int guarded(lstmcheck_error *err, F body)
             if (*c == '\n')
                 *c = '\0';
         return LSTMCHECK_ERROR;
+    } catch (...) {
+        std::snprintf(err->msg, sizeof err->msg, "libtorch: an exception that is not a std::exception");
+        return LSTMCHECK_ERROR;
     }
 }
 
 int torch_create(const lstmcheck_runner *, const lstmcheck_problem *p, void **state, lstmcheck_error *err)
 {
-    auto *t = new TorchLstm;
+    TorchLstm *t = nullptr;
     int rc = guarded(err, [&] {
+        t = new TorchLstm;
         match_blas_threads();
         const lstmcheck_shape &s = p->shape;
         const int64_t T = s.seq_length, B = s.batch, H = s.hidden_size, L = s.num_layers;
@@ -149,6 +156,7 @@ int torch_forward(void *state, lstmcheck_error *err)
     auto *t = static_cast<TorchLstm *>(state);
     return guarded(err, [&] {
         match_blas_threads();
+        t->y = t->hy = t->cy = at::Tensor(); /* a failure leaves no stale graph behind */
         if (t->lengths.defined())
             return forward_packed(t);
         /* nn.LSTM(batch_first=False, dropout=0, bidirectional=False), training */
@@ -165,7 +173,10 @@ int torch_backward(void *state, lstmcheck_error *err)
     auto *t = static_cast<TorchLstm *>(state);
     return guarded(err, [&] {
         match_blas_threads();
+        if (!t->y.defined())
+            throw std::runtime_error("backward() without a forward() that succeeded");
         torch::autograd::backward({t->y, t->hy, t->cy}, {t->dy, t->dhy, t->dcy});
+        t->backward_ran = true;
     });
 }
 
@@ -189,9 +200,11 @@ int torch_read_results(void *state, lstmcheck_results *r, lstmcheck_error *err)
     return guarded(err, [&] {
         const lstmcheck_shape &s = t->s;
         const int64_t T = s.seq_length, B = s.batch, H = s.hidden_size, L = s.num_layers;
-        widen(t->y, r->y, T * B * H);
-        widen(t->hy, r->hy, L * B * H);
-        widen(t->cy, r->cy, L * B * H);
+        widen(t->y, r->y, T * B * H, false);
+        widen(t->hy, r->hy, L * B * H, false);
+        widen(t->cy, r->cy, L * B * H, false);
+        if (!t->backward_ran)
+            return; /* no gradients yet: left as lstmcheck filled them */
         widen(t->x.grad(), r->dx, T * B * s.input_size);
         widen(t->h0.grad(), r->dh0, L * B * H);
         widen(t->c0.grad(), r->dc0, L * B * H);

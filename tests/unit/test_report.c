@@ -116,7 +116,8 @@ static void fixed_entries(bench_entry *e, runner_ops *ops)
     e[0].peak_rss_bytes = 123456789;
     e[1].gate.status = LC_FAILED;
     e[1].gate.worst.ratio = INFINITY;
-    e[2].gate.status = LC_UNSUPPORTED;
+    e[2].gate.status = LC_UNSUPPORTED; /* full carries why: escaped */
+    snprintf(e[2].gate.reason, sizeof e[2].gate.reason, "no CUDA device: \"none\"\tfound");
     e[3].gate.status = LC_ERROR;
     e[4].gate.status = LC_OK;
     e[4].gate.worst.ratio = 0.5;
