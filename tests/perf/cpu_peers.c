@@ -60,7 +60,7 @@ typedef struct peers_args {
     int threads[MAX_THREAD_COUNTS];
     int nthreads;
     const char *plugins[MAX_PLUGINS + 1]; /* the torch plugin, when built, and --plugin's */
-    int nplugins;
+    int nplugins, default_plugins;
     int inherit_policy; /* once, under this process's OMP_WAIT_POLICY */
     const char *lstmcheck;
 } peers_args;
@@ -68,7 +68,7 @@ typedef struct peers_args {
 /* One row of the table: a runner (or the limit) at a thread count. */
 typedef struct peers_row {
     int threads;
-    char name[32];
+    char name[WORD_MAX];
     char policy[8];   /* the OMP_WAIT_POLICY it was measured under ("-": the environment's) */
     lc_status status; /* LC_OK measured; LC_UNSUPPORTED skipped; else failed or broke */
     double fwd_ms, bwd_ms;
@@ -220,11 +220,11 @@ static int parse_value(peers_args *a, const char *flag, const char *value)
     } else if (!strcmp(flag, "--lstmcheck")) {
         a->lstmcheck = value;
     } else if (!strcmp(flag, "--plugin")) {
-        if (a->nplugins == MAX_PLUGINS)
-            return fprintf(stderr, "cpu_peers: at most %d --plugin\n", MAX_PLUGINS), 2;
         for (int i = 0; i < a->nplugins; i++)
             if (!strcmp(a->plugins[i], value))
-                return 0; /* the default one, named again */
+                return 0; /* the default one, or one named again */
+        if (a->nplugins - a->default_plugins == MAX_PLUGINS)
+            return fprintf(stderr, "cpu_peers: at most %d --plugin\n", MAX_PLUGINS), 2;
         a->plugins[a->nplugins++] = value;
     } else {
         return fprintf(stderr, "cpu_peers: unknown flag %s (see the top of tests/perf/cpu_peers.c)\n", flag), 2;
@@ -240,6 +240,7 @@ static int parse_args(int argc, char **argv, peers_args *a)
     parse_threads("1,all", a);
 #ifdef LSTMCHECK_TORCH_PLUGIN
     a->plugins[a->nplugins++] = LSTMCHECK_TORCH_PLUGIN;
+    a->default_plugins = 1;
 #endif
     for (int i = 1; i < argc; i += 2) {
         if (i + 1 == argc)
@@ -308,8 +309,11 @@ static void read_bench_json(const char *text, peers_row *row)
     } else {
         row->status = !strcmp(gate, "skip") ? LC_UNSUPPORTED : !strcmp(gate, "fail") ? LC_FAILED : LC_ERROR;
         const char *err = cJSON_GetStringValue(cJSON_GetObjectItem(r, "error"));
-        snprintf(row->note, sizeof row->note, "%s%s", !strcmp(gate, "fail") ? "gate failed: " : "",
-                 why ? why : err ? err : gate);
+        if (!strcmp(gate, "fail") && !why) /* a failure's measure is its worst element */
+            snprintf(row->note, sizeof row->note, "gate failed, worst ratio %.3g", worst);
+        else
+            snprintf(row->note, sizeof row->note, "%s%s", !strcmp(gate, "fail") ? "gate failed: " : "",
+                     why ? why : err ? err : gate);
     }
     cJSON_Delete(doc);
 }
@@ -320,7 +324,8 @@ static void read_bench_json(const char *text, peers_row *row)
  * without JSON. */
 static void bench_runner(const peers_args *a, const char *r, const char *policy, peers_row *row)
 {
-    char *argv[32], numbers[7][16], env[64], log[] = "/tmp/cpu_peers.XXXXXX";
+    /* lstmcheck bench --device cpu --rnns R, two words per plugin and per number flag, --print-json full, NULL */
+    char *argv[6 + 2 * (MAX_PLUGINS + 1) + 2 * 7 + 2 + 1], numbers[7][16], env[64], log[] = "/tmp/cpu_peers.XXXXXX";
     const size_t out_size = 8u << 20;
     char *out = malloc(out_size);
     bench_argv(a, r, argv, numbers);
