@@ -21,6 +21,20 @@ typedef void (*lc_parallel_fn)(void *arg, int begin, int end);
  * cannot be started leaves its chunk to the caller's thread: never an error. */
 void lc_parallel_for(int n, int threads, lc_parallel_fn fn, void *arg);
 
+/* A team: threads that all run at once and meet at barriers, for work in
+ * rounds where each round reads what every thread wrote in the one before
+ * (the steps of a recurrence). Unlike lc_parallel_for's chunks, a member
+ * never runs another's share: the team is as large as the threads that
+ * could be started (at least the caller's), and fn learns its rank and the
+ * size. Joined before lc_parallel_team returns. */
+typedef struct lc_team lc_team;
+typedef void (*lc_team_fn)(void *arg, lc_team *team, int rank, int size);
+void lc_parallel_team(int threads, lc_team_fn fn, void *arg);
+/* Returns when every member has called it (as often): what each wrote
+ * before is then visible to all. Spins briefly, then yields the processor,
+ * so that an oversubscribed host still makes progress. */
+void lc_team_barrier(lc_team *team);
+
 /* The processors this process may run on, within 1..LC_PARALLEL_MAX_THREADS. */
 int lc_online_cpus(void);
 

@@ -138,7 +138,8 @@ void lstm_results_fill(lstm_results *r, double v);
 
 /* Convert a float buffer into a double one (runners' read-back). */
 void lstm_copy_to_double(double *dst, const float *src, size_t n);
-/* A runner's host buffer of n zeroed floats (at least one); on failure NULL,
+/* A runner's host buffer of n zeroed floats (at least one), aligned to 64
+ * bytes, freed with free(); on failure NULL,
  * and *ok becomes 0, so that a runner makes all its buffers, then checks once. */
 float *lstm_float_buffer(size_t n, int *ok);
 

@@ -2,6 +2,7 @@
 #include "model/lstm.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -414,9 +415,14 @@ void lstm_copy_to_double(double *dst, const float *src, size_t n)
 
 float *lstm_float_buffer(size_t n, int *ok)
 {
-    float *p = calloc(n ? n : 1, sizeof(float));
-    if (!p)
+    /* aligned to a cache line, so that vector code may stream whole lines */
+    const size_t line = 64, bytes = ((n ? n : 1) * sizeof(float) + line - 1) / line * line;
+    float *p = n > SIZE_MAX / sizeof(float) - line ? NULL : aligned_alloc(line, bytes);
+    if (!p) {
         *ok = 0;
+        return NULL;
+    }
+    memset(p, 0, bytes);
     return p;
 }
 

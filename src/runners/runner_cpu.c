@@ -1,6 +1,11 @@
-/* Runner "cpu": a fast FP32 CPU LSTM on OpenBLAS.
- * Forward per layer: the input projection of all T steps in one GEMM, then
- * per step one recurrent GEMM and a fused pointwise cell. Backward: per step
+/* Runner "cpu": a fast FP32 CPU LSTM.
+ * Forward per layer, where this CPU has vector kernels for it (AVX-512 or
+ * AVX2 with FMA; runners/cpu_step.h): the weights packed once, then per
+ * step one fused pass that computes x_t W_ih^T + h_{t-1} W_hh^T and the
+ * cell block by block, split over a team of OpenBLAS's thread count with a
+ * barrier per step. Elsewhere (and with LSTMCHECK_CPU_KERNELS=blas): the
+ * input projection of all T steps in one OpenBLAS GEMM, then per step one
+ * recurrent GEMM and a fused pointwise cell. Backward, on OpenBLAS: per step
  * a fused pointwise backward and one recurrent GEMM for dh; the weight
  * gradients and the input gradient as single GEMMs over all steps.
  * Variable length: every step runs on the whole batch and the cell masks
@@ -13,12 +18,16 @@
  * (runners/cpu_layernorm.c); backward through them in the same order.
  * The test build adds cpu_tf32 and cpu_tf32_trunc: the same runner with
  * every GEMM operand cut to TF32 (runners/faults.h). */
+#define _GNU_SOURCE /* RTLD_DEFAULT: OpenBLAS's blas_thread_shutdown_ */
+#include "base/parallel.h"
 #include "runners/cpu_layernorm.h"
+#include "runners/cpu_step.h"
 #include "runners/faults.h"
 #include "runners/runner.h"
 #include "device/timer.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -70,6 +79,12 @@ typedef struct cpu_state {
     int extra_rows;
     gemm_operands operands;
     float *op_a, *op_b; /* TF32: a GEMM's operands, cut */
+    /* the fused forward step (runners/cpu_step.h), NULL where it does not
+     * run: the panels of one layer at a time, the cell's bias, the team */
+    const cpu_step_kernels *kernels;
+    float *panels, *bias;
+    int threads;
+    void (*park_blas_threads)(void); /* OpenBLAS's blas_thread_shutdown_, where it has one */
 } cpu_state;
 
 /* n floats of src into dst with their significand cut to TF32: the low 13
@@ -179,13 +194,41 @@ static void cpu_destroy(void *vs)
     free(s->dh); free(s->dc); free(s->dh_next); free(s->extra_a); free(s->extra_c);
     free(s->op_a); free(s->op_b);
     free(s->dgates_hh); free(s->d_cell); free(s->h_proj);
+    free(s->panels); free(s->bias);
     free(s);
+}
+
+/* The fused step's kernels LSTMCHECK_CPU_KERNELS asks for: unset or
+ * "auto", the widest this CPU runs (NULL where none); "avx512" or "avx2",
+ * those (unsupported where this CPU lacks them); "blas", none: a BLAS GEMM
+ * and the cell per step, as before the fused step. Any other value is an
+ * error, found by available() before any work. */
+static int kernels_wanted(const cpu_step_kernels **k, lc_error *err)
+{
+    const char *want = getenv("LSTMCHECK_CPU_KERNELS");
+    *k = NULL;
+    if (!want || !*want || !strcmp(want, "auto")) {
+        *k = cpu_step_kernels_for(NULL);
+        return LC_OK;
+    }
+    if (!strcmp(want, "blas"))
+        return LC_OK;
+    if (strcmp(want, "avx512") && strcmp(want, "avx2")) {
+        lc_error_set(err, "cpu: LSTMCHECK_CPU_KERNELS=%s is not one of auto, avx512, avx2, blas", want);
+        return LC_ERROR;
+    }
+    *k = cpu_step_kernels_for(want);
+    if (!*k) {
+        lc_error_set(err, "cpu: LSTMCHECK_CPU_KERNELS=%s, but this CPU (or build) has no %s", want, want);
+        return LC_UNSUPPORTED;
+    }
+    return LC_OK;
 }
 
 static int cpu_available(lc_error *why)
 {
-    (void)why;
-    return LC_OK;
+    const cpu_step_kernels *k;
+    return kernels_wanted(&k, why);
 }
 
 /* The state with its layer table and the lengths (all T without variable
@@ -275,6 +318,33 @@ static void alloc_buffers(cpu_state *s, int *ok)
     }
 }
 
+/* The fused step's kernels for this problem: those wanted, but the
+ * LayerNorm model and TF32 operands always take the GEMM path (NULL). */
+static int choose_kernels(cpu_state *s, lc_error *err)
+{
+    const cpu_step_kernels *k;
+    const int wanted = kernels_wanted(&k, err);
+    if (wanted != LC_OK)
+        return wanted;
+    s->kernels = s->operands == OPERANDS_FP32 && !(lstm_layernorm_of(s->p, 0).eps > 0) ? k : NULL;
+    return LC_OK;
+}
+
+/* The fused step's panels (the widest layer's) and bias; *ok becomes 0
+ * when an allocation fails. */
+static void alloc_step_buffers(cpu_state *s, int *ok)
+{
+    const lstm_shape *sh = &s->p->shape;
+    if (!s->kernels)
+        return;
+    const int lanes = s->kernels->lanes, widest = sh->input_size > sh->hidden_size ? sh->input_size : sh->hidden_size;
+    s->panels = lstm_float_buffer(cpu_forward_panel_floats(widest, sh->hidden_size, lanes), ok);
+    s->bias = lstm_float_buffer(4 * (size_t)cpu_step_blocks(sh->hidden_size, lanes) * (size_t)lanes, ok);
+    const int threads = openblas_get_num_threads();
+    s->threads = threads < 1 ? 1 : threads;
+    *(void **)&s->park_blas_threads = dlsym(RTLD_DEFAULT, "blas_thread_shutdown_");
+}
+
 static int cpu_create(const runner_ops *self, const lstm_problem *p, void **out, lc_error *err)
 {
     const lstm_shape *sh = &p->shape;
@@ -285,9 +355,15 @@ static int cpu_create(const runner_ops *self, const lstm_problem *p, void **out,
         return LC_ERROR;
     }
     s->operands = self->impl ? *(const gemm_operands *)self->impl : OPERANDS_FP32;
+    const int chosen = choose_kernels(s, err);
+    if (chosen != LC_OK) {
+        cpu_destroy(s);
+        return chosen;
+    }
     for (int l = 0; l < sh->num_layers; l++)
         alloc_layer(&s->layers[l], p, l, &ok);
     alloc_buffers(s, &ok);
+    alloc_step_buffers(s, &ok);
     if (!ok) {
         cpu_destroy(s);
         lc_error_set(err, "cpu: out of host memory for shape T=%zu B=%zu H=%zu", (size_t)sh->seq_length,
@@ -372,50 +448,140 @@ static void step_recurrent(cpu_state *s, int l, int t, float *g, const float *hs
         g[i] += s->h_proj[i];
 }
 
+/* Layer l the BLAS way: the input projection of every step in one GEMM,
+ * then per step the recurrent GEMM and the cell. */
+static void layer_forward_gemm(cpu_state *s, int l)
+{
+    const lstm_problem *p = s->p;
+    const int T = p->shape.seq_length, B = p->shape.batch, H = p->shape.hidden_size;
+    const size_t BH = (size_t)B * H, H4 = 4 * (size_t)H;
+    cpu_layer *ly = &s->layers[l];
+    const int In = lstm_layer_input_size(&p->shape, l);
+    const float *in = layer_input(s, l);
+    const lstm_layernorm ln = lstm_layernorm_of(p, l);
+    const float *b_ih = p->b_ih ? p->b_ih[l] : NULL, *b_hh = p->b_hh ? p->b_hh[l] : NULL;
+    float *hs = s->hy + (size_t)l * BH, *cs = s->cy + (size_t)l * BH;
+    memcpy(hs, p->h0 + (size_t)l * BH, BH * sizeof(float));
+    memcpy(cs, p->c0 + (size_t)l * BH, BH * sizeof(float));
+    gemm(s, CblasNoTrans, CblasTrans, T * B, 4 * H, In, in, In, p->w_ih[l], In, 0.0f, ly->gates, 4 * H);
+    if (ln.eps > 0)
+        cpu_ln_rows(ly->gates, ly->i_hat, ly->rstd_i, T * B, 4 * H, ln.i_weight, ln.i_bias, (float)ln.eps);
+    for (int t = 0; t < T; t++) {
+        float *g = ly->gates + (size_t)t * B * H4;
+        memcpy(ly->h_prev + (size_t)t * BH, hs, BH * sizeof(float));
+        memcpy(ly->c_prev + (size_t)t * BH, cs, BH * sizeof(float));
+        step_recurrent(s, l, t, g, hs);
+        /* fused cell; finished sequences keep their state */
+        for (int b = 0; b < B; b++) {
+            float *gb = g + (size_t)b * H4, *hb = hs + (size_t)b * H, *cb = cs + (size_t)b * H;
+            float *ct = ly->c + (size_t)t * BH + (size_t)b * H;
+            float *ot = ly->out + (size_t)t * BH + (size_t)b * H;
+            if (t >= s->len[b]) {
+                memset(gb, 0, H4 * sizeof(float));
+                memcpy(ct, cb, (size_t)H * sizeof(float));
+                memset(ot, 0, (size_t)H * sizeof(float));
+                continue;
+            }
+            if (ln.eps > 0)
+                cpu_ln_cell_forward(H, &ln, gb, cb, ct, ly->c_hat + (size_t)t * BH + (size_t)b * H,
+                                    ly->rstd_c + (size_t)t * B + b, hb, ot);
+            else
+                cell_forward(H, gb, b_ih, b_hh, cb, ct, hb, ot);
+        }
+    }
+}
+
+/* A gates' tape above this size is streamed past the caches (cpu_step.h):
+ * larger than a core's L2 and a fair share of L3 on the CPUs we run on. At
+ * the default shape (52 MB) streaming saves 3-5 ms of 250; at the small
+ * set (0.6 MB) it cost the backward 5%. */
+#define STREAMED_TAPE_BYTES ((size_t)8 << 20)
+
+/* What one member of the fused layer's team reads (layer_forward_fused). */
+typedef struct fused_layer {
+    cpu_state *s;
+    int l;
+} fused_layer;
+
+/* One member's share of a layer: its blocks of hidden units, packed by
+ * itself (no other member reads them), then every step of them, meeting
+ * the others after each step (the next reads all of h_t). */
+static void fused_layer_member(void *arg, lc_team *team, int rank, int size)
+{
+    const fused_layer *fl = arg;
+    cpu_state *s = fl->s;
+    const lstm_problem *p = s->p;
+    const int l = fl->l, T = p->shape.seq_length, B = p->shape.batch, H = p->shape.hidden_size;
+    const int In = lstm_layer_input_size(&p->shape, l), lanes = s->kernels->lanes;
+    const int blocks = cpu_step_blocks(H, lanes);
+    const int first = blocks * rank / size, end = blocks * (rank + 1) / size;
+    const size_t BH = (size_t)B * H;
+    cpu_layer *ly = &s->layers[l];
+    const float *in = layer_input(s, l);
+    cpu_pack_forward(s->panels, p->w_ih[l], p->w_hh[l], In, H, lanes, FAULT_ON(FAULT_TRANSPOSED_WEIGHT), first, end);
+    cpu_forward_step st = {
+        .batch = B, .hidden = H, .input = In, .packed = s->panels, .bias = s->bias, .len = s->len,
+        .faults = {FAULT_ON(FAULT_GATE_ORDER), FAULT_ON(FAULT_WRONG_ACTIVATION),
+                   FAULT_ON(FAULT_OUTPUT_GATE_1PCT) ? 1.01f : 1.0f},
+        .stream_gates = (size_t)T * BH * 4 * sizeof(float) > STREAMED_TAPE_BYTES,
+    };
+    for (int t = 0; t < T; t++) {
+        const size_t at = (size_t)t * BH;
+        const int last = t == T - 1;
+        st.t = t;
+        st.x = in + (size_t)t * B * In;
+        st.h_in = ly->h_prev + at;
+        st.c_in = ly->c_prev + at;
+        st.h_out = last ? s->hy + (size_t)l * BH : ly->h_prev + at + BH;
+        st.c_out = last ? s->cy + (size_t)l * BH : ly->c_prev + at + BH;
+        st.gates = ly->gates + at * 4;
+        st.c_tape = ly->c + at;
+        st.out = ly->out + at;
+        s->kernels->forward(&st, first, end);
+        lc_team_barrier(team);
+    }
+}
+
+/* OpenBLAS's idle workers spin (and yield) for about 2^28 cycles after
+ * each call; with as many threads as cores they would take the team's
+ * cores from it (2 threads on 2 cores: 171 instead of 136 ms a forward).
+ * OpenBLAS's own fork handler stops them with blas_thread_shutdown_, and
+ * its next call starts them again; the runner does the same before its
+ * team starts, where this OpenBLAS has the function. */
+static void park_blas_threads(const cpu_state *s)
+{
+    if (s->park_blas_threads)
+        s->park_blas_threads();
+}
+
+/* Layer l with the fused step: the state before step t is read from the
+ * tape (h_prev[t], c_prev[t]) and step t writes the next one there (the
+ * last writes hy, cy). */
+static void layer_forward_fused(cpu_state *s, int l)
+{
+    const lstm_problem *p = s->p;
+    const int H = p->shape.hidden_size;
+    const size_t BH = (size_t)p->shape.batch * H;
+    cpu_layer *ly = &s->layers[l];
+    memcpy(ly->h_prev, p->h0 + (size_t)l * BH, BH * sizeof(float));
+    memcpy(ly->c_prev, p->c0 + (size_t)l * BH, BH * sizeof(float));
+    cpu_pack_bias(s->bias, p->b_ih ? p->b_ih[l] : NULL, p->b_hh ? p->b_hh[l] : NULL, H, s->kernels->lanes,
+                  FAULT_ON(FAULT_MISSING_BIAS));
+    fused_layer fl = {s, l};
+    park_blas_threads(s);
+    lc_parallel_team(s->threads, fused_layer_member, &fl);
+}
+
 static int cpu_forward(void *vs, lc_error *err)
 {
     (void)err;
     cpu_state *s = vs;
     const double started = EXTRA_WORK_PERCENT() > 0 ? wall_seconds() : 0;
-    const lstm_problem *p = s->p;
-    const int T = p->shape.seq_length, B = p->shape.batch, H = p->shape.hidden_size;
-    const size_t BH = (size_t)B * H, H4 = 4 * (size_t)H;
-    for (int l = 0; l < p->shape.num_layers; l++) {
-        cpu_layer *ly = &s->layers[l];
-        const int In = lstm_layer_input_size(&p->shape, l);
-        const float *in = layer_input(s, l);
-        const lstm_layernorm ln = lstm_layernorm_of(p, l);
-        const float *b_ih = p->b_ih ? p->b_ih[l] : NULL, *b_hh = p->b_hh ? p->b_hh[l] : NULL;
-        float *hs = s->hy + (size_t)l * BH, *cs = s->cy + (size_t)l * BH;
-        memcpy(hs, p->h0 + (size_t)l * BH, BH * sizeof(float));
-        memcpy(cs, p->c0 + (size_t)l * BH, BH * sizeof(float));
-        /* input projection of every step at once */
-        gemm(s, CblasNoTrans, CblasTrans, T * B, 4 * H, In, in, In, p->w_ih[l], In, 0.0f, ly->gates, 4 * H);
-        if (ln.eps > 0)
-            cpu_ln_rows(ly->gates, ly->i_hat, ly->rstd_i, T * B, 4 * H, ln.i_weight, ln.i_bias, (float)ln.eps);
-        for (int t = 0; t < T; t++) {
-            float *g = ly->gates + (size_t)t * B * H4;
-            memcpy(ly->h_prev + (size_t)t * BH, hs, BH * sizeof(float));
-            memcpy(ly->c_prev + (size_t)t * BH, cs, BH * sizeof(float));
-            step_recurrent(s, l, t, g, hs);
-            /* fused cell; finished sequences keep their state */
-            for (int b = 0; b < B; b++) {
-                float *gb = g + (size_t)b * H4, *hb = hs + (size_t)b * H, *cb = cs + (size_t)b * H;
-                float *ct = ly->c + (size_t)t * BH + (size_t)b * H;
-                float *ot = ly->out + (size_t)t * BH + (size_t)b * H;
-                if (t >= s->len[b]) {
-                    memset(gb, 0, H4 * sizeof(float));
-                    memcpy(ct, cb, (size_t)H * sizeof(float));
-                    memset(ot, 0, (size_t)H * sizeof(float));
-                    continue;
-                }
-                if (ln.eps > 0)
-                    cpu_ln_cell_forward(H, &ln, gb, cb, ct, ly->c_hat + (size_t)t * BH + (size_t)b * H,
-                                        ly->rstd_c + (size_t)t * B + b, hb, ot);
-                else
-                    cell_forward(H, gb, b_ih, b_hh, cb, ct, hb, ot);
-            }
-        }
+    for (int l = 0; l < s->p->shape.num_layers; l++) {
+        if (s->kernels)
+            layer_forward_fused(s, l);
+        else
+            layer_forward_gemm(s, l);
         mask_output(s, l);
     }
     extra_work(s, started);
@@ -658,7 +824,7 @@ static size_t cpu_peak_device_bytes(void *vs)
     }
 
 const runner_ops runner_cpu_ops = CPU_RUNNER("cpu", RUNNER_MODEL_OF(cpu), PRECISION_FP32, NULL,
-    "FP32 on OpenBLAS: one input GEMM for all steps, a GEMM + fused cell per step");
+    "FP32: forward one fused GEMM + cell pass per step (packed weights, AVX-512/AVX2), backward on OpenBLAS");
 const runner_ops runner_cpu_dropout_ops = CPU_RUNNER("cpu_dropout", RUNNER_MODEL_OF(cpu_dropout), PRECISION_FP32,
     NULL, "the cpu runner with dropout 0.4 between layers (masks drawn from the seed)");
 const runner_ops runner_cpu_layernorm_ops = CPU_RUNNER("cpu_layernorm", RUNNER_MODEL_OF(cpu_layernorm), PRECISION_FP32,

@@ -1,0 +1,196 @@
+/* The cpu runner's fused step (runners/cpu_step.h) against a double
+ * computation, for every ISA this CPU runs, and the team it runs in
+ * (base/parallel.h). The numerics groups check the whole runner; these
+ * pin what they reach only by chance: saturated gates, a tail block, every
+ * count of last rows, a finished sequence, a NaN. */
+#include "unit.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/parallel.h"
+#include "runners/cpu_step.h"
+
+enum { TEAM_ROUNDS = 300, TEAM_THREADS = 4 };
+
+typedef struct team_check {
+    int seen[TEAM_THREADS];
+    int sizes[TEAM_THREADS];
+    int bad;
+} team_check;
+
+/* each round: write my slot, meet, read everyone's, meet */
+static void team_rounds(void *arg, lc_team *team, int rank, int size)
+{
+    team_check *c = arg;
+    c->sizes[rank] = size;
+    for (int round = 1; round <= TEAM_ROUNDS; round++) {
+        __atomic_store_n(&c->seen[rank], round, __ATOMIC_RELAXED);
+        lc_team_barrier(team);
+        for (int other = 0; other < size; other++)
+            if (__atomic_load_n(&c->seen[other], __ATOMIC_RELAXED) != round)
+                __atomic_store_n(&c->bad, 1, __ATOMIC_RELAXED);
+        lc_team_barrier(team);
+    }
+}
+
+int test_parallel_team_barrier(void)
+{
+    /* more threads than this machine's cores: yielding must still let every member through */
+    team_check c = {{0}, {0}, 0};
+    lc_parallel_team(TEAM_THREADS, team_rounds, &c);
+    CHECK(c.sizes[0] >= 1 && c.sizes[0] <= TEAM_THREADS, "team size %d", c.sizes[0]);
+    for (int r = 0; r < c.sizes[0]; r++)
+        CHECK(c.sizes[r] == c.sizes[0] && c.seen[r] == TEAM_ROUNDS, "member %d: size %d, %d rounds", r, c.sizes[r],
+              c.seen[r]);
+    CHECK(!c.bad, "a member read a slot of the round before after the barrier");
+    return 0;
+}
+
+static double sigmoid(double v) { return 1.0 / (1.0 + exp(-v)); }
+
+/* One step's inputs: B rows, I inputs, H units; the bias sweeps pre-activations over [-60, 60]. */
+typedef struct step_case {
+    int B, I, H;
+    float *w_ih, *w_hh, *b, *x, *h, *c;
+    int *len;
+} step_case;
+
+static float uniform(unsigned *state, float scale)
+{
+    *state = *state * 1664525u + 1013904223u;
+    return scale * ((float)(*state >> 8) / 16777216.0f - 0.5f);
+}
+
+static void make_case(step_case *k, int B, int I, int H)
+{
+    unsigned st = 7;
+    *k = (step_case){B, I, H, malloc(sizeof(float) * 4 * H * I), malloc(sizeof(float) * 4 * H * H),
+                     malloc(sizeof(float) * 4 * H), malloc(sizeof(float) * B * I), malloc(sizeof(float) * B * H),
+                     malloc(sizeof(float) * B * H), malloc(sizeof(int) * B)};
+    for (int i = 0; i < 4 * H * I; i++) k->w_ih[i] = uniform(&st, 0.5f);
+    for (int i = 0; i < 4 * H * H; i++) k->w_hh[i] = uniform(&st, 0.5f);
+    for (int i = 0; i < 4 * H; i++) k->b[i] = -60.0f + 120.0f * (float)i / (float)(4 * H - 1);
+    for (int i = 0; i < B * I; i++) k->x[i] = uniform(&st, 2.0f);
+    for (int i = 0; i < B * H; i++) k->h[i] = uniform(&st, 2.0f);
+    for (int i = 0; i < B * H; i++) k->c[i] = uniform(&st, 4.0f);
+    for (int b = 0; b < B; b++) k->len[b] = b == 1 ? 0 : 1; /* row 1 has finished before this step */
+}
+
+static void free_case(step_case *k)
+{
+    free(k->w_ih); free(k->w_hh); free(k->b); free(k->x); free(k->h); free(k->c); free(k->len);
+}
+
+/* |got - want| within a few float roundings of the terms it sums */
+static int near(float got, double want, double scale)
+{
+    return fabs((double)got - want) <= 2e-6 * (scale + fabs(want)) + 1e-30;
+}
+
+/* The step of kernels ks on case k, against double: 0 or 1 (printed). */
+static int check_step(const cpu_step_kernels *ks, const step_case *k)
+{
+    const int B = k->B, I = k->I, H = k->H, lanes = ks->lanes, blocks = cpu_step_blocks(H, lanes);
+    float *panels = malloc(sizeof(float) * cpu_forward_panel_floats(I, H, lanes));
+    float *bias = malloc(sizeof(float) * 4 * blocks * lanes);
+    float *gates = malloc(sizeof(float) * B * 4 * H), *c_tape = malloc(sizeof(float) * B * H);
+    float *h_out = malloc(sizeof(float) * B * H), *c_out = malloc(sizeof(float) * B * H);
+    float *out = malloc(sizeof(float) * B * H);
+    cpu_pack_forward(panels, k->w_ih, k->w_hh, I, H, lanes, 0, 0, blocks);
+    cpu_pack_bias(bias, k->b, NULL, H, lanes, 0);
+    const cpu_forward_step st = {.batch = B, .hidden = H, .input = I, .x = k->x, .h_in = k->h, .c_in = k->c,
+                                 .h_out = h_out, .c_out = c_out, .gates = gates, .c_tape = c_tape, .out = out,
+                                 .packed = panels, .bias = bias, .len = k->len, .t = 0, .faults = {0, 0, 1.0f},
+                                 .stream_gates = B % 2};
+    ks->forward(&st, 0, blocks);
+    int bad = 0;
+    for (int b = 0; b < B && !bad; b++)
+        for (int j = 0; j < H && !bad; j++) {
+            const size_t at = (size_t)b * H + j;
+            double pre[4], scale[4];
+            for (int q = 0; q < 4; q++) {
+                const int n = q * H + j;
+                pre[q] = k->b[n];
+                scale[q] = fabs(k->b[n]);
+                for (int i = 0; i < I; i++)
+                    pre[q] += (double)k->x[b * I + i] * k->w_ih[n * I + i], scale[q] += fabs(k->x[b * I + i] * k->w_ih[n * I + i]);
+                for (int i = 0; i < H; i++)
+                    pre[q] += (double)k->h[b * H + i] * k->w_hh[n * H + i], scale[q] += fabs(k->h[b * H + i] * k->w_hh[n * H + i]);
+            }
+            const double gate[4] = {sigmoid(pre[0]), sigmoid(pre[1]), tanh(pre[2]), sigmoid(pre[3])};
+            const double c = gate[1] * k->c[at] + gate[0] * gate[2], h = gate[3] * tanh(c);
+            const int done = k->len[b] <= 0;
+            for (int q = 0; q < 4; q++)
+                if (!(done ? gates[(size_t)b * 4 * H + q * H + j] == 0.0f
+                           : near(gates[(size_t)b * 4 * H + q * H + j], gate[q], scale[q])))
+                    bad = fprintf(stderr, "%s: row %d unit %d gate %d: %.9g, want %.9g\n", ks->isa, b, j, q,
+                                  gates[(size_t)b * 4 * H + q * H + j], done ? 0.0 : gate[q]);
+            const double want_c = done ? k->c[at] : c, want_h = done ? k->h[at] : h, want_out = done ? 0.0 : h;
+            if (!bad && !(near(c_tape[at], want_c, 8) && c_out[at] == c_tape[at] && near(h_out[at], want_h, 8) &&
+                          near(out[at], want_out, 8)))
+                bad = fprintf(stderr, "%s: row %d unit %d: c %.9g h %.9g out %.9g, want %.9g %.9g %.9g\n", ks->isa,
+                              b, j, c_tape[at], h_out[at], out[at], want_c, want_h, want_out);
+        }
+    free(panels); free(bias); free(gates); free(c_tape); free(h_out); free(c_out); free(out);
+    return bad ? 1 : 0;
+}
+
+int test_cpu_step_against_double(void)
+{
+    const char *isas[] = {"avx512", "avx2"};
+    int ran = 0;
+    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+        const cpu_step_kernels *ks = cpu_step_kernels_for(isas[i]);
+        if (!ks)
+            continue;
+        /* H: two blocks and a tail; B from 1 to 9 covers every count of last rows */
+        for (int B = 1; B <= 9; B++) {
+            step_case k;
+            make_case(&k, B, 5, 2 * ks->lanes + 3);
+            const int bad = check_step(ks, &k);
+            free_case(&k);
+            CHECK(!bad, "%s, B=%d: the fused step differs from double (above)", ks->isa, B);
+        }
+        ran++;
+    }
+    if (!ran) {
+        printf("SKIP: this CPU runs none of the fused step's kernels (AVX-512, AVX2 with FMA)\n");
+        return UNIT_SKIP;
+    }
+    return 0;
+}
+
+int test_cpu_step_nan_passes(void)
+{
+    const cpu_step_kernels *ks = cpu_step_kernels_for(NULL);
+    if (!ks) {
+        printf("SKIP: this CPU runs none of the fused step's kernels (AVX-512, AVX2 with FMA)\n");
+        return UNIT_SKIP;
+    }
+    step_case k;
+    make_case(&k, 3, 4, ks->lanes);
+    k.x[2 * 4 + 1] = NAN; /* row 2 */
+    const int H = k.H;
+    float *panels = malloc(sizeof(float) * cpu_forward_panel_floats(4, H, ks->lanes)), *bias = malloc(sizeof(float) * 4 * H);
+    float *gates = malloc(sizeof(float) * 3 * 4 * H), *c = malloc(sizeof(float) * 3 * H), *h = malloc(sizeof(float) * 3 * H);
+    float *c2 = malloc(sizeof(float) * 3 * H), *out = malloc(sizeof(float) * 3 * H);
+    cpu_pack_forward(panels, k.w_ih, k.w_hh, 4, H, ks->lanes, 0, 0, 1);
+    cpu_pack_bias(bias, k.b, NULL, H, ks->lanes, 0);
+    const cpu_forward_step st = {.batch = 3, .hidden = H, .input = 4, .x = k.x, .h_in = k.h, .c_in = k.c,
+                                 .h_out = h, .c_out = c2, .gates = gates, .c_tape = c, .out = out,
+                                 .packed = panels, .bias = bias, .len = k.len, .t = 0, .faults = {0, 0, 1.0f}};
+    ks->forward(&st, 0, 1);
+    int nan_rows = 0, finite_row0 = 1;
+    for (int j = 0; j < H; j++) {
+        nan_rows += isnan(h[2 * H + j]) && isnan(c[2 * H + j]) && isnan(gates[2 * 4 * H + j]);
+        finite_row0 &= isfinite(h[j]);
+    }
+    free(panels); free(bias); free(gates); free(c); free(h); free(c2); free(out);
+    free_case(&k);
+    CHECK(nan_rows == H, "%s: a NaN input reached %d of %d units as NaN (the clamp of exp must not hide it)", ks->isa,
+          nan_rows, H);
+    CHECK(finite_row0, "%s: a row without NaN came out not finite", ks->isa);
+    return 0;
+}
