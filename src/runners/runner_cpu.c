@@ -214,21 +214,29 @@ static int kernels_wanted(const cpu_step_kernels **k, lc_error *err)
     if (!strcmp(want, "blas"))
         return LC_OK;
     if (strcmp(want, "avx512") && strcmp(want, "avx2")) {
-        lc_error_set(err, "cpu: LSTMCHECK_CPU_KERNELS=%s is not one of auto, avx512, avx2, blas", want);
+        lc_error_set(err, "LSTMCHECK_CPU_KERNELS=%s is not one of auto, avx512, avx2, blas", want);
         return LC_ERROR;
     }
     *k = cpu_step_kernels_for(want);
     if (!*k) {
-        lc_error_set(err, "cpu: LSTMCHECK_CPU_KERNELS=%s, but this CPU (or build) has no %s", want, want);
+        lc_error_set(err, "LSTMCHECK_CPU_KERNELS=%s, but this CPU (or build) has no %s kernels", want, want);
         return LC_UNSUPPORTED;
     }
     return LC_OK;
 }
 
+/* cpu and cpu_dropout: as their kernels are wanted */
 static int cpu_available(lc_error *why)
 {
     const cpu_step_kernels *k;
     return kernels_wanted(&k, why);
+}
+
+/* cpu_layernorm and the TF32 variants run no step kernels: always */
+static int cpu_gemm_path_available(lc_error *why)
+{
+    (void)why;
+    return LC_OK;
 }
 
 /* The state with its layer table and the lengths (all T without variable
@@ -322,12 +330,30 @@ static void alloc_buffers(cpu_state *s, int *ok)
  * LayerNorm model and TF32 operands always take the GEMM path (NULL). */
 static int choose_kernels(cpu_state *s, lc_error *err)
 {
-    const cpu_step_kernels *k;
-    const int wanted = kernels_wanted(&k, err);
-    if (wanted != LC_OK)
-        return wanted;
-    s->kernels = s->operands == OPERANDS_FP32 && !(lstm_layernorm_of(s->p, 0).eps > 0) ? k : NULL;
-    return LC_OK;
+    s->kernels = NULL;
+    if (s->operands != OPERANDS_FP32 || lstm_layernorm_of(s->p, 0).eps > 0)
+        return LC_OK;
+    return kernels_wanted(&s->kernels, err);
+}
+
+/* A member of the fused step's team does at least this many FLOPs a step:
+ * about 20 us at 100 GFLOP/s, where a barrier costs a microsecond or two
+ * on an idle machine and far more on a busy one. */
+#define MIN_MEMBER_STEP_FLOPS 2e6
+
+/* The fused step's team: OpenBLAS's thread count, but no more members
+ * than blocks of units (a member without one would only wait at every
+ * barrier) nor than the work of a step keeps busy (one thread for tiny
+ * problems: 2 threads on H = 16, B = 4 took 160 times as long as one). */
+static int team_size(const lstm_shape *sh, int lanes, int threads)
+{
+    const double step_flops = 2.0 * sh->batch * (double)(sh->input_size + sh->hidden_size) * 4.0 * sh->hidden_size;
+    const double by_work = floor(step_flops / MIN_MEMBER_STEP_FLOPS);
+    const int blocks = cpu_step_blocks(sh->hidden_size, lanes);
+    int n = threads < blocks ? threads : blocks;
+    if (by_work < n)
+        n = (int)by_work;
+    return n < 1 ? 1 : n;
 }
 
 /* The fused step's panels (the widest layer's) and bias; *ok becomes 0
@@ -340,8 +366,7 @@ static void alloc_step_buffers(cpu_state *s, int *ok)
     const int lanes = s->kernels->lanes, widest = sh->input_size > sh->hidden_size ? sh->input_size : sh->hidden_size;
     s->panels = lstm_float_buffer(cpu_forward_panel_floats(widest, sh->hidden_size, lanes), ok);
     s->bias = lstm_float_buffer(4 * (size_t)cpu_step_blocks(sh->hidden_size, lanes) * (size_t)lanes, ok);
-    const int threads = openblas_get_num_threads();
-    s->threads = threads < 1 ? 1 : threads;
+    s->threads = team_size(sh, lanes, openblas_get_num_threads());
     *(void **)&s->park_blas_threads = dlsym(RTLD_DEFAULT, "blas_thread_shutdown_");
 }
 
@@ -813,28 +838,28 @@ static size_t cpu_peak_device_bytes(void *vs)
 
 /* The cpu runner's table; its test-build variants differ in name, precision
  * and what their GEMMs see (impl). */
-#define CPU_RUNNER(NAME, MODEL, PRECISION, OPERANDS, DESCRIPTION)                                     \
+#define CPU_RUNNER(NAME, MODEL, PRECISION, OPERANDS, AVAILABLE, DESCRIPTION)                          \
     {                                                                                                 \
         .name = NAME, .device = LC_DEVICE_CPU, .description = DESCRIPTION, .model = MODEL,            \
         .caps = RUNNER_MULTILAYER | RUNNER_VARLEN | RUNNER_BACKWARD | RUNNER_STATE_GRADS,             \
-        .precision = PRECISION, .max_layers = 0, .available = cpu_available, .create = cpu_create,   \
+        .precision = PRECISION, .max_layers = 0, .available = AVAILABLE, .create = cpu_create,       \
         .forward = cpu_forward, .backward = cpu_backward, .zero_grads = cpu_zero_grads,               \
         .read_results = cpu_read_results, .peak_device_bytes = cpu_peak_device_bytes,                 \
         .destroy = cpu_destroy, .impl = OPERANDS,                                                     \
     }
 
-const runner_ops runner_cpu_ops = CPU_RUNNER("cpu", RUNNER_MODEL_OF(cpu), PRECISION_FP32, NULL,
+const runner_ops runner_cpu_ops = CPU_RUNNER("cpu", RUNNER_MODEL_OF(cpu), PRECISION_FP32, NULL, cpu_available,
     "FP32: forward one fused GEMM + cell pass per step (packed weights, AVX-512/AVX2), backward on OpenBLAS");
 const runner_ops runner_cpu_dropout_ops = CPU_RUNNER("cpu_dropout", RUNNER_MODEL_OF(cpu_dropout), PRECISION_FP32,
-    NULL, "the cpu runner with dropout 0.4 between layers (masks drawn from the seed)");
+    NULL, cpu_available, "the cpu runner with dropout 0.4 between layers (masks drawn from the seed)");
 const runner_ops runner_cpu_layernorm_ops = CPU_RUNNER("cpu_layernorm", RUNNER_MODEL_OF(cpu_layernorm), PRECISION_FP32,
-    NULL, "the LayerNorm LSTM in FP32 on OpenBLAS: LN_i over all steps at once, per step a GEMM, LN_h, fused LayerNorm cell");
+    NULL, cpu_gemm_path_available, "the LayerNorm LSTM in FP32 on OpenBLAS: LN_i over all steps at once, per step a GEMM, LN_h, fused LayerNorm cell");
 
 #ifdef LSTMCHECK_FAULTS
 static const gemm_operands tf32_nearest = OPERANDS_TF32_NEAREST, tf32_truncated = OPERANDS_TF32_TRUNCATED;
-static const runner_ops runner_cpu_tf32_ops = CPU_RUNNER("cpu_tf32", MODEL_LSTM, PRECISION_TF32, &tf32_nearest,
+static const runner_ops runner_cpu_tf32_ops = CPU_RUNNER("cpu_tf32", MODEL_LSTM, PRECISION_TF32, &tf32_nearest, cpu_gemm_path_available,
     "the cpu runner with every GEMM operand rounded to TF32 (nearest even), summed in FP32");
-static const runner_ops runner_cpu_tf32_trunc_ops = CPU_RUNNER("cpu_tf32_trunc", MODEL_LSTM, PRECISION_TF32, &tf32_truncated,
+static const runner_ops runner_cpu_tf32_trunc_ops = CPU_RUNNER("cpu_tf32_trunc", MODEL_LSTM, PRECISION_TF32, &tf32_truncated, cpu_gemm_path_available,
     "the cpu runner with every GEMM operand truncated to TF32, summed in FP32");
 
 const runner_ops *lstm_cpu_runner_at(lstm_model_id model, const char *arithmetic)
