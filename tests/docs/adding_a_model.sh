@@ -56,7 +56,7 @@ PY
 cat >> "$work/src/runners/runner_cpu.c" <<'C'
 
 const runner_ops runner_cpu_dropout_half_ops = CPU_RUNNER("cpu_dropout_half", RUNNER_MODEL_OF(cpu_dropout_half),
-    PRECISION_FP32, NULL, "the cpu runner with dropout 0.5 between layers (docs/adding-a-model.md)");
+    PRECISION_FP32, NULL, cpu_available, "the cpu runner with dropout 0.5 between layers (docs/adding-a-model.md)");
 C
 echo 'LSTM_RUNNER(cpu_dropout_half, cpu, dropout_half, 0)' >> "$work/src/runners/runners.def"
 
