@@ -98,7 +98,7 @@ static void *run_member(void *p)
 
 void lc_parallel_team(int threads, lc_team_fn fn, void *arg)
 {
-    const int k = chunks_for(threads, threads);
+    const int k = chunks_for(threads, threads); /* threads within 1..LC_PARALLEL_MAX_THREADS */
     lc_team team = {.size = 1, .fn = fn, .arg = arg};
     team_member members[LC_PARALLEL_MAX_THREADS];
     pthread_t tid[LC_PARALLEL_MAX_THREADS];

@@ -567,18 +567,6 @@ static void fused_layer_member(void *arg, lc_team *team, int rank, int size)
     }
 }
 
-/* OpenBLAS's idle workers spin (and yield) for about 2^28 cycles after
- * each call; with as many threads as cores they would take the team's
- * cores from it (2 threads on 2 cores: 171 instead of 136 ms a forward).
- * OpenBLAS's own fork handler stops them with blas_thread_shutdown_, and
- * its next call starts them again; the runner does the same before its
- * team starts, where this OpenBLAS has the function. */
-static void park_blas_threads(const cpu_state *s)
-{
-    if (s->park_blas_threads)
-        s->park_blas_threads();
-}
-
 /* Layer l with the fused step: the state before step t is read from the
  * tape (h_prev[t], c_prev[t]) and step t writes the next one there (the
  * last writes hy, cy). */
@@ -592,8 +580,14 @@ static void layer_forward_fused(cpu_state *s, int l)
     memcpy(ly->c_prev, p->c0 + (size_t)l * BH, BH * sizeof(float));
     cpu_pack_bias(s->bias, p->b_ih ? p->b_ih[l] : NULL, p->b_hh ? p->b_hh[l] : NULL, H, s->kernels->lanes,
                   FAULT_ON(FAULT_MISSING_BIAS));
+    /* OpenBLAS's idle workers spin (and yield) for about 2^28 cycles after
+     * each call; with as many threads as cores they took the team's cores
+     * (2 threads on 2 cores: 171 instead of 136 ms a forward). Its own fork
+     * handler stops them with blas_thread_shutdown_ and its next call
+     * starts them again: the runner does the same, where OpenBLAS has it. */
+    if (s->park_blas_threads)
+        s->park_blas_threads();
     fused_layer fl = {s, l};
-    park_blas_threads(s);
     lc_parallel_team(s->threads, fused_layer_member, &fl);
 }
 

@@ -89,22 +89,40 @@ static int near(float got, double want, double scale)
     return fabs((double)got - want) <= 2e-6 * (scale + fabs(want)) + 1e-30;
 }
 
+/* What one step of a case wrote, and the packed operands it read. */
+typedef struct step_run {
+    float *panels, *bias, *gates, *c_tape, *h_out, *c_out, *out;
+} step_run;
+
+/* Pack case k and run one step of kernels ks over every block into r. */
+static void run_step(const cpu_step_kernels *ks, const step_case *k, step_run *r)
+{
+    const int B = k->B, I = k->I, H = k->H, lanes = ks->lanes, blocks = cpu_step_blocks(H, lanes);
+    *r = (step_run){malloc(sizeof(float) * cpu_forward_panel_floats(I, H, lanes)),
+                    malloc(sizeof(float) * 4 * blocks * lanes), malloc(sizeof(float) * B * 4 * H),
+                    malloc(sizeof(float) * B * H), malloc(sizeof(float) * B * H), malloc(sizeof(float) * B * H),
+                    malloc(sizeof(float) * B * H)};
+    cpu_pack_forward(r->panels, k->w_ih, k->w_hh, I, H, lanes, 0, 0, blocks);
+    cpu_pack_bias(r->bias, k->b, NULL, H, lanes, 0);
+    const cpu_forward_step st = {.batch = B, .hidden = H, .input = I, .x = k->x, .h_in = k->h, .c_in = k->c,
+                                 .h_out = r->h_out, .c_out = r->c_out, .gates = r->gates, .c_tape = r->c_tape,
+                                 .out = r->out, .packed = r->panels, .bias = r->bias, .len = k->len, .t = 0,
+                                 .faults = {0, 0, 1.0f}, .stream_gates = B % 2};
+    ks->forward(&st, 0, blocks);
+}
+
+static void free_run(step_run *r)
+{
+    free(r->panels); free(r->bias); free(r->gates); free(r->c_tape); free(r->h_out); free(r->c_out); free(r->out);
+}
+
 /* The step of kernels ks on case k, against double: 0 or 1 (printed). */
 static int check_step(const cpu_step_kernels *ks, const step_case *k)
 {
-    const int B = k->B, I = k->I, H = k->H, lanes = ks->lanes, blocks = cpu_step_blocks(H, lanes);
-    float *panels = malloc(sizeof(float) * cpu_forward_panel_floats(I, H, lanes));
-    float *bias = malloc(sizeof(float) * 4 * blocks * lanes);
-    float *gates = malloc(sizeof(float) * B * 4 * H), *c_tape = malloc(sizeof(float) * B * H);
-    float *h_out = malloc(sizeof(float) * B * H), *c_out = malloc(sizeof(float) * B * H);
-    float *out = malloc(sizeof(float) * B * H);
-    cpu_pack_forward(panels, k->w_ih, k->w_hh, I, H, lanes, 0, 0, blocks);
-    cpu_pack_bias(bias, k->b, NULL, H, lanes, 0);
-    const cpu_forward_step st = {.batch = B, .hidden = H, .input = I, .x = k->x, .h_in = k->h, .c_in = k->c,
-                                 .h_out = h_out, .c_out = c_out, .gates = gates, .c_tape = c_tape, .out = out,
-                                 .packed = panels, .bias = bias, .len = k->len, .t = 0, .faults = {0, 0, 1.0f},
-                                 .stream_gates = B % 2};
-    ks->forward(&st, 0, blocks);
+    const int B = k->B, I = k->I, H = k->H;
+    step_run r;
+    run_step(ks, k, &r);
+    const float *gates = r.gates, *c_tape = r.c_tape, *h_out = r.h_out, *c_out = r.c_out, *out = r.out;
     int bad = 0;
     for (int b = 0; b < B && !bad; b++)
         for (int j = 0; j < H && !bad; j++) {
@@ -133,7 +151,7 @@ static int check_step(const cpu_step_kernels *ks, const step_case *k)
                 bad = fprintf(stderr, "%s: row %d unit %d: c %.9g h %.9g out %.9g, want %.9g %.9g %.9g\n", ks->isa,
                               b, j, c_tape[at], h_out[at], out[at], want_c, want_h, want_out);
         }
-    free(panels); free(bias); free(gates); free(c_tape); free(h_out); free(c_out); free(out);
+    free_run(&r);
     return bad ? 1 : 0;
 }
 
@@ -173,21 +191,14 @@ int test_cpu_step_nan_passes(void)
     make_case(&k, 3, 4, ks->lanes);
     k.x[2 * 4 + 1] = NAN; /* row 2 */
     const int H = k.H;
-    float *panels = malloc(sizeof(float) * cpu_forward_panel_floats(4, H, ks->lanes)), *bias = malloc(sizeof(float) * 4 * H);
-    float *gates = malloc(sizeof(float) * 3 * 4 * H), *c = malloc(sizeof(float) * 3 * H), *h = malloc(sizeof(float) * 3 * H);
-    float *c2 = malloc(sizeof(float) * 3 * H), *out = malloc(sizeof(float) * 3 * H);
-    cpu_pack_forward(panels, k.w_ih, k.w_hh, 4, H, ks->lanes, 0, 0, 1);
-    cpu_pack_bias(bias, k.b, NULL, H, ks->lanes, 0);
-    const cpu_forward_step st = {.batch = 3, .hidden = H, .input = 4, .x = k.x, .h_in = k.h, .c_in = k.c,
-                                 .h_out = h, .c_out = c2, .gates = gates, .c_tape = c, .out = out,
-                                 .packed = panels, .bias = bias, .len = k.len, .t = 0, .faults = {0, 0, 1.0f}};
-    ks->forward(&st, 0, 1);
+    step_run r;
+    run_step(ks, &k, &r);
     int nan_rows = 0, finite_row0 = 1;
     for (int j = 0; j < H; j++) {
-        nan_rows += isnan(h[2 * H + j]) && isnan(c[2 * H + j]) && isnan(gates[2 * 4 * H + j]);
-        finite_row0 &= isfinite(h[j]);
+        nan_rows += isnan(r.h_out[2 * H + j]) && isnan(r.c_tape[2 * H + j]) && isnan(r.gates[2 * 4 * H + j]);
+        finite_row0 &= isfinite(r.h_out[j]);
     }
-    free(panels); free(bias); free(gates); free(c); free(h); free(c2); free(out);
+    free_run(&r);
     free_case(&k);
     CHECK(nan_rows == H, "%s: a NaN input reached %d of %d units as NaN (the clamp of exp must not hide it)", ks->isa,
           nan_rows, H);
