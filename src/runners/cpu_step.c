@@ -63,6 +63,99 @@ void cpu_pack_forward(float *panels, const float *w_ih, const float *w_hh, int i
     }
 }
 
+void cpu_backward_items(int input, int hidden, int lanes, int *dh_items, int *dx_items)
+{
+    *dh_items = cpu_step_blocks(hidden, 4 * lanes);
+    *dx_items = cpu_step_blocks(input, 4 * lanes);
+}
+
+size_t cpu_backward_panel_floats(int input, int hidden, int lanes)
+{
+    int dh_items, dx_items;
+    cpu_backward_items(input, hidden, lanes, &dh_items, &dx_items);
+    return (size_t)(dh_items + dx_items) * 4 * (size_t)hidden * 4 * (size_t)lanes;
+}
+
+/* Row k of an item's panel is a run of one row of W_hh or W_ih: a copy. */
+void cpu_pack_backward(float *panels, const float *w_ih, const float *w_hh, int input, int hidden, int lanes,
+                       int first, int end)
+{
+    int dh_items, dx_items;
+    cpu_backward_items(input, hidden, lanes, &dh_items, &dx_items);
+    const size_t width = 4 * (size_t)lanes, K = 4 * (size_t)hidden;
+    for (int item = first; item < end; item++) {
+        const int of_h = item < dh_items;
+        const float *w = of_h ? w_hh : w_ih;
+        const size_t cols = of_h ? (size_t)hidden : (size_t)input;
+        const size_t col = (size_t)(of_h ? item : item - dh_items) * width;
+        const size_t n = cols - col < width ? cols - col : width;
+        float *panel = panels + (size_t)item * K * width;
+        for (size_t k = 0; k < K; k++) {
+            memcpy(panel + k * width, w + k * cols + col, n * sizeof(float));
+            memset(panel + k * width + n, 0, (width - n) * sizeof(float));
+        }
+    }
+}
+
+int cpu_wgrad_panels(const cpu_weight_grads *wg, int lanes)
+{
+    return cpu_step_blocks(wg->width[0], 4 * lanes) + cpu_step_blocks(wg->width[1], 4 * lanes);
+}
+
+int cpu_wgrad_strips(const cpu_weight_grads *wg, int strip_rows)
+{
+    return cpu_step_blocks(wg->gates, strip_rows);
+}
+
+/* Panel p's row k: a run of row k0+k of x (the first panels) or h_prev. */
+void cpu_pack_wgrad_panels(float *panels, const cpu_weight_grads *wg, int lanes, int k0, int kc, int first, int end)
+{
+    const int of_x = cpu_step_blocks(wg->width[0], 4 * lanes);
+    const size_t width = 4 * (size_t)lanes;
+    for (int p = first; p < end; p++) {
+        const int part = p >= of_x;
+        const size_t cols = (size_t)wg->width[part], col = (size_t)(part ? p - of_x : p) * width;
+        const size_t n = cols - col < width ? cols - col : width;
+        const float *in = wg->in[part] + (size_t)k0 * cols + col;
+        float *panel = panels + (size_t)p * (size_t)kc * width;
+        for (size_t k = 0; k < (size_t)kc; k++) {
+            memcpy(panel + k * width, in + k * cols, n * sizeof(float));
+            memset(panel + k * width + n, 0, (width - n) * sizeof(float));
+        }
+    }
+}
+
+size_t cpu_wgrad_panel_floats(const cpu_weight_grads *wg, int lanes)
+{
+    return (size_t)cpu_wgrad_panels(wg, lanes) * CPU_WGRAD_SLAB * 4 * (size_t)lanes;
+}
+
+size_t cpu_wgrad_strip_floats(const cpu_weight_grads *wg, int strip_rows)
+{
+    return (size_t)cpu_wgrad_strips(wg, strip_rows) * (size_t)strip_rows * CPU_WGRAD_SLAB;
+}
+
+/* The panels are packed by all, a share each, into one of two buffers: a
+ * member packing slab n+1 has met the others after slab n's packing, so
+ * none still reads slab n-1's. The strips (and their column sums) are
+ * the member's own. */
+void cpu_weight_grads_member(const cpu_step_kernels *ks, const cpu_weight_grads *wg, const cpu_wgrad_buffers *buf,
+                             lc_team *team, int rank, int size)
+{
+    const int P = cpu_wgrad_panels(wg, ks->lanes), S = cpu_wgrad_strips(wg, ks->strip_rows);
+    const int p_first = P * rank / size, p_end = P * (rank + 1) / size;
+    const int s_first = S * rank / size, s_end = S * (rank + 1) / size;
+    float *strips = buf->strips + (size_t)s_first * (size_t)ks->strip_rows * CPU_WGRAD_SLAB;
+    for (int k0 = 0, slab = 0; k0 < wg->rows; k0 += CPU_WGRAD_SLAB, slab++) {
+        const int kc = wg->rows - k0 < CPU_WGRAD_SLAB ? wg->rows - k0 : CPU_WGRAD_SLAB;
+        float *panels = buf->panels[slab % 2];
+        cpu_pack_wgrad_panels(panels, wg, ks->lanes, k0, kc, p_first, p_end);
+        ks->pack_strips(strips, buf->col_sums, wg, k0, kc, s_first, s_end);
+        lc_team_barrier(team);
+        ks->weight_grads(wg, strips, s_first, s_end, panels, kc);
+    }
+}
+
 void cpu_pack_bias(float *bias, const float *b_ih, const float *b_hh, int hidden, int lanes, int without_hh)
 {
     const int padded = cpu_step_blocks(hidden, lanes) * lanes;

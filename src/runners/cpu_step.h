@@ -7,11 +7,17 @@
  * that. Here the weights are packed once per forward into panels that put
  * the four gates of LANES hidden units side by side, k-major; every step
  * then streams the panels with no copy, and the cell reads no
- * pre-activation back from memory. The kernels are written once
- * (cpu_step_kernel.h) and built per vector ISA (cpu_step_avx512.c,
- * cpu_step_avx2.c); cpu_step_kernels_for() picks what this CPU runs. */
+ * pre-activation back from memory. The backward runs the same way in
+ * reverse (cpu_backward_step): dgates_t times [W_ih | W_hh], packed once,
+ * with the cell of step t-1 fused after it; then the weight gradients
+ * as one GEMM over all steps (cpu_weight_grads) on the same kind of
+ * panels. The kernels are written once (cpu_step_kernel.h) and built per
+ * vector ISA (cpu_step_avx512.c, cpu_step_avx2.c); cpu_step_kernels_for()
+ * picks what this CPU runs. */
 #ifndef LSTMCHECK_CPU_STEP_H
 #define LSTMCHECK_CPU_STEP_H
+
+#include "base/parallel.h"
 
 #include <stddef.h>
 
@@ -39,11 +45,69 @@ typedef struct cpu_forward_step {
     cpu_cell_faults faults;
 } cpu_forward_step;
 
+/* What the planted faults change in the cell's backward; the product
+ * passes {1.0f, 0, 0}. */
+typedef struct cpu_cell_grad_faults {
+    float o_grad_scale;     /* the output gate's gradient times this */
+    int end_shift;          /* a sequence counts as finished from step len + end_shift */
+    int state_not_carried;  /* a finished sequence's dh is not passed on */
+} cpu_cell_grad_faults;
+
+/* Step t of a layer's backward, every sequence, with the cell of step t-1
+ * fused after it: dgates_t [W_ih | W_hh] gives dx_t and the gradient
+ * reaching h_{t-1} (a sequence finished at step t passes dh_in on
+ * instead), and, while that is still in registers, the cell of step t-1
+ * turns it into dgates_{t-1}. Without dgates_in (the first call, t = T)
+ * there is no product: the cell of step T-1 reads dh_in itself. */
+typedef struct cpu_backward_step {
+    int batch, hidden, input; /* B, H, I */
+    const float *dgates_in;   /* (B, 4H) dgates of step t, or NULL */
+    const float *packed;      /* the layer's backward panels (cpu_pack_backward) */
+    float *dx;                /* (B, I) the gradient of x_t */
+    const float *dh_in;       /* (B, H) the gradient reaching h_t */
+    float *dh_out;            /* (B, H) the gradient reaching h_{t-1} */
+    /* the cell of step t-1; gates NULL: none (t = 0) */
+    const float *gates, *c, *c_prev, *d_out; /* step t-1's tape, and its output's gradient */
+    float *dc;                /* (B, H) c_{t-1}'s gradient in, c_{t-2}'s out */
+    float *dgates_out;        /* (B, 4H) dgates of step t-1 (0 past a sequence's end) */
+    const int *len;
+    int t;
+    cpu_cell_grad_faults faults;
+} cpu_backward_step;
+
+/* A layer's weight gradients, dW_ih += dgates^T x and dW_hh += dgates^T
+ * h_prev over the rows of every step: a GEMM in slabs of CPU_WGRAD_SLAB
+ * rows. Per slab, the columns of x and h_prev are packed in panels of
+ * 4*lanes (as the step's panels), dgates in strips of `rows` gate rows
+ * (each strip row-major, the slab's rows contiguous), and a kernel adds
+ * strip^T panel into the gradient a tile at a time. */
+#define CPU_WGRAD_SLAB 1024
+typedef struct cpu_weight_grads {
+    int rows;            /* K: T*B */
+    int gates;           /* 4H */
+    const float *dgates; /* (rows, gates) */
+    const float *in[2];  /* (rows, width[i]): the layer's input, and the state before each step */
+    int width[2];        /* I, H */
+    float *grad[2];      /* (gates, width[i]): dW_ih, dW_hh, accumulated */
+} cpu_weight_grads;
+
 typedef struct cpu_step_kernels {
     const char *isa; /* "avx512", "avx2" */
     int lanes;       /* hidden units per block: one vector */
     /* blocks [first, end) of a step (block b: units b*lanes ...) */
     void (*forward)(const cpu_forward_step *st, int first, int end);
+    /* items [first, end) of a backward step (cpu_backward_items) */
+    void (*backward)(const cpu_backward_step *st, int first, int end);
+    int strip_rows;  /* gate rows per strip of the weight gradients' GEMM */
+    /* strips [first, end) of the slab of kc rows from k0 into `strips`
+     * (the first one first), each gate column's sum added into col_sums
+     * (the bias gradient) */
+    void (*pack_strips)(float *strips, float *col_sums, const cpu_weight_grads *wg, int k0, int kc, int first,
+                        int end);
+    /* strips [first, end) (packed at `strips`, the first one first) times
+     * every panel of a slab of kc rows, into the gradients */
+    void (*weight_grads)(const cpu_weight_grads *wg, const float *strips, int first, int end, const float *panels,
+                         int kc);
 } cpu_step_kernels;
 
 /* The kernels of an ISA ("avx512", "avx2"), or the best this CPU runs when
@@ -61,6 +125,39 @@ size_t cpu_forward_panel_floats(int input, int hidden, int lanes);
  * w_hh[k*4H + n] when hh_transposed (a planted fault). */
 void cpu_pack_forward(float *panels, const float *w_ih, const float *w_hh, int input, int hidden, int lanes,
                       int hh_transposed, int first, int end);
+
+/* A backward step's work comes in items of 4*lanes columns of
+ * [W_ih | W_hh]: first those of h_{t-1} (*dh_items, each with its cells),
+ * then those of x_t (*dx_items); and the floats their panels take. */
+void cpu_backward_items(int input, int hidden, int lanes, int *dh_items, int *dx_items);
+size_t cpu_backward_panel_floats(int input, int hidden, int lanes);
+
+/* Items [first, end) of the backward panels of a layer: for item i, k
+ * over the 4H gate rows, the item's 4*lanes columns of W_hh (dh items)
+ * or W_ih (dx items), zero past H or I. */
+void cpu_pack_backward(float *panels, const float *w_ih, const float *w_hh, int input, int hidden, int lanes,
+                       int first, int end);
+
+/* The weight gradients' panels (per slab) and strips (over all gates). */
+int cpu_wgrad_panels(const cpu_weight_grads *wg, int lanes);
+int cpu_wgrad_strips(const cpu_weight_grads *wg, int strip_rows);
+
+/* Panels [first, end) of the slab of kc rows from k0. */
+void cpu_pack_wgrad_panels(float *panels, const cpu_weight_grads *wg, int lanes, int k0, int kc, int first, int end);
+
+/* Where the weight gradients' GEMM packs: two slabs of panels (one packed
+ * while the other is read), the strips of every gate column of a slab,
+ * and the bias gradient (col_sums, added to). */
+typedef struct cpu_wgrad_buffers {
+    float *panels[2], *strips, *col_sums;
+} cpu_wgrad_buffers;
+size_t cpu_wgrad_panel_floats(const cpu_weight_grads *wg, int lanes);
+size_t cpu_wgrad_strip_floats(const cpu_weight_grads *wg, int strip_rows);
+
+/* A member's share of the weight gradients in a team (base/parallel.h):
+ * its strips of gate columns times every panel, slab by slab. */
+void cpu_weight_grads_member(const cpu_step_kernels *ks, const cpu_weight_grads *wg, const cpu_wgrad_buffers *buf,
+                             lc_team *team, int rank, int size);
 
 /* The bias of the cell, (4, blocks*lanes): b_ih + b_hh (b_ih alone when
  * without_hh, a planted fault; either may be NULL). */

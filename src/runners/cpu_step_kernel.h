@@ -1,8 +1,11 @@
-/* The fused step's kernels, written once for any vector width. Included by
+/* The fused steps' kernels (forward, backward, the weight gradients' GEMM:
+ * one tile product, tile_dot, under all three), written once for any
+ * vector width. Included by
  * one file per ISA (cpu_step_avx512.c, cpu_step_avx2.c), which first
  * defines the vector vocabulary below; no include guard on purpose.
  *   VL  floats per vector (= hidden units per block)
- *   MR  rows of the batch per tile: MR x 4 accumulators stay in registers
+ *   MR  rows of the batch (or gate columns, in the weight gradients) per
+ *       tile: MR x 4 accumulators stay in registers
  *   vec, v_zero, v_set1, v_load, v_store, v_stream (a store past the
  *   caches, to an address aligned to the vector), v_add, v_sub, v_mul, v_recip,
  *   v_fmadd(a, b, c) = a*b + c, v_fnmadd(a, b, c) = c - a*b, v_min, v_max,
@@ -126,17 +129,18 @@ static inline __attribute__((always_inline)) void KNAME(cell_forward)(const cpu_
     KNAME(store_n)(st->out + row, h, n);
 }
 
-/* acc[r][q] += sum_k a[r*lda + k] * panel[k][q] over k < K: the tile's
- * share of one operand (x_t or h_{t-1}); returns the panel past it. */
+/* acc[r][q] += sum_k a[r*a_row + k*a_k] * panel[k][q] over k < K: the
+ * tile's share of one operand; returns the panel past it. One of a_row
+ * and a_k is the constant 1 where it is inlined. */
 static inline __attribute__((always_inline)) const float *
-KNAME(tile_dot)(vec acc[MR][4], int rows, const float *a, int lda, int K, const float *panel)
+KNAME(tile_dot)(vec acc[MR][4], int rows, const float *a, size_t a_row, size_t a_k, int K, const float *panel)
 {
-    for (int k = 0; k < K; k++, panel += 4 * VL) {
+    for (int k = 0; k < K; k++, panel += 4 * VL, a += a_k) {
         const vec b0 = v_load(panel), b1 = v_load(panel + VL), b2 = v_load(panel + 2 * VL),
                   b3 = v_load(panel + 3 * VL);
 #pragma GCC unroll 8
         for (int r = 0; r < rows; r++) {
-            const vec ar = v_set1(a[(size_t)r * lda + k]);
+            const vec ar = v_set1(a[(size_t)r * a_row]);
             acc[r][0] = v_fmadd(ar, b0, acc[r][0]);
             acc[r][1] = v_fmadd(ar, b1, acc[r][1]);
             acc[r][2] = v_fmadd(ar, b2, acc[r][2]);
@@ -157,30 +161,187 @@ static inline __attribute__((always_inline)) void KNAME(tile_forward)(const cpu_
         for (int q = 0; q < 4; q++)
             acc[r][q] = v_zero();
     const float *panel = st->packed + (size_t)block * (size_t)(I + H) * 4 * VL;
-    panel = KNAME(tile_dot)(acc, rows, st->x + (size_t)r0 * I, I, I, panel);
-    KNAME(tile_dot)(acc, rows, st->h_in + (size_t)r0 * H, H, H, panel);
+    panel = KNAME(tile_dot)(acc, rows, st->x + (size_t)r0 * I, (size_t)I, 1, I, panel);
+    KNAME(tile_dot)(acc, rows, st->h_in + (size_t)r0 * H, (size_t)H, 1, H, panel);
     for (int r = 0; r < rows; r++)
         KNAME(cell_forward)(st, acc[r], r0 + r, j, n, blocks * VL);
 }
 
+/* TILE(r0, rows) over a batch of B rows: tiles of MR rows, then the last
+ * rows with a count known at compile time (each its own unrolled copy). */
+#define ROW_TILES(B, TILE)                                                                                  \
+    do {                                                                                                    \
+        int r0_ = 0;                                                                                        \
+        for (; r0_ + MR <= (B); r0_ += MR)                                                                  \
+            TILE(r0_, MR);                                                                                  \
+        switch ((B) - r0_) {                                                                                \
+        case 1: TILE(r0_, 1); break;                                                                        \
+        case 2: if (2 < MR) TILE(r0_, 2 < MR ? 2 : MR); break;                                              \
+        case 3: if (3 < MR) TILE(r0_, 3 < MR ? 3 : MR); break;                                              \
+        case 4: if (4 < MR) TILE(r0_, 4 < MR ? 4 : MR); break;                                              \
+        case 5: if (5 < MR) TILE(r0_, 5 < MR ? 5 : MR); break;                                              \
+        case 6: if (6 < MR) TILE(r0_, 6 < MR ? 6 : MR); break;                                              \
+        case 7: if (7 < MR) TILE(r0_, 7 < MR ? 7 : MR); break;                                              \
+        default: break;                                                                                     \
+        }                                                                                                   \
+    } while (0)
+
 static void KNAME(step_forward)(const cpu_forward_step *st, int first, int end)
 {
     for (int block = first; block < end; block++) {
-        int r0 = 0;
-        for (; r0 + MR <= st->batch; r0 += MR)
-            KNAME(tile_forward)(st, block, r0, MR);
-        switch (st->batch - r0) { /* the last rows, each count its own unrolled copy */
-#define LAST_ROWS(R) case R: if (R < MR) KNAME(tile_forward)(st, block, r0, R < MR ? R : MR); break;
-            LAST_ROWS(1) LAST_ROWS(2) LAST_ROWS(3) LAST_ROWS(4) LAST_ROWS(5) LAST_ROWS(6) LAST_ROWS(7)
-#undef LAST_ROWS
-        default: break;
-        }
+#define FORWARD_TILE(r0, rows) KNAME(tile_forward)(st, block, r0, rows)
+        ROW_TILES(st->batch, FORWARD_TILE);
+#undef FORWARD_TILE
     }
     _mm_sfence(); /* the streamed tape is in memory before the team meets */
+}
+
+/* The cell of step t-1 backwards, row b, units j .. j+n-1, from dh (the
+ * gradient reaching h_{t-1}): its dgates, and dc carried one step back. */
+static inline __attribute__((always_inline)) void KNAME(cell_backward)(const cpu_backward_step *st, vec dh, int b, int j,
+                                                                      int n)
+{
+    const int H = st->hidden;
+    const size_t row = (size_t)b * H + (size_t)j, grow = (size_t)b * 4 * H + (size_t)j;
+    float *dg = st->dgates_out + grow;
+    if (st->t - 1 >= st->len[b] + st->faults.end_shift) { /* finished: no cell, dc passes */
+        for (int q = 0; q < 4; q++)
+            KNAME(store_n)(dg + (size_t)q * H, v_zero(), n);
+        return;
+    }
+    const float *g = st->gates + grow;
+    const vec gi = KNAME(load_n)(g, n), gf = KNAME(load_n)(g + H, n), gg = KNAME(load_n)(g + 2 * (size_t)H, n),
+              go = KNAME(load_n)(g + 3 * (size_t)H, n), one = v_set1(1.0f);
+    const vec dht = v_add(dh, KNAME(load_n)(st->d_out + row, n));
+    const vec tc = KNAME(v_tanh)(KNAME(load_n)(st->c + row, n));
+    const vec dct = v_fmadd(v_mul(dht, go), v_fnmadd(tc, tc, one), KNAME(load_n)(st->dc + row, n));
+    KNAME(store_n)(dg, v_mul(v_mul(dct, gg), v_fnmadd(gi, gi, gi)), n);
+    KNAME(store_n)(dg + H, v_mul(v_mul(dct, KNAME(load_n)(st->c_prev + row, n)), v_fnmadd(gf, gf, gf)), n);
+    KNAME(store_n)(dg + 2 * (size_t)H, v_mul(v_mul(dct, gi), v_fnmadd(gg, gg, one)), n);
+    KNAME(store_n)(dg + 3 * (size_t)H,
+                   v_mul(v_mul(v_mul(dht, tc), v_fnmadd(go, go, go)), v_set1(st->faults.o_grad_scale)), n);
+    KNAME(store_n)(st->dc + row, v_mul(dct, gf), n);
+}
+
+/* Item `item` (cpu_backward_items), batch rows from r0: its columns of
+ * dgates_t [W_ih | W_hh], stored as dx_t, or as the gradient reaching
+ * h_{t-1} and turned into dgates_{t-1} at once. */
+static inline __attribute__((always_inline)) void KNAME(tile_backward)(const cpu_backward_step *st, int item,
+                                                                      int dh_items, int r0, int rows)
+{
+    const int H = st->hidden, I = st->input, of_h = item < dh_items, cols = of_h ? H : I;
+    const int col = (of_h ? item : item - dh_items) * 4 * VL;
+    vec acc[MR][4];
+    for (int r = 0; r < MR; r++)
+        for (int q = 0; q < 4; q++)
+            acc[r][q] = v_zero();
+    if (st->dgates_in)
+        KNAME(tile_dot)(acc, rows, st->dgates_in + (size_t)r0 * 4 * H, 4 * (size_t)H, 1, 4 * H,
+                        st->packed + (size_t)item * 4 * (size_t)H * 4 * VL);
+    for (int r = 0; r < rows; r++) {
+        const int b = r0 + r;
+        const int passes = !st->dgates_in ||
+                           (st->t >= st->len[b] + st->faults.end_shift && !st->faults.state_not_carried);
+        for (int v = 0; v < 4 && col + v * VL < cols; v++) {
+            const int j = col + v * VL, n = cols - j < VL ? cols - j : VL;
+            if (!of_h) {
+                KNAME(store_n)(st->dx + (size_t)b * I + (size_t)j, acc[r][v], n);
+                continue;
+            }
+            const size_t at = (size_t)b * H + (size_t)j;
+            const vec dh = passes ? KNAME(load_n)(st->dh_in + at, n) : acc[r][v];
+            if (st->dgates_in)
+                KNAME(store_n)(st->dh_out + at, dh, n);
+            if (st->gates)
+                KNAME(cell_backward)(st, dh, b, j, n);
+        }
+    }
+}
+
+static void KNAME(step_backward)(const cpu_backward_step *st, int first, int end)
+{
+    int dh_items, dx_items;
+    cpu_backward_items(st->input, st->hidden, VL, &dh_items, &dx_items);
+    if (!st->dgates_in && end > dh_items) /* no product: the cells alone */
+        end = dh_items;
+    for (int item = first; item < end; item++) {
+#define BACKWARD_TILE(r0, rows) KNAME(tile_backward)(st, item, dh_items, r0, rows)
+        ROW_TILES(st->batch, BACKWARD_TILE);
+#undef BACKWARD_TILE
+    }
+}
+
+/* rows (a constant where it is inlined) gate rows of a strip times panel
+ * p, added into the gradient. */
+static inline __attribute__((always_inline)) void KNAME(tile_weight_grads)(const cpu_weight_grads *wg, const float *strip,
+                                                                          int m0, int rows, const float *panels, int p,
+                                                                          int kc)
+{
+    const int of_x = cpu_step_blocks(wg->width[0], 4 * VL), part = p >= of_x, cols = wg->width[part];
+    const int col = (part ? p - of_x : p) * 4 * VL;
+    vec acc[MR][4];
+    for (int r = 0; r < MR; r++)
+        for (int q = 0; q < 4; q++)
+            acc[r][q] = v_zero();
+    for (int r = 0; r < rows; r++) /* the gradient's lines, on their way while the tile sums */
+        for (int v = 0; v < 4 && col + v * VL < cols; v++)
+            _mm_prefetch((const char *)(wg->grad[part] + (size_t)(m0 + r) * cols + col + v * VL), _MM_HINT_T0);
+    KNAME(tile_dot)(acc, rows, strip, 1, MR, kc, panels + (size_t)p * (size_t)kc * 4 * VL);
+    for (int r = 0; r < rows; r++) {
+        float *grad = wg->grad[part] + (size_t)(m0 + r) * cols;
+        for (int v = 0; v < 4 && col + v * VL < cols; v++) {
+            const int j = col + v * VL, n = cols - j < VL ? cols - j : VL;
+            KNAME(store_n)(grad + j, v_add(KNAME(load_n)(grad + j, n), acc[r][v]), n);
+        }
+    }
+}
+
+/* Strip s's element (k, r) is dgates' column s*MR + r at row k0+k (zero
+ * past the gates), k-major; their sums go into col_sums. Strip by strip:
+ * a strip's writes run in order, and the lines of dgates it reads (one a
+ * row) serve the next strips from the caches. */
+static void KNAME(pack_strips)(float *strips, float *col_sums, const cpu_weight_grads *wg, int k0, int kc, int first,
+                               int end)
+{
+    const size_t M = (size_t)wg->gates, KC = (size_t)kc;
+    for (int s = first; s < end; s++) {
+        float *strip = strips + (size_t)(s - first) * MR * KC;
+        const size_t m0 = (size_t)s * MR, rows = M - m0 < MR ? M - m0 : MR;
+        const float *dg = wg->dgates + (size_t)k0 * M + m0;
+        float sum[MR] = {0};
+        for (size_t k = 0; k < KC; k++)
+            for (size_t r = 0; r < MR; r++) {
+                const float v = r < rows ? dg[k * M + r] : 0.0f;
+                strip[k * MR + r] = v;
+                sum[r] += v;
+            }
+        for (size_t r = 0; r < rows; r++)
+            col_sums[m0 + r] += sum[r];
+    }
+}
+
+/* Panel by panel (a panel stays in L2 while the strips pass), strip by
+ * strip; the last strip's rows past the gates are not stored. */
+static void KNAME(weight_grads)(const cpu_weight_grads *wg, const float *strips, int first, int end,
+                                const float *panels, int kc)
+{
+    const int P = cpu_wgrad_panels(wg, VL);
+    for (int p = 0; p < P; p++)
+        for (int s = first; s < end; s++) {
+            const float *strip = strips + (size_t)(s - first) * MR * (size_t)kc;
+            const int m0 = s * MR, rows = wg->gates - m0 < MR ? wg->gates - m0 : MR;
+#define WGRAD_TILE(r0, n) KNAME(tile_weight_grads)(wg, strip + (r0), m0 + (r0), n, panels, p, kc)
+            ROW_TILES(rows, WGRAD_TILE);
+#undef WGRAD_TILE
+        }
 }
 
 const cpu_step_kernels KNAME(cpu_step_kernels) = {
     .isa = KNAME_ISA,
     .lanes = VL,
     .forward = KNAME(step_forward),
+    .backward = KNAME(step_backward),
+    .strip_rows = MR,
+    .pack_strips = KNAME(pack_strips),
+    .weight_grads = KNAME(weight_grads),
 };

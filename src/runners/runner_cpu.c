@@ -5,9 +5,14 @@
  * cell block by block, split over a team of OpenBLAS's thread count with a
  * barrier per step. Elsewhere (and with LSTMCHECK_CPU_KERNELS=blas): the
  * input projection of all T steps in one OpenBLAS GEMM, then per step one
- * recurrent GEMM and a fused pointwise cell. Backward, on OpenBLAS: per step
- * a fused pointwise backward and one recurrent GEMM for dh; the weight
- * gradients and the input gradient as single GEMMs over all steps.
+ * recurrent GEMM and a fused pointwise cell. Backward, with the kernels:
+ * [W_ih | W_hh] packed once, per step one pass that computes dgates_t
+ * [W_ih | W_hh] (dx_t, and dh_{t-1} with the cell of step t-1 fused
+ * after it), split over the team like the forward; then the weight
+ * gradients as one GEMM over all steps on the kernels (the bias gradient
+ * from its packing). Without them, on OpenBLAS: per step a pointwise
+ * backward and one recurrent GEMM for dh; the weight gradients and the
+ * input gradient as single GEMMs over all steps.
  * Variable length: every step runs on the whole batch and the cell masks
  * the finished sequences (their state passes through unchanged).
  * cpu_dropout is the same runner for the dropout model: the output of
@@ -79,10 +84,14 @@ typedef struct cpu_state {
     int extra_rows;
     gemm_operands operands;
     float *op_a, *op_b; /* TF32: a GEMM's operands, cut */
-    /* the fused forward step (runners/cpu_step.h), NULL where it does not
-     * run: the panels of one layer at a time, the cell's bias, the team */
+    /* the fused steps (runners/cpu_step.h), NULL where they do not run:
+     * the panels of one layer at a time (the forward's, then the
+     * backward's), the cell's bias, the team */
     const cpu_step_kernels *kernels;
     float *panels, *bias;
+    /* where the kernels' weight-gradient GEMM packs (col_sums: the bias
+     * gradient of a backward) */
+    cpu_wgrad_buffers wgrad;
     int threads;
     void (*park_blas_threads)(void); /* OpenBLAS's blas_thread_shutdown_, where it has one */
 } cpu_state;
@@ -195,6 +204,7 @@ static void cpu_destroy(void *vs)
     free(s->op_a); free(s->op_b);
     free(s->dgates_hh); free(s->d_cell); free(s->h_proj);
     free(s->panels); free(s->bias);
+    free(s->wgrad.panels[0]); free(s->wgrad.panels[1]); free(s->wgrad.strips); free(s->wgrad.col_sums);
     free(s);
 }
 
@@ -364,8 +374,15 @@ static void alloc_step_buffers(cpu_state *s, int *ok)
     if (!s->kernels)
         return;
     const int lanes = s->kernels->lanes, widest = sh->input_size > sh->hidden_size ? sh->input_size : sh->hidden_size;
-    s->panels = lstm_float_buffer(cpu_forward_panel_floats(widest, sh->hidden_size, lanes), ok);
+    const size_t fwd = cpu_forward_panel_floats(widest, sh->hidden_size, lanes),
+                 bwd = cpu_backward_panel_floats(widest, sh->hidden_size, lanes);
+    s->panels = lstm_float_buffer(fwd > bwd ? fwd : bwd, ok); /* the forward's, then the backward's */
     s->bias = lstm_float_buffer(4 * (size_t)cpu_step_blocks(sh->hidden_size, lanes) * (size_t)lanes, ok);
+    const cpu_weight_grads widest_wg = {.gates = 4 * sh->hidden_size, .width = {widest, sh->hidden_size}};
+    s->wgrad.panels[0] = lstm_float_buffer(cpu_wgrad_panel_floats(&widest_wg, lanes), ok);
+    s->wgrad.panels[1] = lstm_float_buffer(cpu_wgrad_panel_floats(&widest_wg, lanes), ok);
+    s->wgrad.strips = lstm_float_buffer(cpu_wgrad_strip_floats(&widest_wg, s->kernels->strip_rows), ok);
+    s->wgrad.col_sums = lstm_float_buffer(4 * (size_t)sh->hidden_size, ok);
     s->threads = team_size(sh, lanes, openblas_get_num_threads());
     *(void **)&s->park_blas_threads = dlsym(RTLD_DEFAULT, "blas_thread_shutdown_");
 }
@@ -641,26 +658,16 @@ static const float *step_cells_backward(cpu_state *s, int l, int t, int end_shif
     return dgh;
 }
 
-/* Backward through time of layer l: from the seeds dhy, dcy and the
- * gradient of the layer's output (s->d_out) to dgates of every step, and
- * the gradient of the initial state. */
-static void layer_backward_steps(cpu_state *s, int l)
+/* Layer l's backward through time on BLAS: per step the cells, then
+ * dh_{t-1} = dgates_t W_hh (finished sequences pass dh on). */
+static void layer_backward_gemm(cpu_state *s, int l)
 {
     const lstm_problem *p = s->p;
     const int T = p->shape.seq_length, B = p->shape.batch, H = p->shape.hidden_size;
-    const size_t BH = (size_t)B * H;
-    float *dh = s->dh, *dc = s->dc;
-    const size_t seed_at = FAULT_ON(FAULT_STATE_GRAD_ONE_LAYER) ? 0 : (size_t)l * BH;
-    if (p->dhy) memcpy(dh, p->dhy + seed_at, BH * sizeof(float));
-    else memset(dh, 0, BH * sizeof(float));
-    if (p->dcy && !FAULT_ON(FAULT_DCY_IGNORED)) memcpy(dc, p->dcy + seed_at, BH * sizeof(float));
-    else memset(dc, 0, BH * sizeof(float));
-    /* steps t >= len[b] are padding for sequence b: no cell, and the state
-     * gradient passes through unchanged to the sequence's last step */
     const int end_shift = FAULT_ON(FAULT_SEQ_END_OFF_BY_ONE) ? 1 : 0;
+    float *dh = s->dh;
     for (int t = T - 1; t >= 0; t--) {
         const float *dg = step_cells_backward(s, l, t, end_shift);
-        /* dh_{t-1} = dgates_t W_hh; finished sequences pass dh through */
         gemm(s, CblasNoTrans, CblasNoTrans, B, H, 4 * H, dg, 4 * H, p->w_hh[l], H, 0.0f, s->dh_next, H);
         for (int b = 0; b < B; b++)
             if (t >= s->len[b] + end_shift && !FAULT_ON(FAULT_STATE_GRAD_NOT_CARRIED))
@@ -670,8 +677,84 @@ static void layer_backward_steps(cpu_state *s, int l)
         s->dh_next = swap;
         dh = s->dh;
     }
-    memcpy(s->dh0 + (size_t)l * BH, dh, BH * sizeof(float));
-    memcpy(s->dc0 + (size_t)l * BH, dc, BH * sizeof(float));
+    memcpy(s->dh0 + (size_t)l * B * H, dh, (size_t)B * H * sizeof(float));
+}
+
+/* One member's share of a layer's backward (cpu_backward_step): its
+ * items, packed by itself, then every step of them, from the cells of
+ * step T-1 alone (t = T) down to dh_0 (t = 0), meeting the others after
+ * each (the next step reads all of dgates_{t-1}). */
+static void fused_backward_member(void *arg, lc_team *team, int rank, int size)
+{
+    const fused_layer *fl = arg;
+    cpu_state *s = fl->s;
+    const lstm_problem *p = s->p;
+    const int l = fl->l, T = p->shape.seq_length, B = p->shape.batch, H = p->shape.hidden_size;
+    const int In = lstm_layer_input_size(&p->shape, l), lanes = s->kernels->lanes;
+    const size_t BH = (size_t)B * H, BH4 = 4 * BH;
+    int dh_items, dx_items;
+    cpu_backward_items(In, H, lanes, &dh_items, &dx_items);
+    const int items = dh_items + dx_items, first = items * rank / size, end = items * (rank + 1) / size;
+    cpu_pack_backward(s->panels, p->w_ih[l], p->w_hh[l], In, H, lanes, first, end);
+    const cpu_layer *ly = &s->layers[l];
+    float *const dh[2] = {s->dh, s->dh_next}, *d_in = l == 0 ? s->dx : s->d_in;
+    cpu_backward_step st = {
+        .batch = B, .hidden = H, .input = In, .packed = s->panels, .dc = s->dc, .len = s->len,
+        .faults = {FAULT_ON(FAULT_SMALL_GATE_GRAD) ? 1.0001f : 1.0f, FAULT_ON(FAULT_SEQ_END_OFF_BY_ONE),
+                   FAULT_ON(FAULT_STATE_GRAD_NOT_CARRIED)},
+    };
+    lc_team_barrier(team); /* every panel packed */
+    for (int t = T; t >= 0; t--) {
+        const size_t cell = t > 0 ? (size_t)(t - 1) : 0; /* the step whose cell runs */
+        st.t = t;
+        st.dgates_in = t < T ? s->dgates + (size_t)t * BH4 : NULL;
+        st.dx = t < T ? d_in + (size_t)t * B * In : NULL;
+        st.dh_in = dh[t == T ? 0 : (T - 1 - t) % 2];
+        st.dh_out = t == 0 ? s->dh0 + (size_t)l * BH : dh[(T - t) % 2];
+        st.gates = t > 0 ? ly->gates + cell * BH4 : NULL;
+        st.c = ly->c + cell * BH;
+        st.c_prev = ly->c_prev + cell * BH;
+        st.d_out = s->d_out + cell * BH;
+        st.dgates_out = s->dgates + cell * BH4;
+        s->kernels->backward(&st, first, end);
+        if (t > 0)
+            lc_team_barrier(team);
+    }
+}
+
+/* Layer l's backward through time with the fused step (cpu_step.h): the
+ * team computes dgates of every step, dh_0, and the input's gradient. */
+static void layer_backward_fused(cpu_state *s, int l)
+{
+    int dh_items, dx_items;
+    cpu_backward_items(lstm_layer_input_size(&s->p->shape, l), s->p->shape.hidden_size, s->kernels->lanes, &dh_items,
+                       &dx_items);
+    const int items = dh_items + dx_items;
+    if (s->park_blas_threads) /* as before the forward's team (layer_forward_fused) */
+        s->park_blas_threads();
+    fused_layer fl = {s, l};
+    lc_parallel_team(s->threads < items ? s->threads : items, fused_backward_member, &fl);
+}
+
+/* Backward through time of layer l: from the seeds dhy, dcy and the
+ * gradient of the layer's output (s->d_out) to dgates of every step, and
+ * the gradient of the initial state (and, fused, of the layer's input). */
+static void layer_backward_steps(cpu_state *s, int l)
+{
+    const lstm_problem *p = s->p;
+    const size_t BH = (size_t)p->shape.batch * p->shape.hidden_size;
+    const size_t seed_at = FAULT_ON(FAULT_STATE_GRAD_ONE_LAYER) ? 0 : (size_t)l * BH;
+    if (p->dhy) memcpy(s->dh, p->dhy + seed_at, BH * sizeof(float));
+    else memset(s->dh, 0, BH * sizeof(float));
+    if (p->dcy && !FAULT_ON(FAULT_DCY_IGNORED)) memcpy(s->dc, p->dcy + seed_at, BH * sizeof(float));
+    else memset(s->dc, 0, BH * sizeof(float));
+    /* steps t >= len[b] are padding for sequence b: no cell, and the state
+     * gradient passes through unchanged to the sequence's last step */
+    if (s->kernels)
+        layer_backward_fused(s, l);
+    else
+        layer_backward_gemm(s, l);
+    memcpy(s->dc0 + (size_t)l * BH, s->dc, BH * sizeof(float));
 }
 
 /* Under LayerNorm, layer l's LayerNorm parameter gradients from dgates
@@ -690,8 +773,37 @@ static void layer_layernorm_grads(cpu_state *s, int l)
     cpu_ln_rows_backward(s->dgates, ly->i_hat, ly->rstd_i, rows, 4 * H, ln.i_weight);
 }
 
+/* What one member of the weight gradients' team reads. */
+typedef struct wgrad_team {
+    cpu_state *s;
+    const cpu_weight_grads *wg;
+} wgrad_team;
+
+static void weight_grads_member(void *arg, lc_team *team, int rank, int size)
+{
+    const wgrad_team *w = arg;
+    cpu_weight_grads_member(w->s->kernels, w->wg, &w->s->wgrad, team, rank, size);
+}
+
+/* dW_ih, dW_hh and both bias gradients on the kernels' GEMM, its gate
+ * columns split over the team. */
+static void kernel_weight_grads(cpu_state *s, cpu_layer *ly, const cpu_weight_grads *wg)
+{
+    const size_t M = (size_t)wg->gates;
+    float *db = s->wgrad.col_sums;
+    memset(db, 0, M * sizeof(float));
+    wgrad_team w = {s, wg};
+    const int strips = cpu_wgrad_strips(wg, s->kernels->strip_rows);
+    lc_parallel_team(s->threads < strips ? s->threads : strips, weight_grads_member, &w);
+    for (size_t j = 0; j < M; j++) {
+        ly->db_ih[j] += db[j];
+        ly->db_hh[j] += db[j];
+    }
+}
+
 /* Layer l's weight gradients over all steps at once (rows past a length
- * are zero), then the gradient of its input sequence. */
+ * are zero), then the gradient of its input sequence (which the fused
+ * steps have computed already). */
 static void layer_weight_and_input_grads(cpu_state *s, int l)
 {
     const lstm_problem *p = s->p;
@@ -714,6 +826,12 @@ static void layer_weight_and_input_grads(cpu_state *s, int l)
         dg_hh += (size_t)(T - 1) * B * H4;
         in_all += (size_t)(T - 1) * B * In;
         hp_all += (size_t)(T - 1) * BH;
+    }
+    if (s->kernels) { /* no LayerNorm here; the fused steps have computed the input's gradient */
+        const cpu_weight_grads wg = {.rows = rows, .gates = 4 * H, .dgates = dg_ih, .in = {in_all, hp_all},
+                                     .width = {In, H}, .grad = {ly->dw_ih, ly->dw_hh}};
+        kernel_weight_grads(s, ly, &wg);
+        return;
     }
     gemm(s, CblasTrans, CblasNoTrans, 4 * H, In, rows, dg_ih, 4 * H, in_all, In, 1.0f, ly->dw_ih, In);
     gemm(s, CblasTrans, CblasNoTrans, 4 * H, H, rows, dg_hh, 4 * H, hp_all, H, 1.0f, ly->dw_hh, H);

@@ -205,3 +205,87 @@ int test_cpu_step_nan_passes(void)
     CHECK(finite_row0, "%s: a row without NaN came out not finite", ks->isa);
     return 0;
 }
+
+/* What one member of the weight gradients' team reads. */
+typedef struct wgrad_case {
+    const cpu_step_kernels *ks;
+    const cpu_weight_grads *wg;
+    const cpu_wgrad_buffers *buf;
+} wgrad_case;
+
+static void wgrad_member(void *arg, lc_team *team, int rank, int size)
+{
+    const wgrad_case *c = arg;
+    cpu_weight_grads_member(c->ks, c->wg, c->buf, team, rank, size);
+}
+
+/* The weight gradients' GEMM of kernels ks on K rows, a team of `threads`,
+ * against double: gate columns 4H = 148 (not a multiple of any strip),
+ * widths with a tail panel, the gradients added to what was there. */
+static int check_weight_grads(const cpu_step_kernels *ks, int K, int threads)
+{
+    enum { H = 37, I = 70, M = 4 * H };
+    unsigned st = 11;
+    float *dg = malloc(sizeof(float) * K * M), *in[2] = {malloc(sizeof(float) * K * I), malloc(sizeof(float) * K * H)};
+    float *grad[2] = {malloc(sizeof(float) * M * I), malloc(sizeof(float) * M * H)}, sums[M];
+    const int width[2] = {I, H};
+    for (int i = 0; i < K * M; i++) dg[i] = uniform(&st, 2.0f);
+    for (int p = 0; p < 2; p++) {
+        for (int i = 0; i < K * width[p]; i++) in[p][i] = uniform(&st, 2.0f);
+        for (int i = 0; i < M * width[p]; i++) grad[p][i] = uniform(&st, 1.0f);
+    }
+    for (int m = 0; m < M; m++) sums[m] = 1.0f;
+    const cpu_weight_grads wg = {.rows = K, .gates = M, .dgates = dg, .in = {in[0], in[1]}, .width = {I, H},
+                                 .grad = {grad[0], grad[1]}};
+    /* what was there before, kept to compare against */
+    float *before[2] = {malloc(sizeof(float) * M * I), malloc(sizeof(float) * M * H)};
+    for (int p = 0; p < 2; p++) memcpy(before[p], grad[p], sizeof(float) * M * width[p]);
+    cpu_wgrad_buffers buf = {{malloc(sizeof(float) * cpu_wgrad_panel_floats(&wg, ks->lanes)),
+                              malloc(sizeof(float) * cpu_wgrad_panel_floats(&wg, ks->lanes))},
+                             malloc(sizeof(float) * cpu_wgrad_strip_floats(&wg, ks->strip_rows)), sums};
+    wgrad_case c = {ks, &wg, &buf};
+    lc_parallel_team(threads, wgrad_member, &c);
+    int bad = 0;
+    for (int m = 0; m < M && !bad; m++) {
+        double want_sum = 1.0, scale_sum = 1.0;
+        for (int k = 0; k < K; k++) want_sum += dg[k * M + m], scale_sum += fabs(dg[k * M + m]);
+        if (!near(sums[m], want_sum, 8 * scale_sum))
+            bad = fprintf(stderr, "%s: column sum %d: %.9g, want %.9g\n", ks->isa, m, sums[m], want_sum);
+        for (int p = 0; p < 2 && !bad; p++)
+            for (int n = 0; n < width[p] && !bad; n++) {
+                double want = before[p][m * width[p] + n], scale = fabs(want);
+                for (int k = 0; k < K; k++) {
+                    want += (double)dg[k * M + m] * in[p][k * width[p] + n];
+                    scale += fabs((double)dg[k * M + m] * in[p][k * width[p] + n]);
+                }
+                if (!near(grad[p][m * width[p] + n], want, 8 * scale))
+                    bad = fprintf(stderr, "%s: K=%d, %d threads: grad %d (%d, %d): %.9g, want %.9g\n", ks->isa, K,
+                                  threads, p, m, n, grad[p][m * width[p] + n], want);
+            }
+    }
+    free(dg); free(in[0]); free(in[1]); free(grad[0]); free(grad[1]); free(before[0]); free(before[1]);
+    free(buf.panels[0]); free(buf.panels[1]); free(buf.strips);
+    return bad;
+}
+
+int test_cpu_weight_grads_against_double(void)
+{
+    const char *isas[] = {"avx512", "avx2"};
+    int ran = 0;
+    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+        const cpu_step_kernels *ks = cpu_step_kernels_for(isas[i]);
+        if (!ks)
+            continue;
+        /* one short slab; two and a part (each panel buffer used twice), by one member and by three */
+        const int cases[][2] = {{5, 1}, {2 * CPU_WGRAD_SLAB + 77, 1}, {2 * CPU_WGRAD_SLAB + 77, 3}};
+        for (size_t j = 0; j < sizeof cases / sizeof cases[0]; j++)
+            CHECK(!check_weight_grads(ks, cases[j][0], cases[j][1]),
+                  "%s: the weight gradients' GEMM differs from double (above)", ks->isa);
+        ran++;
+    }
+    if (!ran) {
+        printf("SKIP: this CPU runs none of the fused step's kernels (AVX-512, AVX2 with FMA)\n");
+        return UNIT_SKIP;
+    }
+    return 0;
+}
