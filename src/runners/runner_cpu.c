@@ -961,7 +961,7 @@ static size_t cpu_peak_device_bytes(void *vs)
     }
 
 const runner_ops runner_cpu_ops = CPU_RUNNER("cpu", RUNNER_MODEL_OF(cpu), PRECISION_FP32, NULL, cpu_available,
-    "FP32: forward one fused GEMM + cell pass per step (packed weights, AVX-512/AVX2), backward on OpenBLAS");
+    "FP32: per step one fused GEMM + cell pass, forward and backward, weight gradients one GEMM (packed weights, AVX-512/AVX2)");
 const runner_ops runner_cpu_dropout_ops = CPU_RUNNER("cpu_dropout", RUNNER_MODEL_OF(cpu_dropout), PRECISION_FP32,
     NULL, cpu_available, "the cpu runner with dropout 0.4 between layers (masks drawn from the seed)");
 const runner_ops runner_cpu_layernorm_ops = CPU_RUNNER("cpu_layernorm", RUNNER_MODEL_OF(cpu_layernorm), PRECISION_FP32,
