@@ -155,7 +155,9 @@ static int check_step(const cpu_step_kernels *ks, const step_case *k)
     return bad ? 1 : 0;
 }
 
-int test_cpu_step_against_double(void)
+/* check(ks) for the kernels of every ISA this CPU runs: 0 when each
+ * passed, 1 at the first that failed, UNIT_SKIP when none ran. */
+static int each_isa(int (*check)(const cpu_step_kernels *ks))
 {
     const char *isas[] = {"avx512", "avx2"};
     int ran = 0;
@@ -163,14 +165,8 @@ int test_cpu_step_against_double(void)
         const cpu_step_kernels *ks = cpu_step_kernels_for(isas[i]);
         if (!ks)
             continue;
-        /* H: two blocks and a tail; B from 1 to 9 covers every count of last rows */
-        for (int B = 1; B <= 9; B++) {
-            step_case k;
-            make_case(&k, B, 5, 2 * ks->lanes + 3);
-            const int bad = check_step(ks, &k);
-            free_case(&k);
-            CHECK(!bad, "%s, B=%d: the fused step differs from double (above)", ks->isa, B);
-        }
+        if (check(ks))
+            return 1;
         ran++;
     }
     if (!ran) {
@@ -178,6 +174,24 @@ int test_cpu_step_against_double(void)
         return UNIT_SKIP;
     }
     return 0;
+}
+
+/* H: two blocks and a tail; B from 1 to 9 covers every count of last rows */
+static int step_cases(const cpu_step_kernels *ks)
+{
+    for (int B = 1; B <= 9; B++) {
+        step_case k;
+        make_case(&k, B, 5, 2 * ks->lanes + 3);
+        const int bad = check_step(ks, &k);
+        free_case(&k);
+        CHECK(!bad, "%s, B=%d: the fused step differs from double (above)", ks->isa, B);
+    }
+    return 0;
+}
+
+int test_cpu_step_against_double(void)
+{
+    return each_isa(step_cases);
 }
 
 int test_cpu_step_nan_passes(void)
@@ -268,24 +282,17 @@ static int check_weight_grads(const cpu_step_kernels *ks, int K, int threads)
     return bad;
 }
 
+/* one short slab; two and a part (each panel buffer used twice), by one member and by three */
+static int weight_grads_cases(const cpu_step_kernels *ks)
+{
+    const int cases[][2] = {{5, 1}, {2 * CPU_WGRAD_SLAB + 77, 1}, {2 * CPU_WGRAD_SLAB + 77, 3}};
+    for (size_t j = 0; j < sizeof cases / sizeof cases[0]; j++)
+        CHECK(!check_weight_grads(ks, cases[j][0], cases[j][1]),
+              "%s: the weight gradients' GEMM differs from double (above)", ks->isa);
+    return 0;
+}
+
 int test_cpu_weight_grads_against_double(void)
 {
-    const char *isas[] = {"avx512", "avx2"};
-    int ran = 0;
-    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
-        const cpu_step_kernels *ks = cpu_step_kernels_for(isas[i]);
-        if (!ks)
-            continue;
-        /* one short slab; two and a part (each panel buffer used twice), by one member and by three */
-        const int cases[][2] = {{5, 1}, {2 * CPU_WGRAD_SLAB + 77, 1}, {2 * CPU_WGRAD_SLAB + 77, 3}};
-        for (size_t j = 0; j < sizeof cases / sizeof cases[0]; j++)
-            CHECK(!check_weight_grads(ks, cases[j][0], cases[j][1]),
-                  "%s: the weight gradients' GEMM differs from double (above)", ks->isa);
-        ran++;
-    }
-    if (!ran) {
-        printf("SKIP: this CPU runs none of the fused step's kernels (AVX-512, AVX2 with FMA)\n");
-        return UNIT_SKIP;
-    }
-    return 0;
+    return each_isa(weight_grads_cases);
 }
