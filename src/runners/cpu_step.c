@@ -76,7 +76,18 @@ size_t cpu_backward_panel_floats(int input, int hidden, int lanes)
     return (size_t)(dh_items + dx_items) * 4 * (size_t)hidden * 4 * (size_t)lanes;
 }
 
-/* Row k of an item's panel is a run of one row of W_hh or W_ih: a copy. */
+/* Columns [col, col+width) of the rows [0, rows) of a row-major matrix
+ * with `cols` columns, as a k-major panel: a run of each row, zero past
+ * the matrix's last column. */
+static void pack_column_run(float *panel, const float *m, size_t rows, size_t cols, size_t col, size_t width)
+{
+    const size_t n = cols - col < width ? cols - col : width;
+    for (size_t k = 0; k < rows; k++) {
+        memcpy(panel + k * width, m + k * cols + col, n * sizeof(float));
+        memset(panel + k * width + n, 0, (width - n) * sizeof(float));
+    }
+}
+
 void cpu_pack_backward(float *panels, const float *w_ih, const float *w_hh, int input, int hidden, int lanes,
                        int first, int end)
 {
@@ -85,15 +96,8 @@ void cpu_pack_backward(float *panels, const float *w_ih, const float *w_hh, int 
     const size_t width = 4 * (size_t)lanes, K = 4 * (size_t)hidden;
     for (int item = first; item < end; item++) {
         const int of_h = item < dh_items;
-        const float *w = of_h ? w_hh : w_ih;
-        const size_t cols = of_h ? (size_t)hidden : (size_t)input;
-        const size_t col = (size_t)(of_h ? item : item - dh_items) * width;
-        const size_t n = cols - col < width ? cols - col : width;
-        float *panel = panels + (size_t)item * K * width;
-        for (size_t k = 0; k < K; k++) {
-            memcpy(panel + k * width, w + k * cols + col, n * sizeof(float));
-            memset(panel + k * width + n, 0, (width - n) * sizeof(float));
-        }
+        pack_column_run(panels + (size_t)item * K * width, of_h ? w_hh : w_ih, K, (size_t)(of_h ? hidden : input),
+                        (size_t)(of_h ? item : item - dh_items) * width, width);
     }
 }
 
@@ -107,21 +111,16 @@ int cpu_wgrad_strips(const cpu_weight_grads *wg, int strip_rows)
     return cpu_step_blocks(wg->gates, strip_rows);
 }
 
-/* Panel p's row k: a run of row k0+k of x (the first panels) or h_prev. */
+/* Panel p: rows k0 .. k0+kc-1 of x (the first panels) or h_prev. */
 void cpu_pack_wgrad_panels(float *panels, const cpu_weight_grads *wg, int lanes, int k0, int kc, int first, int end)
 {
     const int of_x = cpu_step_blocks(wg->width[0], 4 * lanes);
     const size_t width = 4 * (size_t)lanes;
     for (int p = first; p < end; p++) {
         const int part = p >= of_x;
-        const size_t cols = (size_t)wg->width[part], col = (size_t)(part ? p - of_x : p) * width;
-        const size_t n = cols - col < width ? cols - col : width;
-        const float *in = wg->in[part] + (size_t)k0 * cols + col;
-        float *panel = panels + (size_t)p * (size_t)kc * width;
-        for (size_t k = 0; k < (size_t)kc; k++) {
-            memcpy(panel + k * width, in + k * cols, n * sizeof(float));
-            memset(panel + k * width + n, 0, (width - n) * sizeof(float));
-        }
+        const size_t cols = (size_t)wg->width[part];
+        pack_column_run(panels + (size_t)p * (size_t)kc * width, wg->in[part] + (size_t)k0 * cols, (size_t)kc, cols,
+                        (size_t)(part ? p - of_x : p) * width, width);
     }
 }
 

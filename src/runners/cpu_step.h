@@ -78,9 +78,9 @@ typedef struct cpu_backward_step {
 /* A layer's weight gradients, dW_ih += dgates^T x and dW_hh += dgates^T
  * h_prev over the rows of every step: a GEMM in slabs of CPU_WGRAD_SLAB
  * rows. Per slab, the columns of x and h_prev are packed in panels of
- * 4*lanes (as the step's panels), dgates in strips of `rows` gate rows
- * (each strip row-major, the slab's rows contiguous), and a kernel adds
- * strip^T panel into the gradient a tile at a time. */
+ * 4*lanes (as the step's panels), dgates in strips of strip_rows gate
+ * columns (k-major: a strip's row k holds its columns of dgates' row k),
+ * and a kernel adds strip^T panel into the gradient a tile at a time. */
 #define CPU_WGRAD_SLAB 1024
 typedef struct cpu_weight_grads {
     int rows;            /* K: T*B */

@@ -150,6 +150,13 @@ KNAME(tile_dot)(vec acc[MR][4], int rows, const float *a, size_t a_row, size_t a
     return panel;
 }
 
+static inline __attribute__((always_inline)) void KNAME(zero_tile)(vec acc[MR][4])
+{
+    for (int r = 0; r < MR; r++)
+        for (int q = 0; q < 4; q++)
+            acc[r][q] = v_zero();
+}
+
 /* rows (a constant where it is inlined) batch rows from r0, block `block` */
 static inline __attribute__((always_inline)) void KNAME(tile_forward)(const cpu_forward_step *st, int block, int r0,
                                                                      int rows)
@@ -157,9 +164,7 @@ static inline __attribute__((always_inline)) void KNAME(tile_forward)(const cpu_
     const int I = st->input, H = st->hidden, blocks = cpu_step_blocks(H, VL);
     const int j = block * VL, n = H - j < VL ? H - j : VL;
     vec acc[MR][4];
-    for (int r = 0; r < MR; r++)
-        for (int q = 0; q < 4; q++)
-            acc[r][q] = v_zero();
+    KNAME(zero_tile)(acc);
     const float *panel = st->packed + (size_t)block * (size_t)(I + H) * 4 * VL;
     panel = KNAME(tile_dot)(acc, rows, st->x + (size_t)r0 * I, (size_t)I, 1, I, panel);
     KNAME(tile_dot)(acc, rows, st->h_in + (size_t)r0 * H, (size_t)H, 1, H, panel);
@@ -232,9 +237,7 @@ static inline __attribute__((always_inline)) void KNAME(tile_backward)(const cpu
     const int H = st->hidden, I = st->input, of_h = item < dh_items, cols = of_h ? H : I;
     const int col = (of_h ? item : item - dh_items) * 4 * VL;
     vec acc[MR][4];
-    for (int r = 0; r < MR; r++)
-        for (int q = 0; q < 4; q++)
-            acc[r][q] = v_zero();
+    KNAME(zero_tile)(acc);
     if (st->dgates_in)
         KNAME(tile_dot)(acc, rows, st->dgates_in + (size_t)r0 * 4 * H, 4 * (size_t)H, 1, 4 * H,
                         st->packed + (size_t)item * 4 * (size_t)H * 4 * VL);
@@ -280,9 +283,7 @@ static inline __attribute__((always_inline)) void KNAME(tile_weight_grads)(const
     const int of_x = cpu_step_blocks(wg->width[0], 4 * VL), part = p >= of_x, cols = wg->width[part];
     const int col = (part ? p - of_x : p) * 4 * VL;
     vec acc[MR][4];
-    for (int r = 0; r < MR; r++)
-        for (int q = 0; q < 4; q++)
-            acc[r][q] = v_zero();
+    KNAME(zero_tile)(acc);
     for (int r = 0; r < rows; r++) /* the gradient's lines, on their way while the tile sums */
         for (int v = 0; v < 4 && col + v * VL < cols; v++)
             _mm_prefetch((const char *)(wg->grad[part] + (size_t)(m0 + r) * cols + col + v * VL), _MM_HINT_T0);

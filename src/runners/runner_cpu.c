@@ -351,19 +351,23 @@ static int choose_kernels(cpu_state *s, lc_error *err)
  * on an idle machine and far more on a busy one. */
 #define MIN_MEMBER_STEP_FLOPS 2e6
 
-/* The fused step's team: OpenBLAS's thread count, but no more members
- * than blocks of units (a member without one would only wait at every
- * barrier) nor than the work of a step keeps busy (one thread for tiny
- * problems: 2 threads on H = 16, B = 4 took 160 times as long as one). */
-static int team_size(const lstm_shape *sh, int lanes, int threads)
+/* The fused steps' threads: OpenBLAS's thread count, but no more than
+ * the work of a step keeps busy (one thread for tiny problems: 2 threads
+ * on H = 16, B = 4 took 160 times as long as one). */
+static int team_threads(const lstm_shape *sh, int threads)
 {
     const double step_flops = 2.0 * sh->batch * (double)(sh->input_size + sh->hidden_size) * 4.0 * sh->hidden_size;
     const double by_work = floor(step_flops / MIN_MEMBER_STEP_FLOPS);
-    const int blocks = cpu_step_blocks(sh->hidden_size, lanes);
-    int n = threads < blocks ? threads : blocks;
-    if (by_work < n)
-        n = (int)by_work;
+    const int n = by_work < threads ? (int)by_work : threads;
     return n < 1 ? 1 : n;
+}
+
+/* A team for `items` pieces of work (blocks, items, strips): no more
+ * members than pieces, as a member without one would only wait at every
+ * barrier. */
+static int team_for(const cpu_state *s, int items)
+{
+    return s->threads < items ? s->threads : items;
 }
 
 /* The fused step's panels (the widest layer's) and bias; *ok becomes 0
@@ -383,7 +387,7 @@ static void alloc_step_buffers(cpu_state *s, int *ok)
     s->wgrad.panels[1] = lstm_float_buffer(cpu_wgrad_panel_floats(&widest_wg, lanes), ok);
     s->wgrad.strips = lstm_float_buffer(cpu_wgrad_strip_floats(&widest_wg, s->kernels->strip_rows), ok);
     s->wgrad.col_sums = lstm_float_buffer(4 * (size_t)sh->hidden_size, ok);
-    s->threads = team_size(sh, lanes, openblas_get_num_threads());
+    s->threads = team_threads(sh, openblas_get_num_threads());
     *(void **)&s->park_blas_threads = dlsym(RTLD_DEFAULT, "blas_thread_shutdown_");
 }
 
@@ -605,7 +609,7 @@ static void layer_forward_fused(cpu_state *s, int l)
     if (s->park_blas_threads)
         s->park_blas_threads();
     fused_layer fl = {s, l};
-    lc_parallel_team(s->threads, fused_layer_member, &fl);
+    lc_parallel_team(team_for(s, cpu_step_blocks(H, s->kernels->lanes)), fused_layer_member, &fl);
 }
 
 static int cpu_forward(void *vs, lc_error *err)
@@ -733,7 +737,7 @@ static void layer_backward_fused(cpu_state *s, int l)
     if (s->park_blas_threads) /* as before the forward's team (layer_forward_fused) */
         s->park_blas_threads();
     fused_layer fl = {s, l};
-    lc_parallel_team(s->threads < items ? s->threads : items, fused_backward_member, &fl);
+    lc_parallel_team(team_for(s, items), fused_backward_member, &fl);
 }
 
 /* Backward through time of layer l: from the seeds dhy, dcy and the
@@ -794,7 +798,7 @@ static void kernel_weight_grads(cpu_state *s, cpu_layer *ly, const cpu_weight_gr
     memset(db, 0, M * sizeof(float));
     wgrad_team w = {s, wg};
     const int strips = cpu_wgrad_strips(wg, s->kernels->strip_rows);
-    lc_parallel_team(s->threads < strips ? s->threads : strips, weight_grads_member, &w);
+    lc_parallel_team(team_for(s, strips), weight_grads_member, &w);
     for (size_t j = 0; j < M; j++) {
         ly->db_ih[j] += db[j];
         ly->db_hh[j] += db[j];
