@@ -27,21 +27,36 @@ const char *tolerance_kind_name(tensor_kind kind)
     return kind == TENSOR_FORWARD ? "forward" : kind == TENSOR_INPUT_GRAD ? "input_grad" : "param_grad";
 }
 
+/* How much larger layer 0's pre-activations are than a balanced layer's
+ * (I = H, as every layer above), squared: with the inputs' scale (weights
+ * within 1/sqrt(H), x of unit variance) a sum over I + H terms has
+ * (I + H) / 2H times the variance, and its rounding error grows with it;
+ * the gates turn that absolute error into errors of every output and
+ * gradient (a saturated gate's derivative most of all). 1 when I <= H. */
+static double preactivation_growth(const lstm_shape *s)
+{
+    const double H = s->hidden_size, growth = (s->input_size + H) / (2 * H);
+    return growth > 1 ? growth : 1;
+}
+
 /* FP32: the rounded operations behind an element, T * sum_l (I_l + H) for
  * the forward sum, in closed form since the rule is asked once per tensor
  * and a stack has 4 per layer (a loop here made the gate quadratic in L);
- * a model adds its own per step and layer (a LayerNorm's means) */
+ * a model adds its own per step and layer (a LayerNorm's means); all of
+ * it times the pre-activations' growth, unless the model normalizes them
+ * before its gates (docs/tolerance.md) */
 static double fp32_depth(const lstm_shape *s, const lstm_model *m, tensor_kind kind)
 {
     const double T = s->seq_length, H = s->hidden_size, L = s->num_layers;
+    const double growth = m->preactivations_normalized ? 1 : preactivation_growth(s);
     const double fwd = T * ((s->input_size + H) + (L - 1) * 2 * H + L * m->depth_forward_h * H);
     if (kind == TENSOR_FORWARD)
-        return fwd;
+        return growth * fwd;
     /* backward through time: per step and layer a reduction over the 4H gates */
     double bwd = fwd + T * s->num_layers * (4.0 + m->depth_backward_h) * H;
     if (kind == TENSOR_INPUT_GRAD)
-        return bwd;
-    return bwd + T * (double)s->batch; /* parameter gradients sum over steps and batch */
+        return growth * bwd;
+    return growth * (bwd + T * (double)s->batch); /* parameter gradients sum over steps and batch */
 }
 
 /* TF32: see docs/tolerance.md. The stages whose operands are rounded: 2
@@ -50,15 +65,11 @@ static double fp32_depth(const lstm_shape *s, const lstm_model *m, tensor_kind k
  * backward (the same for dh), 1 for the weight-gradient GEMM; layers
  * below add errors that each layer damps (flat in L, measured). Each
  * counts the reduction of layer 0's pre-activation in units of a balanced
- * one's (I = H, as every layer above): with the inputs' scale (weights
- * within 1/sqrt(H)) a pre-activation over I + H terms is sqrt((I + H) / 2H)
- * times larger, and so is its rounding error, which the gate derivatives
- * pass on to every output and gradient. */
+ * one's: its rounding error is relative to it (preactivation_growth). */
 static double tf32_depth(const lstm_shape *s, tensor_kind kind)
 {
-    const double H = s->hidden_size, reduction = (s->input_size + H) / (2 * H);
     const double stages = kind == TENSOR_FORWARD ? 2 : kind == TENSOR_INPUT_GRAD ? 4 : 5;
-    return stages * (reduction > 1 ? reduction : 1);
+    return stages * preactivation_growth(s);
 }
 
 /* TF32 counts GEMM stages, which a model's own reductions do not add to:

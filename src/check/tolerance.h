@@ -10,6 +10,9 @@
  * tensor depends on, which grows with the reduction length (I_l + H per
  * layer) and with T (errors carried through the recurrence); rounding
  * errors of independent operations add like a random walk, hence sqrt(N).
+ * Both precisions multiply N by (I + H) / 2H where I > H: the gates pass
+ * on the pre-activation's absolute error, which grows with its size (a
+ * model that normalizes it first, LayerNorm, does not).
  * TF32's error is the rounding of each GEMM operand (the products summed in
  * FP32): relative to its own term, so it grows neither with the reduction
  * length nor with T nor with L (measured); its N counts the GEMM stages

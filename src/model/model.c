@@ -60,6 +60,7 @@ static const lstm_model models[MODEL_COUNT] = {
         /* a mean and a variance over 4H for LN_i and LN_h each, and over H
          * for LN_c, forward; two means of the same lengths backward */
         .depth_forward_h = 18, .depth_backward_h = 18,
+        .preactivations_normalized = 1, /* LN_i and LN_h, over 4H */
         .min_input_size = 3, .min_hidden_size = 4,
         .outside_domain_why = "LayerNorm ignores its input's scale (and LN_c its mean), so below these sizes "
                               "LN_i, LN_h or LN_c keeps one degree of freedom or none, and a correct FP32 "

@@ -84,6 +84,10 @@ typedef struct lstm_model {
      * operations per step and layer beyond the LSTM's, in units of H, in
      * the forward pass and in the backward pass */
     int depth_forward_h, depth_backward_h;
+    /* 1: its gates read the pre-activations normalized (a LayerNorm), so
+     * their size, and their rounding error's, does not grow with I; 0:
+     * the rule's N grows with (I + H) / 2H (docs/tolerance.md) */
+    int preactivations_normalized;
     /* Its domain: the smallest input and hidden sizes at which its
      * gradients are checkable in FP32 (0: any), and why, for the skip */
     int min_input_size, min_hidden_size;

@@ -91,6 +91,14 @@ typedef struct cpu_weight_grads {
     float *grad[2];      /* (gates, width[i]): dW_ih, dW_hh, accumulated */
 } cpu_weight_grads;
 
+/* The longest run of x_t W_ih^T or h_{t-1} W_hh^T the forward sums in one
+ * chain (cpu_step_kernel.h: tile_dot_blocked); a run of 512 or less (the
+ * default shape's) is not split, and costs nothing. A build may set another
+ * to measure it (docs/perf.md, "Blocked sums"). */
+#ifndef CPU_STEP_SUM_BLOCK
+#define CPU_STEP_SUM_BLOCK 512
+#endif
+
 typedef struct cpu_step_kernels {
     const char *isa; /* "avx512", "avx2" */
     int lanes;       /* hidden units per block: one vector */

@@ -157,6 +157,34 @@ static inline __attribute__((always_inline)) void KNAME(zero_tile)(vec acc[MR][4
             acc[r][q] = v_zero();
 }
 
+/* tile_dot over a long K in blocks of CPU_STEP_SUM_BLOCK: the first block
+ * straight into acc, each later one summed on its own, then added. One
+ * chain of K additions has a rounding error that grows like K (its
+ * partial sums grow like sqrt(K), K of them rounded); in blocks it grows
+ * like sqrt(K * block), as in a blocked GEMM (OpenBLAS, oneDNN). The
+ * forward needs it: its sums feed the gates, whose derivatives turn the
+ * sum's absolute error into relative errors of everything after (I = 4096,
+ * H = 16 failed the gate summed in one chain). The backward's sums (over
+ * 4H for dh and dx, over a slab's rows for the weight gradients) feed
+ * only linear steps, where one chain's error is what the rule's N counts;
+ * blocked they cost 1% more at the default shape (docs/perf.md). */
+static inline __attribute__((always_inline)) const float *
+KNAME(tile_dot_blocked)(vec acc[MR][4], int rows, const float *a, size_t a_row, size_t a_k, int K, const float *panel)
+{
+    const int first = K < CPU_STEP_SUM_BLOCK ? K : CPU_STEP_SUM_BLOCK;
+    panel = KNAME(tile_dot)(acc, rows, a, a_row, a_k, first, panel);
+    for (int k0 = first; k0 < K; k0 += CPU_STEP_SUM_BLOCK) {
+        const int kb = K - k0 < CPU_STEP_SUM_BLOCK ? K - k0 : CPU_STEP_SUM_BLOCK;
+        vec part[MR][4];
+        KNAME(zero_tile)(part);
+        panel = KNAME(tile_dot)(part, rows, a + (size_t)k0 * a_k, a_row, a_k, kb, panel);
+        for (int r = 0; r < rows; r++)
+            for (int q = 0; q < 4; q++)
+                acc[r][q] = v_add(acc[r][q], part[r][q]);
+    }
+    return panel;
+}
+
 /* rows (a constant where it is inlined) batch rows from r0, block `block` */
 static inline __attribute__((always_inline)) void KNAME(tile_forward)(const cpu_forward_step *st, int block, int r0,
                                                                      int rows)
@@ -166,8 +194,8 @@ static inline __attribute__((always_inline)) void KNAME(tile_forward)(const cpu_
     vec acc[MR][4];
     KNAME(zero_tile)(acc);
     const float *panel = st->packed + (size_t)block * (size_t)(I + H) * 4 * VL;
-    panel = KNAME(tile_dot)(acc, rows, st->x + (size_t)r0 * I, (size_t)I, 1, I, panel);
-    KNAME(tile_dot)(acc, rows, st->h_in + (size_t)r0 * H, (size_t)H, 1, H, panel);
+    panel = KNAME(tile_dot_blocked)(acc, rows, st->x + (size_t)r0 * I, (size_t)I, 1, I, panel);
+    KNAME(tile_dot_blocked)(acc, rows, st->h_in + (size_t)r0 * H, (size_t)H, 1, H, panel);
     for (int r = 0; r < rows; r++)
         KNAME(cell_forward)(st, acc[r], r0 + r, j, n, blocks * VL);
 }
