@@ -11,8 +11,16 @@
 
 #include <math.h>
 
-/* the cells' sigmoid (runner_cpu.c's and the LayerNorm cell's) */
-static inline float sigmoidf_(float v) { return 1.0f / (1.0f + expf(-v)); }
+/* the cells' sigmoid (runner_cpu.c's and the LayerNorm cell's). Below
+ * -88, e^-v overflows to Inf, and under -ffast-math 1 / Inf is a reciprocal
+ * estimate refined by a Newton step, 0 * Inf: NaN. Clamped there, the
+ * result is 0 or a denormal, as sigmoid's is; a NaN still passes (the
+ * comparison is false). */
+static inline float sigmoidf_(float v)
+{
+    v = v < -88.0f ? -88.0f : v;
+    return 1.0f / (1.0f + expf(-v));
+}
 
 /* rows vectors of n at v, each replaced by LN(v) = hat * w + b with
  * hat = (v - mean) * rstd, rstd = 1/sqrt(var + eps); hat and rstd kept

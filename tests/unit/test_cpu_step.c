@@ -1,7 +1,8 @@
 /* The cpu runner's fused step (runners/cpu_step.h) against a double
  * computation, for every ISA this CPU runs, and the team it runs in
  * (base/parallel.h). The numerics groups check the whole runner; these
- * pin what they reach only by chance: saturated gates, a tail block, every
+ * pin what they reach only by chance: saturated gates (exactly +-1 where
+ * they round to it), a tail block, every
  * count of last rows, a finished sequence, a NaN. */
 #include "unit.h"
 
@@ -140,9 +141,13 @@ static int check_step(const cpu_step_kernels *ks, const step_case *k)
             const double gate[4] = {sigmoid(pre[0]), sigmoid(pre[1]), tanh(pre[2]), sigmoid(pre[3])};
             const double c = gate[1] * k->c[at] + gate[0] * gate[2], h = gate[3] * tanh(c);
             const int done = k->len[b] <= 0;
+            /* a gate that rounds to +-1 must be +-1: a saturated sigmoid at
+             * 1 - 2^-24 gives a derivative of 6e-8 where the reference's is 0 */
             for (int q = 0; q < 4; q++)
                 if (!(done ? gates[(size_t)b * 4 * H + q * H + j] == 0.0f
-                           : near(gates[(size_t)b * 4 * H + q * H + j], gate[q], scale[q])))
+                           : near(gates[(size_t)b * 4 * H + q * H + j], gate[q], scale[q]) &&
+                                 (fabsf((float)gate[q]) != 1.0f ||
+                                  gates[(size_t)b * 4 * H + q * H + j] == (float)gate[q])))
                     bad = fprintf(stderr, "%s: row %d unit %d gate %d: %.9g, want %.9g\n", ks->isa, b, j, q,
                                   gates[(size_t)b * 4 * H + q * H + j], done ? 0.0 : gate[q]);
             const double want_c = done ? k->c[at] : c, want_h = done ? k->h[at] : h, want_out = done ? 0.0 : h;
@@ -243,9 +248,48 @@ static int long_sum_case(const cpu_step_kernels *ks)
     return 0;
 }
 
+/* The recurrent part's runs, exactly: H = 1024, h = 1, and each gate row's
+ * W_hh holds 2^20 / 512 in the first run of 512, then 511 terms of 0.01
+ * and -2^20. In one chain the 0.01s fall below the spacing of 2^20 (0.125)
+ * and vanish: the sum is 0. In runs of 512 the second run sums them on its
+ * own first: 5.11 - 2^20 rounds to a multiple of 0.125, and the sum is
+ * 5.125, so the g gate is tanh(5.125), not 0. */
+static int recurrent_runs_case(const cpu_step_kernels *ks)
+{
+    enum { H = 1024, B = 2, RUN = 512 };
+    step_case k;
+    make_case(&k, B, 1, H);
+    for (int n = 0; n < 4 * H; n++) {
+        for (int i = 0; i < H; i++)
+            k.w_hh[(size_t)n * H + i] = i < RUN ? 2048.0f : i < H - 1 ? 0.01f : -1048576.0f;
+        k.w_ih[n] = 0.0f;
+        k.b[n] = 0.0f;
+    }
+    for (int b = 0; b < B; b++) {
+        for (int j = 0; j < H; j++) k.h[b * H + j] = 1.0f;
+        k.len[b] = 1;
+    }
+    step_run r;
+    run_step(ks, &k, &r);
+    int bad = 0;
+    for (int b = 0; b < B && !bad; b++)
+        for (int j = 0; j < H && !bad; j++) {
+            const float g = r.gates[(size_t)b * 4 * H + 2 * H + j];
+            if (fabs(g - tanh(5.125)) > 1e-6)
+                bad = fprintf(stderr, "%s: row %d unit %d: g gate %.9g, want tanh(5.125) = %.9g (0: summed in one chain)\n",
+                              ks->isa, b, j, g, tanh(5.125));
+        }
+    free_run(&r);
+    free_case(&k);
+    CHECK(!bad, "%s: the recurrent sum of %d terms was not summed in runs of %d (above)", ks->isa, H, RUN);
+    return 0;
+}
+
 int test_cpu_step_long_sum_blocked(void)
 {
-    return each_isa(long_sum_case);
+    CHECK(CPU_STEP_SUM_BLOCK == 512, "the cases below are built for runs of 512, not %d", CPU_STEP_SUM_BLOCK);
+    const int rc = each_isa(long_sum_case);
+    return rc ? rc : each_isa(recurrent_runs_case);
 }
 
 int test_cpu_step_nan_passes(void)
