@@ -199,74 +199,34 @@ int test_cpu_step_against_double(void)
     return each_isa(step_cases);
 }
 
-/* A long sum whose exact value is 0: x is +1 over the first half of I
- * and -1 over the second, which meets the first half's weights again,
- * shuffled, so every pre-activation is 0 in exact arithmetic and the
- * g gate (tanh, its slope 1 at 0) returns the sum's rounding error
- * itself. The partial sums climb to I/128 and back: summed in one chain
- * (each addition rounded at their size) I = 16384 left an rms error of
- * 1.2e-4 with either ISA; in blocks of CPU_STEP_SUM_BLOCK = 512, 1.8e-5
- * (AVX-512) and 2.0e-5 (AVX2); the bound sits between, 2.5x from each. */
-static int long_sum_case(const cpu_step_kernels *ks)
+/* Whether a sum of K = 2 runs is summed in runs: the input (x, or h when
+ * of_h) is 1, and each gate row's weights hold 2^20 / RUN over the first
+ * run, then RUN - 1 terms of 0.01 and a last one of -2^20. In one chain
+ * the 0.01s fall below the spacing of 2^20 (0.125) and vanish: the sum is
+ * 0. In runs, the second sums them on its own before its -2^20, and the
+ * sum is what float arithmetic gives that order (5.125 for runs of 512):
+ * the g gate must be its tanh. */
+static int summed_in_runs(const cpu_step_kernels *ks, int of_h)
 {
-    enum { I = 16384, B = 3 };
+    enum { RUN = CPU_STEP_SUM_BLOCK, K = 2 * RUN, B = 2 };
+    const float big = 1048576.0f, small = 0.01f;
+    float part = 0.0f; /* the second run on its own, as the kernel sums it */
+    for (int i = 0; i < RUN - 1; i++)
+        part += small;
+    part += -big;
+    const float want = big + part;
     step_case k;
-    make_case(&k, B, I, ks->lanes);
-    const int H = k.H;
-    unsigned st = 5;
+    make_case(&k, B, of_h ? 1 : K, of_h ? K : ks->lanes);
+    const int I = k.I, H = k.H;
+    float *w = of_h ? k.w_hh : k.w_ih;
+    memset(of_h ? k.w_ih : k.w_hh, 0, sizeof(float) * 4 * H * (of_h ? I : H));
     for (int n = 0; n < 4 * H; n++) {
-        float *w = k.w_ih + (size_t)n * I;
-        for (int i = 0; i < I / 2; i++)
-            w[i] = w[I / 2 + i] = uniform(&st, 1.0f / 32) + 1.0f / 64; /* (0, 1/32) */
-        for (int i = I / 2 - 1; i > 0; i--) { /* the second half shuffled: its roundings are not the first's undone */
-            const int other = (int)(uniform(&st, 2.0f * (float)i) + (float)i) % (i + 1);
-            const float swap = w[I / 2 + i];
-            w[I / 2 + i] = w[I / 2 + other];
-            w[I / 2 + other] = swap;
-        }
+        for (int i = 0; i < K; i++)
+            w[(size_t)n * K + i] = i < RUN ? big / RUN : i < K - 1 ? small : -big;
         k.b[n] = 0.0f;
     }
     for (int b = 0; b < B; b++) {
-        for (int i = 0; i < I; i++) k.x[b * I + i] = i < I / 2 ? 1.0f : -1.0f;
-        k.len[b] = 1;
-    }
-    memset(k.w_hh, 0, sizeof(float) * 4 * H * H);
-    step_run r;
-    run_step(ks, &k, &r);
-    double sq = 0;
-    for (int b = 0; b < B; b++)
-        for (int j = 0; j < H; j++) {
-            const double e = r.gates[(size_t)b * 4 * H + 2 * H + j];
-            sq += e * e;
-        }
-    const double rms = sqrt(sq / (B * H));
-    free_run(&r);
-    free_case(&k);
-    printf("%s: rms error of a sum of %d terms: %.3g\n", ks->isa, I, rms);
-    CHECK(rms < 5e-5, "%s: the forward's sum of %d terms is off by %.3g rms: summed in one chain, not in blocks",
-          ks->isa, I, rms);
-    return 0;
-}
-
-/* The recurrent part's runs, exactly: H = 1024, h = 1, and each gate row's
- * W_hh holds 2^20 / 512 in the first run of 512, then 511 terms of 0.01
- * and -2^20. In one chain the 0.01s fall below the spacing of 2^20 (0.125)
- * and vanish: the sum is 0. In runs of 512 the second run sums them on its
- * own first: 5.11 - 2^20 rounds to a multiple of 0.125, and the sum is
- * 5.125, so the g gate is tanh(5.125), not 0. */
-static int recurrent_runs_case(const cpu_step_kernels *ks)
-{
-    enum { H = 1024, B = 2, RUN = 512 };
-    step_case k;
-    make_case(&k, B, 1, H);
-    for (int n = 0; n < 4 * H; n++) {
-        for (int i = 0; i < H; i++)
-            k.w_hh[(size_t)n * H + i] = i < RUN ? 2048.0f : i < H - 1 ? 0.01f : -1048576.0f;
-        k.w_ih[n] = 0.0f;
-        k.b[n] = 0.0f;
-    }
-    for (int b = 0; b < B; b++) {
-        for (int j = 0; j < H; j++) k.h[b * H + j] = 1.0f;
+        for (int i = 0; i < K; i++) (of_h ? k.h : k.x)[b * K + i] = 1.0f;
         k.len[b] = 1;
     }
     step_run r;
@@ -275,21 +235,25 @@ static int recurrent_runs_case(const cpu_step_kernels *ks)
     for (int b = 0; b < B && !bad; b++)
         for (int j = 0; j < H && !bad; j++) {
             const float g = r.gates[(size_t)b * 4 * H + 2 * H + j];
-            if (fabs(g - tanh(5.125)) > 1e-6)
-                bad = fprintf(stderr, "%s: row %d unit %d: g gate %.9g, want tanh(5.125) = %.9g (0: summed in one chain)\n",
-                              ks->isa, b, j, g, tanh(5.125));
+            if (fabs(g - tanh(want)) > 1e-6)
+                bad = fprintf(stderr, "%s: row %d unit %d: g gate %.9g, want tanh(%g) = %.9g (0: one chain)\n",
+                              ks->isa, b, j, g, want, tanh(want));
         }
     free_run(&r);
     free_case(&k);
-    CHECK(!bad, "%s: the recurrent sum of %d terms was not summed in runs of %d (above)", ks->isa, H, RUN);
+    CHECK(want > 1.0f, "the case must tell runs from one chain (its sum is %g)", want);
+    CHECK(!bad, "%s: the forward's sum over %s of %d terms was not summed in runs of %d (above)", ks->isa,
+          of_h ? "h" : "x", K, RUN);
     return 0;
 }
 
+static int x_in_runs(const cpu_step_kernels *ks) { return summed_in_runs(ks, 0); }
+static int h_in_runs(const cpu_step_kernels *ks) { return summed_in_runs(ks, 1); }
+
 int test_cpu_step_long_sum_blocked(void)
 {
-    CHECK(CPU_STEP_SUM_BLOCK == 512, "the cases below are built for runs of 512, not %d", CPU_STEP_SUM_BLOCK);
-    const int rc = each_isa(long_sum_case);
-    return rc ? rc : each_isa(recurrent_runs_case);
+    const int rc = each_isa(x_in_runs);
+    return rc ? rc : each_isa(h_in_runs);
 }
 
 int test_cpu_step_nan_passes(void)
