@@ -678,6 +678,293 @@ lc_status cli_parse(int argc, char **argv, cli_options *o, lc_error *err)
     return rc;
 }
 
+/* ---- writing a command line back ---- */
+
+lc_status cli_line_add(cli_line *line, const char *word, lc_error *err)
+{
+    if (line->n + 2 > line->cap) {
+        const int cap = line->cap ? 2 * line->cap : 16;
+        char **grown = realloc(line->words, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            lc_error_set(err, "out of memory writing a command line");
+            return LC_ERROR;
+        }
+        line->words = grown;
+        line->cap = cap;
+    }
+    if (!(line->words[line->n] = strdup(word))) {
+        lc_error_set(err, "out of memory writing a command line");
+        return LC_ERROR;
+    }
+    line->words[++line->n] = NULL;
+    return LC_OK;
+}
+
+void cli_line_free(cli_line *line)
+{
+    for (int i = 0; i < line->n; i++)
+        free(line->words[i]);
+    free(line->words);
+    *line = (cli_line){0};
+}
+
+static const void *field_of(const cli_options *o, const cli_flag *f)
+{
+    return (const char *)o + f->field;
+}
+
+static int text_same(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+static int words_same(const char *const *a, const char *const *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(a[i], b[i]))
+            return 0;
+    return 1;
+}
+
+/* 1 when f's field holds the same in a and b. */
+static int field_same(const cli_flag *f, const cli_options *a, const cli_options *b)
+{
+    const void *x = field_of(a, f), *y = field_of(b, f);
+    switch (f->kind) {
+    case FLAG_SEED: return *(const uint64_t *)x == *(const uint64_t *)y;
+    case FLAG_SECONDS: return *(const double *)x == *(const double *)y;
+    case FLAG_TEXT: return text_same(*(const char *const *)x, *(const char *const *)y);
+    case FLAG_CHOICE: return !strcmp((const char *)x, (const char *)y);
+    case FLAG_RUNNERS: return a->nrnns == b->nrnns && words_same(a->rnns, b->rnns, a->nrnns);
+    case FLAG_PLUGINS: return a->nplugins == b->nplugins && words_same(a->plugins, b->plugins, a->nplugins);
+    case FLAG_LENGTHS:
+        return a->nlengths == b->nlengths && (!a->nlengths || !memcmp(a->lengths, b->lengths,
+                                                                     (size_t)a->nlengths * sizeof *a->lengths));
+    default: return *(const int *)x == *(const int *)y; /* FLAG_INT, the enums, FLAG_SWITCH */
+    }
+}
+
+int cli_options_same(const cli_options *a, const cli_options *b)
+{
+    if (!text_same(a->command, b->command) || !text_same(a->subcommand, b->subcommand) ||
+        a->shape_given != b->shape_given || a->batch_given != b->batch_given)
+        return 0;
+    for (size_t k = 0; k < NFLAGS; k++)
+        if (!field_same(&flags[k], a, b))
+            return 0;
+    return 1;
+}
+
+/* Whether f is written for o: its field differs from the default; a shape
+ * flag also where the shape was given (a child given the default shape
+ * must not fall back to its command's own choice of shapes), the batch
+ * where it was given or lengths do not set it; a switch only as the flag
+ * whose value its field holds (--progress, --no-progress). */
+static int flag_written(const cli_flag *f, const cli_options *o, const cli_options *d)
+{
+    const int differs = !field_same(f, o, d);
+    if (f->marks & MARK_BATCH)
+        return o->batch_given || (differs && !o->nlengths);
+    if (f->marks & MARK_SHAPE)
+        return o->shape_given || differs;
+    if (f->kind == FLAG_SWITCH)
+        return differs && *(const int *)field_of(o, f) == (int)f->lo;
+    return differs;
+}
+
+/* Appends "--name=value" (a value that starts with "--" stays a value). */
+static lc_status add_valued(cli_line *line, const cli_flag *f, const char *value, lc_error *err)
+{
+    const size_t n = strlen(f->name) + strlen(value) + 4;
+    char *word = malloc(n);
+    if (!word) {
+        lc_error_set(err, "out of memory writing a command line");
+        return LC_ERROR;
+    }
+    snprintf(word, n, "--%s=%s", f->name, value);
+    const lc_status rc = cli_line_add(line, word, err);
+    free(word);
+    return rc;
+}
+
+/* Seconds as the decimal digits cli_parse_double reads back to v: the
+ * fewest that do (0.1 is "0.1", not "0.10000000000000001"). */
+static int seconds_text(double v, char *buf, size_t n)
+{
+    for (int digits = 0; digits <= 400; digits++) {
+        double back;
+        const int w = snprintf(buf, n, "%.*f", digits, v);
+        if (w > 0 && (size_t)w < n && !cli_parse_double(buf, 0, CLI_MAX_SECONDS, &back) && back == v)
+            return 0;
+    }
+    return 1;
+}
+
+static lc_status add_lengths_word(cli_line *line, const cli_flag *f, const cli_options *o, lc_error *err)
+{
+    const size_t n = (size_t)o->nlengths * 12 + 1;
+    char *text = malloc(n);
+    if (!text) {
+        lc_error_set(err, "out of memory writing a command line");
+        return LC_ERROR;
+    }
+    size_t k = 0;
+    for (int i = 0; i < o->nlengths; i++)
+        k += (size_t)snprintf(text + k, n - k, "%s%d", i ? "," : "", o->lengths[i]);
+    const lc_status rc = add_valued(line, f, text, err);
+    free(text);
+    return rc;
+}
+
+/* f's value in o, appended (flag_written said it is to be). */
+static lc_status format_flag(const cli_flag *f, const cli_options *o, cli_line *line, lc_error *err)
+{
+    const void *x = field_of(o, f);
+    char text[512];
+    lc_status rc = LC_OK;
+    switch (f->kind) {
+    case FLAG_INT: snprintf(text, sizeof text, "%d", *(const int *)x); break;
+    case FLAG_SEED: snprintf(text, sizeof text, "%llu", (unsigned long long)*(const uint64_t *)x); break;
+    case FLAG_SECONDS:
+        if (seconds_text(*(const double *)x, text, sizeof text)) {
+            lc_error_set(err, "--%s: %g seconds cannot be written as a value it takes", f->name, *(const double *)x);
+            return LC_BAD_INPUT;
+        }
+        break;
+    case FLAG_TEXT: return add_valued(line, f, *(const char *const *)x, err);
+    case FLAG_CHOICE: return add_valued(line, f, (const char *)x, err);
+    case FLAG_ENUM:
+    case FLAG_OPTIONAL_ENUM: {
+        const char *p = f->choices + strspn(f->choices, " ");
+        for (int k = *(const int *)x - (int)f->lo; k > 0 && *p; k--)
+            p += strcspn(p, " "), p += strspn(p, " ");
+        snprintf(text, sizeof text, "%.*s", (int)strcspn(p, " "), p);
+        break;
+    }
+    case FLAG_SWITCH:
+        snprintf(text, sizeof text, "--%s", f->name);
+        return cli_line_add(line, text, err);
+    case FLAG_RUNNERS:
+        rc = add_valued(line, f, o->rnns[0], err);
+        for (int i = 1; !rc && i < o->nrnns; i++)
+            rc = cli_line_add(line, o->rnns[i], err);
+        return rc;
+    case FLAG_PLUGINS:
+        for (int i = 0; !rc && i < o->nplugins; i++)
+            rc = add_valued(line, f, o->plugins[i], err);
+        return rc;
+    case FLAG_LENGTHS: return add_lengths_word(line, f, o, err);
+    }
+    return add_valued(line, f, text, err);
+}
+
+/* The words of line from `from` as a command line of its own: what
+ * cli_parse reads of it must be o. */
+static lc_status reads_back(const cli_options *o, const cli_line *line, int from, lc_error *err)
+{
+    char **argv = malloc((size_t)(line->n - from + 2) * sizeof *argv);
+    if (!argv) {
+        lc_error_set(err, "out of memory writing a command line");
+        return LC_ERROR;
+    }
+    argv[0] = "lstmcheck";
+    memcpy(argv + 1, line->words + from, (size_t)(line->n - from + 1) * sizeof *argv);
+    cli_options back;
+    lc_error why = {{0}};
+    cli_defaults(&back);
+    lc_status rc = cli_parse(line->n - from + 1, argv, &back, &why);
+    if (rc == LC_OK && !cli_options_same(o, &back))
+        rc = LC_BAD_INPUT;
+    if (rc != LC_OK)
+        lc_error_set(err, "the %s command line written does not read back%s%s", o->command ? o->command : "help",
+                     why.msg[0] ? ": " : "", why.msg);
+    cli_free(&back);
+    free(argv);
+    return rc;
+}
+
+lc_status cli_format(const cli_options *o, cli_line *line, lc_error *err)
+{
+    const int from = line->n;
+    lc_status rc = o->command ? cli_line_add(line, o->command, err) : LC_OK;
+    if (!rc && o->subcommand)
+        rc = cli_line_add(line, o->subcommand, err);
+    cli_options d;
+    cli_defaults(&d);
+    for (size_t k = 0; !rc && k < NFLAGS; k++) {
+        const cli_flag *f = &flags[k];
+        if (!flag_written(f, o, &d))
+            continue;
+        /* without a command, only --help: the line is `lstmcheck --help` */
+        if (o->command ? !among(o->command, f->commands) : f->field != offsetof(cli_options, help)) {
+            lc_error_set(err, "--%s is set but does not apply to '%s': its command line would lose it", f->name,
+                         o->command ? o->command : "help");
+            return LC_BAD_INPUT;
+        }
+        rc = format_flag(f, o, line, err);
+    }
+    return rc ? rc : reads_back(o, line, from, err);
+}
+
+/* A value other than the default for the examples: the first choice
+ * that differs. */
+static const char *example_choice(const cli_flag *f, char *buf, size_t n)
+{
+    cli_options d;
+    cli_defaults(&d);
+    const char *p = f->choices + strspn(f->choices, " ");
+    for (int k = 0; *p; k++, p += strcspn(p, " "), p += strspn(p, " ")) {
+        snprintf(buf, n, "%.*s", (int)strcspn(p, " "), p);
+        if (f->kind == FLAG_CHOICE ? strcmp(buf, (const char *)field_of(&d, f)) != 0
+                                   : (int)f->lo + k != *(const int *)field_of(&d, f))
+            return buf;
+    }
+    return buf;
+}
+
+int cli_flag_example(int i, const char *argv[8])
+{
+    if (i < 0 || (size_t)i >= NFLAGS)
+        return 0;
+    const cli_flag *f = &flags[i];
+    static char command[16], word[96], choice[16];
+    cli_options d;
+    cli_defaults(&d);
+    snprintf(command, sizeof command, "%.*s", (int)strcspn(f->commands, " "), f->commands);
+    int k = 0;
+    argv[k++] = "lstmcheck";
+    argv[k++] = command;
+    argv[k++] = word;
+    switch (f->kind) {
+    case FLAG_INT:
+        snprintf(word, sizeof word, "--%s=%ld", f->name,
+                 f->lo + 1 != *(const int *)field_of(&d, f) ? f->lo + 1 : f->hi);
+        break;
+    case FLAG_SEED: snprintf(word, sizeof word, "--%s=%ld", f->name, f->hi); break;
+    case FLAG_SECONDS: snprintf(word, sizeof word, "--%s=0.1", f->name); break;
+    case FLAG_TEXT: snprintf(word, sizeof word, "--%s=--a value", f->name); break;
+    case FLAG_SWITCH: snprintf(word, sizeof word, "--%s", f->name); break;
+    case FLAG_RUNNERS:
+        snprintf(word, sizeof word, "--%s=cpu", f->name);
+        argv[k++] = "onednn";
+        argv[k++] = "some_plugin:runner";
+        break;
+    case FLAG_LENGTHS:
+        snprintf(word, sizeof word, "--%s=3,4", f->name);
+        argv[k++] = "5";
+        break;
+    case FLAG_PLUGINS:
+        snprintf(word, sizeof word, "--%s=a.so", f->name);
+        argv[k++] = "b c.so";
+        break;
+    default: /* the choices */
+        snprintf(word, sizeof word, "--%s=%s", f->name, example_choice(f, choice, sizeof choice));
+        break;
+    }
+    argv[k] = NULL;
+    return 1;
+}
+
 /* ---- --help, from the tables ---- */
 
 static char usage_text[8192];

@@ -93,6 +93,34 @@ lc_status cli_parse(int argc, char **argv, cli_options *o, lc_error *err);
  * a parse error, when either was anywhere on the command line. */
 int cli_wants_json(const cli_options *o);
 
+/* A command line being built: words, NULL-terminated, each its own
+ * allocation (cli_line_free frees them). */
+typedef struct cli_line {
+    char **words;
+    int n, cap;
+} cli_line;
+/* Append a word (copied); LC_ERROR when out of memory. */
+lc_status cli_line_add(cli_line *line, const char *word, lc_error *err);
+void cli_line_free(cli_line *line);
+
+/* The command line that gives o back: o's command (and subcommand), then
+ * through the flag table each flag whose field differs from cli_defaults
+ * (shape flags also where the shape was given), appended to line without
+ * the program's name. cli_parse of it gives o again (cli_options_same);
+ * so a child command is o's copy with what the child changes, written
+ * here, and no flag is left behind. LC_BAD_INPUT when a field differs
+ * that o's command does not take (the child would lose it), or a value
+ * cannot be written back. */
+lc_status cli_format(const cli_options *o, cli_line *line, lc_error *err);
+/* 1 when a and b say the same: command, subcommand, every field of the
+ * flag table and what the parser derives (shape and batch given). */
+int cli_options_same(const cli_options *a, const cli_options *b);
+/* For tests: a command line that gives the i-th flag of the table a value
+ * other than its default, {"lstmcheck", command, flag[, values]..., NULL}
+ * into argv (at most 8 words; the strings are static); 0 past the last
+ * flag. */
+int cli_flag_example(int i, const char *argv[8]);
+
 /* Strict number parsing, 0 on success: the whole string, in [lo, hi].
  * An integer is an optional '-' and decimal digits; a double is digits
  * with an optional '.' and digits (a '-' only where lo < 0). Nothing else:

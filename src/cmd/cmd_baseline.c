@@ -811,6 +811,37 @@ static int choose_commit(compare_run *cr, const work_item *it, const char *tag, 
     return 0;
 }
 
+/* What each A/B process measures: this command's options as a `baseline
+ * update` of one runner at one shape, written through the flag table
+ * (cli_format), so every measurement flag given reaches both sides. Left
+ * out: what only a comparison reads or writes, and what A/B adds to each
+ * process (its scratch folder, --no-progress, a side's --allow-dirty). */
+static lc_status ab_measure_line(const compare_run *cr, const work_item *it, cli_line *line, lc_error *err)
+{
+    cli_options o = *cr->o, d;
+    cli_defaults(&d);
+    o.subcommand = "update";
+    o.device = (int)cr->device;
+    o.rnns[0] = it->runner->name;
+    o.nrnns = 1;
+    o.shape = it->shape;
+    o.shape_given = o.batch_given = 1;
+    o.shape_set = NULL;
+    if (!o.nloops)
+        o.nloops = AB_SAMPLES_PER_ROUND;
+    o.json = d.json;
+    o.max_seconds = d.max_seconds;
+    o.against = d.against;
+    o.ab = d.ab;
+    o.markdown_path = d.markdown_path;
+    o.plot_path = d.plot_path;
+    o.keep_going = d.keep_going;
+    o.baseline_dir = d.baseline_dir;
+    o.allow_dirty = d.allow_dirty;
+    o.progress = d.progress;
+    return cli_format(&o, line, err);
+}
+
 /* A/B of one gated (runner, shape) against the commit choose_commit names. */
 static void compare_ab(compare_run *cr, const work_item *it, const char *tag, const baseline_entry *drifted)
 {
@@ -826,11 +857,17 @@ static void compare_ab(compare_run *cr, const work_item *it, const char *tag, co
         return;
     }
     const ab_side sides[2] = {{.exe = exe}, {.exe = cr->self_exe, .allow_dirty = 1}};
-    const ab_request rq = {.device = cr->device, .runner = name, .shape = it->shape, .seed = cr->o->seed,
-                           .warmup = cr->o->warmup, .nloops = cr->o->nloops};
+    cli_line measure = {0};
+    if (ab_measure_line(cr, it, &measure, &err)) {
+        fprintf(stderr, "lstmcheck: %s %s: %s\n", name, tag, err.msg);
+        cr->failed++;
+        cli_line_free(&measure);
+        return;
+    }
     ab_outcome ab;
     fprintf(stderr, "A/B %s %s against %.12s ...\n", name, tag, sha);
-    lc_status st = ab_compare(sides, &rq, &cr->settings, cr->comparisons, &ab, &err);
+    lc_status st = ab_compare(sides, (const char *const *)measure.words, &cr->settings, cr->comparisons, &ab, &err);
+    cli_line_free(&measure);
     if (st == LC_UNSUPPORTED) {
         char reason[700];
         snprintf(reason, sizeof reason, "cannot compare here: %s", err.msg);

@@ -18,7 +18,6 @@
 #include "cmd/session.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,121 +76,43 @@ static int output_name(const cli_options *o, const session *s, const char *ext, 
 
 /* ---- the external profiler: re-execute ourselves under it ---- */
 
-typedef struct arg_list {
-    char *argv[CLI_MAX_RNNS + 64];
-    int n;
-    char pool[16384];
-    size_t used;
-    int overflow;
-} arg_list;
-
-static void arg_add(arg_list *a, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static void arg_add(arg_list *a, const char *fmt, ...)
-{
-    if (a->overflow || a->n + 1 >= (int)(sizeof a->argv / sizeof a->argv[0])) {
-        a->overflow = 1;
-        return;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    int w = vsnprintf(a->pool + a->used, sizeof a->pool - a->used, fmt, ap);
-    va_end(ap);
-    if (w < 0 || (size_t)w >= sizeof a->pool - a->used) {
-        a->overflow = 1;
-        return;
-    }
-    a->argv[a->n++] = a->pool + a->used;
-    a->argv[a->n] = NULL;
-    a->used += (size_t)w + 1;
-}
-
 /* The profiler's own arguments: it writes to out. */
-static void tool_args(arg_list *a, int nsys, const char *tool_path, const char *out)
+static lc_status tool_args(cli_line *a, int nsys, const char *tool_path, const char *out, lc_error *err)
 {
-    arg_add(a, "%s", tool_path);
-    if (nsys) {
-        arg_add(a, "profile");
-        arg_add(a, "-o");
-        arg_add(a, "%s", out);
-        arg_add(a, "--force-overwrite=true");
-        arg_add(a, "--trace=cuda,nvtx,osrt");
-    } else {
-        arg_add(a, "-o");
-        arg_add(a, "%s", out);
-        arg_add(a, "-f");
-        arg_add(a, "--clock-control");
-        arg_add(a, "none");
-        arg_add(a, "--nvtx");
-    }
+    const char *const nsys_args[] = {tool_path, "profile", "-o", out, "--force-overwrite=true",
+                                     "--trace=cuda,nvtx,osrt", NULL};
+    const char *const ncu_args[] = {tool_path, "-o", out, "-f", "--clock-control", "none", "--nvtx", NULL};
+    lc_status rc = LC_OK;
+    for (const char *const *w = nsys ? nsys_args : ncu_args; !rc && *w; w++)
+        rc = cli_line_add(a, *w, err);
+    return rc;
 }
 
-/* --lengths as one argument; LC_BAD_INPUT when they do not fit. */
-static lc_status lengths_arg(arg_list *a, const cli_options *o)
+/* The child: this command, run here (--internal-run) instead of under the
+ * tool, every other flag written back through the flag table. */
+static lc_status child_args(cli_line *a, const cli_options *o, const char *self, lc_error *err)
 {
-    char lengths[8192];
-    size_t k = 0;
-    for (int i = 0; i < o->nlengths && k < sizeof lengths; i++)
-        k += (size_t)snprintf(lengths + k, sizeof lengths - k, "%s%d", i ? "," : "", o->lengths[i]);
-    if (k >= sizeof lengths) {
-        fprintf(stderr, "lstmcheck: too many --lengths to pass to the profiled run\n");
-        return LC_BAD_INPUT;
-    }
-    arg_add(a, "--lengths=%s", lengths);
-    return LC_OK;
-}
-
-/* The child: the same command with every setting spelled out, as the
- * original's full_profile passes --k=v for each argument. */
-static lc_status child_args(arg_list *a, const cli_options *o, const char *self)
-{
-    arg_add(a, "%s", self);
-    arg_add(a, "profile");
-    arg_add(a, "--seqLength=%d", o->shape.seq_length);
-    arg_add(a, "--numLayers=%d", o->shape.num_layers);
-    arg_add(a, "--inputSize=%d", o->shape.input_size);
-    arg_add(a, "--hiddenSize=%d", o->shape.hidden_size);
-    if (!o->nlengths)
-        arg_add(a, "--miniBatch=%d", o->shape.batch);
-    arg_add(a, "--nloops=%d", o->nloops);
-    arg_add(a, "--sleep-between-seconds=%.17g", o->sleep_between_s);
-    arg_add(a, "--seed=%llu", (unsigned long long)o->seed);
-    arg_add(a, "--device=%s", cli_device_name(o->device));
-    if (o->nrnns) {
-        arg_add(a, "--rnns");
-        for (int i = 0; i < o->nrnns; i++)
-            arg_add(a, "%s", o->rnns[i]);
-    }
-    if (o->variable_lstms)
-        arg_add(a, "--variable-lstms");
-    if (o->nlengths && lengths_arg(a, o))
-        return LC_BAD_INPUT;
-    arg_add(a, "--internal-run");
-    if (a->overflow) {
-        fprintf(stderr, "lstmcheck: the profiler's command line is too long\n");
-        return LC_BAD_INPUT;
-    }
-    return LC_OK;
+    cli_options child = *o;
+    snprintf(child.tool, sizeof child.tool, "none");
+    child.internal_run = 1;
+    lc_status rc = cli_line_add(a, self, err);
+    return rc ? rc : cli_format(&child, a, err);
 }
 
 /* Run the profiler and wait: the child's exit code (its own codes: 1
  * failed, 2 bad input, 3 skipped), or -1 after saying how the profiler
  * failed. */
-static int spawn_and_wait(const arg_list *a, const char *tool)
+static int spawn_and_wait(const cli_line *a, const char *tool)
 {
     fprintf(stderr, "[system]");
     for (int i = 0; i < a->n; i++)
-        fprintf(stderr, " %s", a->argv[i]);
+        fprintf(stderr, " %s", a->words[i]);
     fprintf(stderr, "\n");
     /* the profiler and the lstmcheck it runs print this command's output:
      * theirs are this process's stdout and stderr; it dies with this process */
     const proc_io io = {.inherit_output = 1};
     lc_error err = {{0}};
-    const int code = proc_run(a->argv, &io, &err);
+    const int code = proc_run(a->words, &io, &err);
     if (code < 0) {
         fprintf(stderr, "lstmcheck: %s: %s\n", tool, err.msg);
         return -1;
@@ -219,11 +140,15 @@ static int run_external(const cli_options *o, const session *s, const char *tool
         return LC_FAILED;
     }
     self[len] = '\0';
-    arg_list a = {.n = 0};
-    tool_args(&a, nsys, tool_path, out);
-    if (child_args(&a, o, self))
+    cli_line a = {0};
+    const lc_status rc = tool_args(&a, nsys, tool_path, out, &err);
+    if (rc || child_args(&a, o, self, &err)) {
+        fprintf(stderr, "lstmcheck: the profiled run's command line: %s\n", err.msg);
+        cli_line_free(&a);
         return LC_BAD_INPUT;
+    }
     const int code = spawn_and_wait(&a, o->tool);
+    cli_line_free(&a);
     if (code < 0)
         return LC_FAILED;
     if (access(out, F_OK) == 0)

@@ -13,10 +13,6 @@
 #include <string.h>
 
 #define BLOCK 4 /* processes per block: A B B A or B A A B */
-/* Samples per round of a measuring process unless asked (--nloops): the
- * unit is the process, so many short processes resolve more than a few long
- * ones (a process of the cpu small shape: 1.5 s instead of 5.5 s). */
-#define AB_SAMPLES_PER_ROUND 50
 /* How far beyond the critical value the most extreme ranking must reach
  * before the budget may end a decision (one or two inversions allowed). */
 #define AB_SIGNIFICANCE_MARGIN 0.5
@@ -31,45 +27,39 @@ static const char *const block_orders[] = {"ABBA", "BAAB"};
 
 typedef struct ab_run {
     const ab_side *sides;
-    const ab_request *rq;
+    const char *const *measure;
     ab_outcome *out;
     int blocks;
     int left_out_in_a_row;
     lc_status failure;
 } ab_run;
 
-/* The argument vector of one measuring process. */
-static void side_argv(const ab_side *side, const ab_request *rq, const char *dir, char *argv[], char store[][32])
+/* The argument vector of one measuring process (free it, not its words);
+ * NULL when out of memory. */
+static char **side_argv(const ab_side *side, const char *const *measure, const char *dir)
 {
-    int k = 0, st = 0;
-#define NUM(flag, v) (argv[k++] = flag, snprintf(store[st], 32, "%lld", (long long)(v)), argv[k++] = store[st++])
+    int n = 0;
+    while (measure[n])
+        n++;
+    char **argv = malloc((size_t)(n + 6) * sizeof *argv);
+    if (!argv)
+        return NULL;
+    int k = 0;
     argv[k++] = (char *)side->exe;
-    argv[k++] = "baseline";
-    argv[k++] = "update";
-    argv[k++] = "--device";
-    argv[k++] = (char *)lc_device_name(rq->device);
-    argv[k++] = "--rnns";
-    argv[k++] = (char *)rq->runner;
-    NUM("--seqLength", rq->shape.seq_length);
-    NUM("--numLayers", rq->shape.num_layers);
-    NUM("--inputSize", rq->shape.input_size);
-    NUM("--hiddenSize", rq->shape.hidden_size);
-    NUM("--miniBatch", rq->shape.batch);
-    NUM("--seed", rq->seed);
-    if (rq->warmup >= 0)
-        NUM("--warmup", rq->warmup);
-    NUM("--nloops", rq->nloops > 0 ? rq->nloops : AB_SAMPLES_PER_ROUND);
-#undef NUM
+    for (int i = 0; i < n; i++)
+        argv[k++] = (char *)measure[i];
     argv[k++] = "--baseline-dir";
     argv[k++] = (char *)dir;
     argv[k++] = "--no-progress";
     if (side->allow_dirty)
         argv[k++] = "--allow-dirty";
     argv[k] = NULL;
+    return argv;
 }
 
-/* The entry a side's process wrote into dir. */
-static int read_side_entry(const char *dir, const ab_request *rq, baseline_entry *e, lc_error *err)
+/* The one entry a side's process wrote into dir (it measured one runner
+ * at one shape). */
+static int read_side_entry(const char *dir, baseline_entry *e, lc_error *err)
 {
     DIR *d = opendir(dir);
     struct dirent *de;
@@ -88,14 +78,13 @@ static int read_side_entry(const char *dir, const ab_request *rq, baseline_entry
     baseline_file b;
     if (baseline_load(path, &b, err) != LC_OK)
         return 1;
-    baseline_entry *found = baseline_find(&b, rq->runner, &rq->shape);
-    if (!found) {
-        lc_error_set(err, "%s has no entry for %s", path, rq->runner);
+    if (b.nentries != 1) {
+        lc_error_set(err, "%s has %d entries, not the one of the runner and shape measured", path, b.nentries);
         baseline_free(&b);
         return 1;
     }
-    *e = *found;
-    memset(found, 0, sizeof *found); /* the arrays are e's now */
+    *e = b.entries[0];
+    memset(&b.entries[0], 0, sizeof b.entries[0]); /* the arrays are e's now */
     baseline_free(&b);
     return 0;
 }
@@ -147,10 +136,12 @@ static lc_status run_side_process(ab_run *run, int side, baseline_entry *e, lc_e
         return 1;
     }
     snprintf(log, sizeof log, "%s/log", dir);
-    char *argv[40], store[8][32];
-    side_argv(&run->sides[side], run->rq, dir, argv, store);
+    char **argv = side_argv(&run->sides[side], run->measure, dir);
     proc_io io = {.extra_env = run->sides[side].env, .log_path = log};
-    int status = proc_run(argv, &io, err);
+    int status = argv ? proc_run(argv, &io, err) : -1;
+    if (!argv)
+        lc_error_set(err, "out of memory");
+    free(argv);
     char why[512];
     if (status > 0)
         side_reason(log, why, sizeof why);
@@ -158,7 +149,7 @@ static lc_status run_side_process(ab_run *run, int side, baseline_entry *e, lc_e
         lc_error_set(err, "side %c (exit 3): %s", "AB"[side], why);
     else if (status > 0)
         lc_error_set(err, "side %c (%s) exited %d: %s", "AB"[side], run->sides[side].exe, status, why);
-    const int rc = status != 0 || read_side_entry(dir, run->rq, e, err);
+    const int rc = status != 0 || read_side_entry(dir, e, err);
     proc_remove_dir(dir);
     return status == exit_unsupported() ? LC_UNSUPPORTED : rc ? LC_ERROR : LC_OK;
 }
@@ -349,11 +340,11 @@ static void say_left_out(verdict_result *v, const ab_outcome *o)
              o->blocks_left_out > 1 ? "s" : "", o->left_out_why);
 }
 
-lc_status ab_compare(const ab_side sides[2], const ab_request *rq, const perf_settings *s, int comparisons,
+lc_status ab_compare(const ab_side sides[2], const char *const *measure, const perf_settings *s, int comparisons,
                      ab_outcome *out, lc_error *err)
 {
     memset(out, 0, sizeof *out);
-    ab_run run = {.sides = sides, .rq = rq, .out = out, .failure = LC_OK};
+    ab_run run = {.sides = sides, .measure = measure, .out = out, .failure = LC_OK};
     perf_source src = {.measure = measure_block, .ctx = &run, .fixed_base = NULL,
                        .min_rounds = ab_min_blocks(comparisons)};
     if (perf_compare_source(&src, s, comparisons, &out->cmp, err))

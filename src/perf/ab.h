@@ -23,13 +23,11 @@ typedef struct ab_side {
     int allow_dirty;   /* pass --allow-dirty: this build, maybe of a modified tree */
 } ab_side;
 
-typedef struct ab_request {
-    lc_device device;
-    const char *runner;
-    lstm_shape shape;
-    uint64_t seed;
-    int warmup, nloops; /* passed on to both sides when >= 0 / > 0 */
-} ab_request;
+/* Samples per round of a measuring process where the command line does
+ * not say (--nloops): the unit is the process, so many short processes
+ * resolve more than a few long ones (a process of the cpu small shape:
+ * 1.5 s instead of 5.5 s). */
+#define AB_SAMPLES_PER_ROUND 50
 
 typedef struct ab_outcome {
     perf_comparison cmp;  /* base = side A, current = side B */
@@ -41,7 +39,13 @@ typedef struct ab_outcome {
     char left_out_why[256]; /* the last such side's reason */
 } ab_outcome;
 
-/* LC_OK with out filled; LC_ERROR when side B (this build) failed to
+/* measure: what every process of both sides runs, the words after the
+ * program's name of a `baseline update` of one runner at one shape,
+ * NULL-terminated. The command layer writes them from its options through
+ * the flag table (cmd/cli.h: cli_format), so no flag is left behind; A/B
+ * adds --baseline-dir (a scratch folder per process), --no-progress and a
+ * side's --allow-dirty, so the words must not hold them.
+ * LC_OK with out filled; LC_ERROR when side B (this build) failed to
  * measure, an error of this build; LC_UNSUPPORTED when side A failed or the
  * sides cannot be compared (not decidable here). err says why.
  * A side that could not measure here (exit 3, "cannot run or compare here":
@@ -50,7 +54,7 @@ typedef struct ab_outcome {
  * processes of it, so the blocks stay paired) and more are measured; a
  * verdict left INCONCLUSIVE says how many and why, and 3 left out in a row
  * end the comparison INCONCLUSIVE with that reason (still LC_OK). */
-lc_status ab_compare(const ab_side sides[2], const ab_request *rq, const perf_settings *s, int comparisons,
+lc_status ab_compare(const ab_side sides[2], const char *const *measure, const perf_settings *s, int comparisons,
                      ab_outcome *out, lc_error *err);
 
 #ifdef __cplusplus

@@ -71,6 +71,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_accepted(&o);
         if (o.help) /* --help's text comes from the same tables */
             REQUIRE(strlen(cli_usage(o.command)) > 0, "empty usage");
+        /* written back through the flag table, it reads as the same options */
+        cli_line line = {0};
+        const lc_status written = cli_format(&o, &line, &err);
+        REQUIRE(written == LC_OK, "accepted options not written back: %s", err.msg);
+        cli_line_free(&line);
     } else {
         REQUIRE(rc == LC_BAD_INPUT || rc == LC_ERROR, "status %d", (int)rc);
         REQUIRE(err.msg[0], "refused without a message");

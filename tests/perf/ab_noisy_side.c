@@ -24,11 +24,12 @@
 
 #define NOISY "LSTMCHECK_TEST_FAULT=noisy_rounds"
 
-/* The cpu runner at the perf set `small`, few samples per round: quick. */
-static const ab_request request = {.device = LC_DEVICE_CPU, .runner = "cpu",
-                                   .shape = {.seq_length = 20, .num_layers = 1, .input_size = 128,
-                                             .hidden_size = 128, .batch = 16},
-                                   .seed = 17, .warmup = -1, .nloops = 20};
+/* What each process measures: the cpu runner at the perf set `small`, few
+ * samples per round: quick. */
+static const char *const measure[] = {"baseline",         "update",           "--device=cpu",
+                                      "--rnns=cpu",       "--seq-length=20",  "--num-layers=1",
+                                      "--input-size=128", "--hidden-size=128", "--mini-batch=16",
+                                      "--seed=17",        "--nloops=20",      NULL};
 
 static int fail(const char *what)
 {
@@ -76,7 +77,7 @@ static lc_status compare(const char *exe, const char *env, ab_outcome *out, lc_e
     const ab_side sides[2] = {{.exe = exe, .allow_dirty = 1}, {.exe = exe, .env = env, .allow_dirty = 1}};
     perf_settings s;
     perf_default_settings(LC_DEVICE_CPU, &s);
-    return ab_compare(sides, &request, &s, 4, out, err);
+    return ab_compare(sides, measure, &s, 4, out, err);
 }
 
 static int check_ab_noisy(const char *exe)

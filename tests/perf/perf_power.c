@@ -33,6 +33,7 @@
 #include <math.h>
 
 #include "perf/ab.h"
+#include "cmd/cli.h"
 #include "runners/faults.h"
 #include "check/gate.h"
 #include "perf/perf.h"
@@ -73,10 +74,22 @@ static int run_trial(const power_setup *ps, double level, perf_comparison *c, in
     /* both sides are this tree's test build: it may have uncommitted changes */
     const ab_side sides[2] = {{.exe = ps->ab_exe, .allow_dirty = 1},
                               {.exe = ps->ab_exe, .env = env, .allow_dirty = 1}};
-    const ab_request rq = {.device = LC_DEVICE_CPU, .runner = ps->runner->name, .shape = ps->problem->shape,
-                           .seed = 17, .warmup = -1, .nloops = 0};
+    cli_options o; /* what each process measures, written as the command layer writes it */
+    cli_defaults(&o);
+    o.command = "baseline";
+    o.subcommand = "update";
+    o.device = LC_DEVICE_CPU;
+    o.rnns[o.nrnns++] = ps->runner->name;
+    o.shape = ps->problem->shape;
+    o.shape_given = o.batch_given = 1;
+    o.nloops = AB_SAMPLES_PER_ROUND;
+    cli_line measure = {0};
     ab_outcome out;
-    if (ab_compare(sides, &rq, &ps->settings, POWER_COMPARISONS, &out, err) != LC_OK)
+    const int failed = cli_format(&o, &measure, err) != LC_OK ||
+                       ab_compare(sides, (const char *const *)measure.words, &ps->settings, POWER_COMPARISONS, &out,
+                                  err) != LC_OK;
+    cli_line_free(&measure);
+    if (failed)
         return 1;
     *c = out.cmp;
     *left_out = out.blocks_left_out;

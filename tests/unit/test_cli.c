@@ -227,6 +227,107 @@ int test_cli_output_paths(void)
 /* cli_parse on random command lines (as a fuzzer would call it): it only
  * parses: it returns ok or bad input (out of memory aside) with a one-line
  * message, and prints, exits and does nothing else. */
+/* o written by cli_format and parsed again gives o: 0, else why in err. */
+static int round_trip(const cli_options *o, lc_error *err)
+{
+    cli_line line = {0};
+    int bad = cli_format(o, &line, err) != LC_OK;
+    if (!bad) { /* cli_format checks its own reading back; this one reads it independently */
+        const char **argv = malloc((size_t)(line.n + 2) * sizeof *argv);
+        argv[0] = "lstmcheck";
+        for (int i = 0; i <= line.n; i++)
+            argv[i + 1] = line.words[i];
+        cli_options back;
+        bad = parse(&back, err, line.n + 1, argv) != LC_OK || !cli_options_same(o, &back);
+        if (bad && !err->msg[0])
+            lc_error_set(err, "the line written gives other options");
+        cli_free(&back);
+        free(argv);
+    }
+    cli_line_free(&line);
+    return bad;
+}
+
+static int argc_of(const char *const *argv)
+{
+    int n = 0;
+    while (argv[n])
+        n++;
+    return n;
+}
+
+/* Every flag of the table, alone and with every other flag of its command:
+ * parse, write back (cli_format), parse again: the same options. */
+int test_cli_format_round_trip(void)
+{
+    const char *ex[8];
+    int flags = 0;
+    for (int i = 0; cli_flag_example(i, ex); i++, flags++) {
+        cli_options o, d;
+        lc_error err = {{0}};
+        CHECK(parse(&o, &err, argc_of(ex), ex) == LC_OK, "example of %s: %s", ex[2], err.msg);
+        const char *bare[] = {"lstmcheck", ex[1]};
+        CHECK(parse(&d, &err, 2, bare) == LC_OK, "%s", err.msg);
+        CHECK(!cli_options_same(&o, &d), "%s %s sets nothing the comparison sees", ex[1], ex[2]);
+        CHECK(!round_trip(&o, &err), "%s %s: %s", ex[1], ex[2], err.msg);
+        cli_free(&o);
+        cli_free(&d);
+    }
+    CHECK(flags > 30, "%d flags", flags);
+    static const char *const commands[] = {"bench", "check", "list", "baseline", "profile"};
+    for (int c = 0; c < 5; c++) { /* every flag of a command at once, but those that exclude another */
+        const char *argv[256] = {"lstmcheck", commands[c]};
+        static char pool[256][128]; /* the examples' words are static: copied */
+        int argc = 2, taken = 0;
+        for (int i = 0; cli_flag_example(i, ex) && argc + 6 < 256; i++) {
+            if (strcmp(ex[1], commands[c]) || !strcmp(ex[2], "--help"))
+                continue; /* another command's; --help: no command line to read back beside it */
+            const int before = argc;
+            for (int k = 2; ex[k]; k++, argc++)
+                argv[argc] = strcpy(pool[argc], ex[k]);
+            cli_options o;
+            lc_error err = {{0}};
+            if (parse(&o, &err, argc, argv) != LC_OK)
+                argc = before; /* excludes one taken already (--no-progress, --variable-lstms) */
+            else
+                taken++;
+            cli_free(&o);
+        }
+        cli_options o;
+        lc_error err = {{0}};
+        CHECK(parse(&o, &err, argc, argv) == LC_OK, "%s", err.msg);
+        CHECK(!round_trip(&o, &err), "every flag of %s (%d): %s", commands[c], taken, err.msg);
+        cli_free(&o);
+    }
+    /* the shape, given at its default values, stays given: a child of
+     * `baseline` must measure that shape, not every shape set */
+    cli_options o;
+    lc_error err = {{0}};
+    const char *given[] = {"lstmcheck", "baseline", "update", "--seqLength", "100"};
+    CHECK(parse(&o, &err, 5, given) == LC_OK && o.shape_given && !o.batch_given, "%s", err.msg);
+    CHECK(!round_trip(&o, &err), "%s", err.msg);
+    cli_free(&o);
+    /* lengths set the batch: it is not written, so it stays not given */
+    const char *lengths[] = {"lstmcheck", "bench", "--seqLength", "100", "--lengths", "3,4"};
+    CHECK(parse(&o, &err, 6, lengths) == LC_OK && o.shape_given && !o.batch_given, "%s", err.msg);
+    CHECK(!round_trip(&o, &err), "%s", err.msg);
+    cli_free(&o);
+    /* a field the command does not take is refused, not dropped */
+    cli_defaults(&o);
+    o.command = "profile";
+    o.markdown_path = "report.md";
+    cli_line line = {0};
+    CHECK(cli_format(&o, &line, &err) == LC_BAD_INPUT && strstr(err.msg, "--markdown"), "%s", err.msg);
+    cli_line_free(&line);
+    /* a value the flag could not take back is refused */
+    cli_defaults(&o);
+    o.command = "bench";
+    o.nloops = -3;
+    CHECK(cli_format(&o, &line, &err) == LC_BAD_INPUT, "nloops -3 written");
+    cli_line_free(&line);
+    return 0;
+}
+
 int test_cli_parse_random(void)
 {
     static const char *const words[] = {
@@ -255,6 +356,7 @@ int test_cli_parse_random(void)
         CHECK(rc == LC_OK || (rc == LC_BAD_INPUT && err.msg[0] && !strchr(err.msg, '\n')), "run %d: %d '%s'", run,
               rc, err.msg);
         ok += rc == LC_OK;
+        CHECK(rc != LC_OK || !round_trip(&o, &err), "run %d: written back: %s", run, err.msg);
         cli_free(&o);
     }
     CHECK(ok > 100 && ok < 19900, "%d of 20000 parsed: the lines must mix good and bad", ok);
