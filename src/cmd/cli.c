@@ -134,7 +134,11 @@ typedef enum flag_kind {
 enum {
     MARK_SHAPE = 1,
     MARK_BATCH = 2,
-    MARK_FREE_TEXT = 4, /* a FLAG_TEXT that may be empty or a tab (--sep) */
+    MARK_FREE_TEXT = 4,    /* a FLAG_TEXT that may be empty or a tab (--sep) */
+    MARK_OUT_DIR = 8,      /* a folder the command writes into, made where missing */
+    MARK_OUT_FILE = 16,    /* a file the command writes (atomically) */
+    MARK_OUT_STDOUT = 32,  /* with MARK_OUT_FILE: '-' is stdout */
+    MARK_OUT_DEFAULT = 64, /* written where the flag is not given too: its default place (NULL, the caller's) */
 };
 
 typedef struct cli_flag {
@@ -147,6 +151,8 @@ typedef struct cli_flag {
     unsigned marks;
     const char *commands; /* the commands that take it, space-separated */
     const char *help;
+    const char *writes;   /* an output (MARK_OUT_*): the commands that write it, "command" or
+                           * "command:subcommand", space-separated */
 } cli_flag;
 
 /* FLAG_ENUM writes an int: the enums it fills are ints */
@@ -159,79 +165,81 @@ _Static_assert(LC_DEVICE_CPU == CLI_DEVICE_AUTO + 1, "--device: auto, then the d
 #define SHAPE_CMDS "bench check baseline profile"
 static const cli_flag flags[] = {
     {"seq-length", "--seqLength N", FLAG_INT, F(shape.seq_length), 1, LSTM_MAX_DIM, NULL, MARK_SHAPE, SHAPE_CMDS,
-     "sequence length T (default 100)"},
+     "sequence length T (default 100)", NULL},
     {"num-layers", "--numLayers N", FLAG_INT, F(shape.num_layers), 1, LSTM_MAX_DIM, NULL, MARK_SHAPE, SHAPE_CMDS,
-     "layers L (default 1)"},
+     "layers L (default 1)", NULL},
     {"input-size", "--inputSize N", FLAG_INT, F(shape.input_size), 1, LSTM_MAX_DIM, NULL, MARK_SHAPE, SHAPE_CMDS,
-     "input size I (default 512)"},
+     "input size I (default 512)", NULL},
     {"hidden-size", "--hiddenSize N", FLAG_INT, F(shape.hidden_size), 1, LSTM_MAX_DIM, NULL, MARK_SHAPE,
-     SHAPE_CMDS, "hidden size H (default 512)"},
+     SHAPE_CMDS, "hidden size H (default 512)", NULL},
     {"mini-batch", "--miniBatch N", FLAG_INT, F(shape.batch), 1, LSTM_MAX_DIM, NULL, MARK_SHAPE | MARK_BATCH,
-     SHAPE_CMDS, "batch B (default 64)"},
+     SHAPE_CMDS, "batch B (default 64)", NULL},
     {"device", "--device D", FLAG_ENUM, F(device), CLI_DEVICE_AUTO, 0, "auto" LC_DEVICE_WORDS, 0,
      "bench check list baseline profile",
-     "auto | cpu | cuda (auto: cuda when a device exists)"},
+     "auto | cpu | cuda (auto: cuda when a device exists)", NULL},
     {"rnns", "--rnns A B ...", FLAG_RUNNERS, F(rnns), 0, 0, NULL, 0, "bench check baseline profile",
-     "runners (default: the device's group; see lstmcheck list)"},
+     "runners (default: the device's group; see lstmcheck list)", NULL},
     {"variable-lstms", "--variable-lstms", FLAG_SWITCH, F(variable_lstms), 1, 0, NULL, 0, "bench check profile",
-     "also run the variable-length group (lengths 30..99, seqLength ignored)"},
+     "also run the variable-length group (lengths 30..99, seqLength ignored)", NULL},
     {"lengths", "--lengths L,L,...", FLAG_LENGTHS, F(lengths), 0, 0, NULL, 0, "bench check profile",
-     "explicit per-sequence lengths (sets miniBatch)"},
-    {"seed", "--seed N", FLAG_SEED, F(seed), 0, LSTM_MAX_SEED, NULL, 0, SHAPE_CMDS, "input seed (default 17)"},
+     "explicit per-sequence lengths (sets miniBatch)", NULL},
+    {"seed", "--seed N", FLAG_SEED, F(seed), 0, LSTM_MAX_SEED, NULL, 0, SHAPE_CMDS, "input seed (default 17)", NULL},
     {"warmup", "--warmup N", FLAG_INT, F(warmup), 0, 1000000, NULL, 0, "bench baseline",
-     "warm-up iterations (bench: default 10)"},
+     "warm-up iterations (bench: default 10)", NULL},
     {"nloops", "--nloops N", FLAG_INT, F(nloops), 1, 1000000, NULL, 0, "bench baseline profile",
-     "timed iterations (bench: default 100; baseline: samples per round; profile: default 5)"},
-    {"sep", "--sep S", FLAG_TEXT, F(sep), 0, 0, NULL, MARK_FREE_TEXT, "bench", "column separator of the table (default ' ')"},
+     "timed iterations (bench: default 100; baseline: samples per round; profile: default 5)", NULL},
+    {"sep", "--sep S", FLAG_TEXT, F(sep), 0, 0, NULL, MARK_FREE_TEXT, "bench", "column separator of the table (default ' ')", NULL},
     {"print-json", "--print-json [F]", FLAG_OPTIONAL_ENUM, F(print_json), REPORT_JSON_OSS, 0, REPORT_JSON_WORDS, 0,
      "bench",
-     "JSON on stdout: oss (default), pep or full"},
+     "JSON on stdout: oss (default), pep or full", NULL},
     {"time-budget", "--time-budget S", FLAG_SECONDS, F(time_budget_s), 0, 0, NULL, 0, "bench baseline",
-     "seconds per runner before sampling stops (default 30 on cpu, none on cuda)"},
-    {"dump", "--dump DIR", FLAG_TEXT, F(dump_dir), 0, 0, NULL, 0, "check bench",
-     "write inputs, reference and runner tensors as .npy files and index.json"},
-    {"trace", "--trace FILE", FLAG_TEXT, F(trace_path), 0, 0, NULL, 0, "bench profile",
-     "write a Chrome trace (Perfetto) of the timed runs"},
+     "seconds per runner before sampling stops (default 30 on cpu, none on cuda)", NULL},
+    {"dump", "--dump DIR", FLAG_TEXT, F(dump_dir), 0, 0, NULL, MARK_OUT_DIR, "check bench",
+     "write inputs, reference and runner tensors as .npy files and index.json", "check bench"},
+    {"trace", "--trace FILE", FLAG_TEXT, F(trace_path), 0, 0, NULL, MARK_OUT_FILE, "bench profile",
+     "write a Chrome trace (Perfetto) of the timed runs", "bench profile"},
     {"progress", "--progress", FLAG_SWITCH, F(progress), 1, 0, NULL, 0, "bench baseline",
-     "progress on stderr (default: when it is a terminal)"},
+     "progress on stderr (default: when it is a terminal)", NULL},
     {"no-progress", "--no-progress", FLAG_SWITCH, F(progress), 0, 0, NULL, 0, "bench baseline",
-     "no progress on stderr"},
-    {"names", "--names", FLAG_SWITCH, F(names_only), 1, 0, NULL, 0, "list", "runner names only, one per line"},
+     "no progress on stderr", NULL},
+    {"names", "--names", FLAG_SWITCH, F(names_only), 1, 0, NULL, 0, "list", "runner names only, one per line", NULL},
     {"shape-set", "--shape-set NAME", FLAG_TEXT, F(shape_set), 0, 0, NULL, 0, "baseline",
-     "one shape set of the perf matrix (cpu: small, layers; cuda: default, small)"},
-    {"baseline-dir", "--baseline-dir DIR", FLAG_TEXT, F(baseline_dir), 0, 0, NULL, 0, "baseline",
-     "where the baseline files are (default: the source tree's baselines/)"},
-    {"json", "--json", FLAG_SWITCH, F(json), 1, 0, NULL, 0, "baseline", "machine-readable output (show, compare)"},
+     "one shape set of the perf matrix (cpu: small, layers; cuda: default, small)", NULL},
+    {"baseline-dir", "--baseline-dir DIR", FLAG_TEXT, F(baseline_dir), 0, 0, NULL, MARK_OUT_DIR | MARK_OUT_DEFAULT,
+     "baseline", "where the baseline files are (default: the source tree's baselines/)",
+     "baseline:update"}, /* show and compare only read: a missing folder there is "no baseline" */
+    {"json", "--json", FLAG_SWITCH, F(json), 1, 0, NULL, 0, "baseline", "machine-readable output (show, compare)", NULL},
     {"max-seconds", "--max-seconds S", FLAG_SECONDS, F(max_seconds), 0, 0, NULL, 0, "baseline",
-     "compare: measuring budget per (runner, shape) (default 60)"},
+     "compare: measuring budget per (runner, shape) (default 60)", NULL},
     {"against", "--against REV", FLAG_TEXT, F(against), 0, 0, NULL, 0, "baseline",
-     "compare: A/B against commit REV, built beside this build and measured now"},
+     "compare: A/B against commit REV, built beside this build and measured now", NULL},
     {"ab", "--ab", FLAG_SWITCH, F(ab), 1, 0, NULL, 0, "baseline",
-     "compare: A/B against the commit of the newest committed baseline, even with a baseline here"},
-    {"markdown", "--markdown FILE", FLAG_TEXT, F(markdown_path), 0, 0, NULL, 0, "baseline",
-     "compare: also write the results as a markdown table to FILE ('-': stdout), for a pull request"},
-    {"plot", "--plot FILE.svg", FLAG_TEXT, F(plot_path), 0, 0, NULL, 0, "baseline",
-     "compare: also draw baseline and current distributions with the minimum effect, as SVG"},
+     "compare: A/B against the commit of the newest committed baseline, even with a baseline here", NULL},
+    {"markdown", "--markdown FILE", FLAG_TEXT, F(markdown_path), 0, 0, NULL, MARK_OUT_FILE | MARK_OUT_STDOUT,
+     "baseline", "compare: also write the results as a markdown table to FILE ('-': stdout), for a pull request",
+     "baseline:compare"},
+    {"plot", "--plot FILE.svg", FLAG_TEXT, F(plot_path), 0, 0, NULL, MARK_OUT_FILE, "baseline",
+     "compare: also draw baseline and current distributions with the minimum effect, as SVG", "baseline:compare"},
     {"plugin", "--plugin LIB.so ...", FLAG_PLUGINS, F(plugins), 0, 0, NULL, 0, "bench check list baseline",
-     "load runners from shared libraries built against lstmcheck/runner.h (repeatable)"},
+     "load runners from shared libraries built against lstmcheck/runner.h (repeatable)", NULL},
     {"allow-dirty", "--allow-dirty", FLAG_SWITCH, F(allow_dirty), 1, 0, NULL, 0, "baseline",
-     "update: record uncommitted changes to src/, kernels/, CMakeLists.txt (marked not reproducible)"},
+     "update: record uncommitted changes to src/, kernels/, CMakeLists.txt (marked not reproducible)", NULL},
     {"keep-going", "--keep-going", FLAG_SWITCH, F(keep_going), 1, 0, NULL, 0, "baseline",
-     "update: record the runners that pass and measure, report the others (exit 1)"},
+     "update: record the runners that pass and measure, report the others (exit 1)", NULL},
     {"tool", "--tool T", FLAG_CHOICE, F(tool), 0, 0, "nsys ncu none", 0, "profile",
-     "run under an external profiler: nsys, ncu or none (default none)"},
-    {"out-dir", "--out-dir DIR", FLAG_TEXT, F(out_dir), 0, 0, NULL, 0, "profile",
-     "where prof_<rnns>_s<T>-l<L>-i<I>-h<H>-b<B>_<date>.<ext> goes (default .)"},
+     "run under an external profiler: nsys, ncu or none (default none)", NULL},
+    {"out-dir", "--out-dir DIR", FLAG_TEXT, F(out_dir), 0, 0, NULL, MARK_OUT_DIR, "profile",
+     "where prof_<rnns>_s<T>-l<L>-i<I>-h<H>-b<B>_<date>.<ext> goes, made if missing (default .)", "profile"},
     {"sleep-between-seconds", "--sleep-between-seconds S", FLAG_SECONDS, F(sleep_between_s), 0, 0, NULL, 0,
-     "profile", "pause between runners (default 1)"},
+     "profile", "pause between runners (default 1)", NULL},
     {"internal-run", "--internal-run", FLAG_SWITCH, F(internal_run), 1, 0, NULL, 0, "profile",
-     "(internal) run the runners here: the re-executed child of --tool"},
+     "(internal) run the runners here: the re-executed child of --tool", NULL},
     {"child-timeout", "--child-timeout S", FLAG_SECONDS, F(child_timeout_s), 0, 0, NULL, 0,
      "bench check list baseline",
      "seconds a plugin's call (loading, available(), forward, ...) or the CUDA probe may take in a child "
      "before it is killed and its runner fails (default " CLI_TEXT(CLI_CHILD_TIMEOUT_S)
-     ", or a larger --time-budget or --max-seconds; 0: no limit)"},
-    {"help", "--help", FLAG_SWITCH, F(help), 1, 0, NULL, 0, "bench check list baseline profile", "this text"},
+     ", or a larger --time-budget or --max-seconds; 0: no limit)", NULL},
+    {"help", "--help", FLAG_SWITCH, F(help), 1, 0, NULL, 0, "bench check list baseline profile", "this text", NULL},
 };
 #undef F
 #define NFLAGS (sizeof flags / sizeof flags[0])
@@ -678,6 +686,40 @@ lc_status cli_parse(int argc, char **argv, cli_options *o, lc_error *err)
     return rc;
 }
 
+static const void *field_of(const cli_options *o, const cli_flag *f)
+{
+    return (const char *)o + f->field;
+}
+
+/* ---- the outputs ---- */
+
+/* 1 when o's command (and subcommand) is among a flag's writes. */
+static int writes_here(const cli_flag *f, const cli_options *o)
+{
+    char here[64];
+    snprintf(here, sizeof here, "%s:%s", o->command, o->subcommand ? o->subcommand : "");
+    return among(o->command, f->writes) || among(here, f->writes);
+}
+
+int cli_outputs(const cli_options *o, cli_output *out, int max)
+{
+    int n = 0;
+    for (size_t k = 0; o->command && k < NFLAGS && n < max; k++) {
+        const cli_flag *f = &flags[k];
+        const char *path = (f->marks & (MARK_OUT_DIR | MARK_OUT_FILE)) ? *(const char *const *)field_of(o, f) : NULL;
+        if (!(f->marks & (MARK_OUT_DIR | MARK_OUT_FILE)) || !writes_here(f, o) ||
+            (!path && !(f->marks & MARK_OUT_DEFAULT)))
+            continue;
+        /* profile's report goes to --out-dir unless --trace names its file; its
+         * re-executed run (--internal-run) writes only what the parent named */
+        if (f->field == offsetof(cli_options, out_dir) && (o->trace_path || o->internal_run))
+            continue;
+        out[n++] = (cli_output){.flag = f->name, .path = path, .is_dir = (f->marks & MARK_OUT_DIR) != 0,
+                                .stdout_ok = (f->marks & MARK_OUT_STDOUT) != 0};
+    }
+    return n;
+}
+
 /* ---- writing a command line back ---- */
 
 lc_status cli_line_add(cli_line *line, const char *word, lc_error *err)
@@ -706,11 +748,6 @@ void cli_line_free(cli_line *line)
         free(line->words[i]);
     free(line->words);
     *line = (cli_line){0};
-}
-
-static const void *field_of(const cli_options *o, const cli_flag *f)
-{
-    return (const char *)o + f->field;
 }
 
 static int text_same(const char *a, const char *b)

@@ -93,6 +93,19 @@ lc_status cli_parse(int argc, char **argv, cli_options *o, lc_error *err);
  * a parse error, when either was anywhere on the command line. */
 int cli_wants_json(const cli_options *o);
 
+/* An output path a command line writes: its flag's name, the path (NULL:
+ * the flag's default place, which the caller knows), and how. */
+typedef struct cli_output {
+    const char *flag;
+    const char *path;
+    int is_dir;    /* a folder written into, made where missing; else a file */
+    int stdout_ok; /* '-' is stdout */
+} cli_output;
+/* The outputs o's command writes, from the flag table's output marks, into
+ * out (at most max); how many. Checked before any work (cmd/session.h). */
+int cli_outputs(const cli_options *o, cli_output *out, int max);
+#define CLI_MAX_OUTPUTS 8
+
 /* A command line being built: words, NULL-terminated, each its own
  * allocation (cli_line_free frees them). */
 typedef struct cli_line {

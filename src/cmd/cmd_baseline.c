@@ -1081,10 +1081,7 @@ static lc_status check_subcommand_flags(const cli_options *o)
                         o->markdown_path ? "markdown" : "plot");
     if (o->json && !strcmp(sub, "update"))
         return cmd_fail(o, LC_BAD_INPUT, "--json applies to baseline show and compare only");
-    lc_error err = {{0}};
-    if (compare_report_check_paths(o->markdown_path, o->plot_path, &err))
-        return cmd_fail(o, LC_BAD_INPUT, "%s", err.msg);
-    return LC_OK;
+    return LC_OK; /* the output paths were checked before (session_check_outputs) */
 }
 
 lc_status cmd_baseline(const cli_options *o)

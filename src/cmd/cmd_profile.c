@@ -8,6 +8,7 @@
  * A summary per runner goes to stdout: time mean/std over the iterations,
  * memory, GPU utilization and GEMM share. */
 #include "cmd/commands.h"
+#include "base/paths.h"
 #include "base/proc.h"
 #include "device/device.h"
 #include "check/gate.h"
@@ -412,22 +413,33 @@ static lc_status check_request(const cli_options *o, char *tool_path, size_t n)
     return LC_OK;
 }
 
+/* --out-dir, made where missing (as --dump's folder): it was checked before
+ * any work (session_check_outputs). */
+static lc_status make_out_dir(const cli_options *o)
+{
+    lc_error err = {{0}};
+    if (!path_mkdir_p(o->out_dir, &err))
+        return LC_OK;
+    fprintf(stderr, "lstmcheck: --out-dir '%s': %s\n", o->out_dir, err.msg);
+    return LC_ERROR;
+}
+
 /* Where the built-in trace goes: --trace, else (--tool none, not the
- * profiler's child) the original's file name in --out-dir; NULL: none. */
+ * profiler's child) the original's file name in --out-dir; NULL: none.
+ * Both paths were checked before any work (session_check_outputs). */
 static lc_status trace_destination(const cli_options *o, const session *s, char *buf, size_t n,
                                    const char **trace)
 {
     lc_error err = {{0}};
     *trace = NULL;
     if (o->trace_path) {
-        if (prof_check_output_dir(o->trace_path, 0, &err)) {
-            fprintf(stderr, "lstmcheck: --trace: %s\n", err.msg);
-            return LC_BAD_INPUT;
-        }
         *trace = o->trace_path;
     } else if (!o->internal_run) {
-        if (prof_check_output_dir(o->out_dir, 1, &err) || output_name(o, s, "json", buf, n, &err)) {
-            fprintf(stderr, "lstmcheck: --out-dir: %s\n", err.msg);
+        lc_status rc = make_out_dir(o);
+        if (rc)
+            return rc;
+        if (output_name(o, s, "json", buf, n, &err)) {
+            fprintf(stderr, "lstmcheck: --out-dir '%s': %s\n", o->out_dir, err.msg);
             return LC_BAD_INPUT;
         }
         *trace = buf;
@@ -452,12 +464,8 @@ lc_status cmd_profile(const cli_options *o_in)
         goto out;
     }
     if (strcmp(o.tool, "none") && !o.internal_run) {
-        if (prof_check_output_dir(o.out_dir, 1, &err)) {
-            fprintf(stderr, "lstmcheck: --out-dir: %s\n", err.msg);
-            rc = LC_BAD_INPUT;
-        } else {
+        if (!(rc = make_out_dir(&o)))
             rc = run_external(&o, &s, tool_path);
-        }
         goto out;
     }
     const char *trace;

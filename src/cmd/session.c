@@ -62,26 +62,42 @@ lc_status session_check_device(int requested, lc_error *err)
     return LC_OK;
 }
 
-/* One output path: LC_OK, or LC_BAD_INPUT with err naming the flag. */
-static lc_status check_output(const char *flag, const char *path, int is_dir, lc_error *err)
+/* One output path: LC_OK, or LC_BAD_INPUT with err naming the flag and
+ * the path. */
+static lc_status check_output(const cli_output *out, const char *path, lc_error *err)
 {
     lc_error why = {{0}};
-    if ((is_dir ? path_check_writable_dir(path, 1, &why) : path_check_writable_file(path, &why)) == LC_OK)
+    if (!strcmp(path, "-") && !out->is_dir) {
+        if (out->stdout_ok)
+            return LC_OK;
+        lc_error_set(err, "--%s '-': needs a file name (it does not write to stdout)", out->flag);
+        return LC_BAD_INPUT;
+    }
+    if ((out->is_dir ? path_check_writable_dir(path, 1, &why) : path_check_writable_file(path, &why)) == LC_OK)
         return LC_OK;
-    lc_error_set(err, "%s '%s': %s", flag, path, why.msg);
+    lc_error_set(err, "--%s '%s': %s", out->flag, path, why.msg);
     return LC_BAD_INPUT;
 }
 
 lc_status session_check_outputs(const cli_options *o, lc_error *err)
 {
-    if (o->dump_dir && check_output("--dump", o->dump_dir, 1, err))
-        return LC_BAD_INPUT;
-    if (o->trace_path && check_output("--trace", o->trace_path, 0, err))
-        return LC_BAD_INPUT;
-    /* show and compare only read: a missing directory there is "no baseline" */
-    if (o->subcommand && !strcmp(o->subcommand, "update") &&
-        check_output("--baseline-dir", o->baseline_dir ? o->baseline_dir : baseline_default_dir(), 1, err))
-        return LC_BAD_INPUT;
+    cli_output out[CLI_MAX_OUTPUTS];
+    const char *path[CLI_MAX_OUTPUTS];
+    const int n = cli_outputs(o, out, CLI_MAX_OUTPUTS);
+    for (int i = 0; i < n; i++)
+        path[i] = out[i].path ? out[i].path : baseline_default_dir(); /* MARK_OUT_DEFAULT: --baseline-dir's */
+    /* first two outputs in one place (one would overwrite, or stand in the
+     * way of, the other), whatever is there now */
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (strcmp(path[i], "-") && path_same_file(path[i], path[j])) {
+                lc_error_set(err, "--%s and --%s name one place, '%s': one would overwrite the other", out[i].flag,
+                             out[j].flag, path[j]);
+                return LC_BAD_INPUT;
+            }
+    for (int i = 0; i < n; i++)
+        if (check_output(&out[i], path[i], err))
+            return LC_BAD_INPUT;
     return LC_OK;
 }
 

@@ -33,9 +33,11 @@ lc_device session_resolve_device(int requested);
  * runners report themselves skipped. */
 lc_status session_check_device(int requested, lc_error *err);
 
-/* The paths a command will write (--dump, --trace, baseline update's
- * directory), checked before any work: LC_OK, or LC_BAD_INPUT with a
- * one-line reason. Leaves nothing behind. */
+/* The paths a command will write (the flag table's outputs: cli_outputs),
+ * checked before any work: each can be written (a folder made where
+ * missing), and no two name one place. LC_OK, or LC_BAD_INPUT with a
+ * one-line reason that names the flag and the path. Leaves nothing
+ * behind. */
 lc_status session_check_outputs(const cli_options *o, lc_error *err);
 
 /* What a session is asked for: the part of the command line it reads. */

@@ -98,24 +98,6 @@ lc_status compare_report_emit(const compare_report *r, const char *path, compare
     return rc;
 }
 
-lc_status compare_report_check_paths(const char *markdown, const char *plot, lc_error *err)
-{
-    lc_error why = {{0}};
-    if (markdown && strcmp(markdown, "-") && prof_check_output_dir(markdown, 0, &why)) {
-        lc_error_set(err, "--markdown: %s", why.msg);
-        return LC_BAD_INPUT;
-    }
-    if (plot && (!strcmp(plot, "-") || prof_check_output_dir(plot, 0, &why))) {
-        lc_error_set(err, "--plot: %s", !strcmp(plot, "-") ? "needs a file name" : why.msg);
-        return LC_BAD_INPUT;
-    }
-    if (markdown && plot && path_same_file(markdown, plot)) {
-        lc_error_set(err, "--markdown and --plot name one file, '%s': one would overwrite the other", plot);
-        return LC_BAD_INPUT;
-    }
-    return LC_OK;
-}
-
 lc_status compare_report_write(const compare_report *r, const char *markdown, const char *plot, lc_error *err)
 {
     lc_error why = {{0}};

@@ -63,9 +63,6 @@ lc_status compare_report_markdown(const compare_report *r, const char *path, lc_
 /* The plot: one panel per entry and phase, written atomically to path. */
 lc_status compare_report_svg(const compare_report *r, const char *path, lc_error *err);
 
-/* --markdown and --plot before any work: each path NULL, "-" (markdown:
- * stdout) or in a folder that exists. LC_OK, or LC_BAD_INPUT with err. */
-lc_status compare_report_check_paths(const char *markdown, const char *plot, lc_error *err);
 /* Both writers where a path is given. LC_OK, or LC_ERROR with err. */
 lc_status compare_report_write(const compare_report *r, const char *markdown, const char *plot, lc_error *err);
 

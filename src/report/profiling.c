@@ -314,7 +314,3 @@ int prof_output_name(char *buf, size_t n, const char *dir, const char *const *na
     return 0;
 }
 
-int prof_check_output_dir(const char *path, int dir_itself, lc_error *err)
-{
-    return dir_itself ? path_check_writable_dir(path, 0, err) != LC_OK : path_check_writable_file(path, err) != LC_OK;
-}

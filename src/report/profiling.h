@@ -82,11 +82,6 @@ uint64_t prof_now_ns(prof_session *p);
 int prof_output_name(char *buf, size_t n, const char *dir, const char *const *names, int nnames,
                      const lstm_shape *s, const struct tm *when, const char *ext, lc_error *err);
 
-/* 0 when a file can be written at path (base/paths.h), or with dir_itself
- * when path is an existing directory that takes new files; else 1 and a
- * one-line reason. */
-int prof_check_output_dir(const char *path, int dir_itself, lc_error *err);
-
 #ifdef __cplusplus
 }
 #endif

@@ -210,9 +210,48 @@ int test_cli_output_paths(void)
     /* --dump "" was <empty>/cpu: the root directory */
     cli_options o;
     cli_defaults(&o);
+    o.command = "bench";
     o.dump_dir = "";
     CHECK(session_check_outputs(&o, &err) == LC_BAD_INPUT && strstr(err.msg, "--dump '': an empty path"), "%s",
           err.msg);
+    /* every output of the table, each error naming its flag and path */
+    o.dump_dir = "/dev/null/d";
+    CHECK(session_check_outputs(&o, &err) == LC_BAD_INPUT && strstr(err.msg, "--dump '/dev/null/d'"), "%s",
+          err.msg);
+    o.dump_dir = NULL;
+    o.trace_path = "/nonexistent-lstmcheck/t.json";
+    CHECK(session_check_outputs(&o, &err) == LC_BAD_INPUT && strstr(err.msg, "--trace '/nonexistent-lstmcheck/t.json'"),
+          "%s", err.msg);
+    o.trace_path = "/tmp/lstmcheck-one-place";
+    o.dump_dir = "/tmp/./lstmcheck-one-place";
+    CHECK(session_check_outputs(&o, &err) == LC_BAD_INPUT && strstr(err.msg, "name one place"), "%s", err.msg);
+    cli_defaults(&o);
+    o.command = "baseline";
+    o.subcommand = "compare";
+    o.markdown_path = "-";
+    CHECK(session_check_outputs(&o, &err) == LC_OK, "markdown to stdout: %s", err.msg);
+    o.plot_path = "-";
+    CHECK(session_check_outputs(&o, &err) == LC_BAD_INPUT && strstr(err.msg, "--plot '-': needs a file name"), "%s",
+          err.msg);
+    o.markdown_path = "/nonexistent-lstmcheck/r.md";
+    o.plot_path = NULL;
+    CHECK(session_check_outputs(&o, &err) == LC_BAD_INPUT && strstr(err.msg, "--markdown '/nonexistent-lstmcheck/r.md'"),
+          "%s", err.msg);
+    o.markdown_path = "/tmp/lstmcheck-r.md";
+    o.plot_path = "/tmp/./lstmcheck-r.md";
+    CHECK(session_check_outputs(&o, &err) == LC_BAD_INPUT && strstr(err.msg, "--markdown and --plot name one place"),
+          "%s", err.msg);
+    /* profile's folder is made where missing, and not checked where --trace names the file */
+    cli_defaults(&o);
+    o.command = "profile";
+    snprintf(path, sizeof path, "%s/made/deeper", dir);
+    o.out_dir = path;
+    CHECK(session_check_outputs(&o, &err) == LC_OK, "%s", err.msg);
+    o.out_dir = "/dev/null/d";
+    CHECK(session_check_outputs(&o, &err) == LC_BAD_INPUT && strstr(err.msg, "--out-dir '/dev/null/d'"), "%s",
+          err.msg);
+    o.trace_path = "/tmp/lstmcheck-t.json";
+    CHECK(session_check_outputs(&o, &err) == LC_OK, "--out-dir unused beside --trace: %s", err.msg);
     /* show and compare read: a missing directory is "no baseline", not bad input */
     cli_defaults(&o);
     o.command = "baseline";
@@ -224,9 +263,6 @@ int test_cli_output_paths(void)
     return 0;
 }
 
-/* cli_parse on random command lines (as a fuzzer would call it): it only
- * parses: it returns ok or bad input (out of memory aside) with a one-line
- * message, and prints, exits and does nothing else. */
 /* o written by cli_format and parsed again gives o: 0, else why in err. */
 static int round_trip(const cli_options *o, lc_error *err)
 {
@@ -328,6 +364,9 @@ int test_cli_format_round_trip(void)
     return 0;
 }
 
+/* cli_parse on random command lines (as a fuzzer would call it): it only
+ * parses: it returns ok or bad input (out of memory aside) with a one-line
+ * message, and prints, exits and does nothing else. */
 int test_cli_parse_random(void)
 {
     static const char *const words[] = {

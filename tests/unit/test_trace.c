@@ -3,6 +3,8 @@
  * GPU trace through real CUPTI (skipped without a device). */
 #include "unit.h"
 
+#include "base/paths.h"
+
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
@@ -381,15 +383,15 @@ int test_trace_profile_file_name(void)
     CHECK(!strcmp(buf, "prof_aten-jit_s7-l2-i5-h11-b3_123131-0000.ncu-rep"), "%s", buf);
     char small[16];
     CHECK(prof_output_name(small, sizeof small, "out", names, 3, &s, &when, "json", &err) == 1, "too long");
-    /* output directories */
-    CHECK(prof_check_output_dir("/tmp", 1, &err) == 0, "%s", err.msg);
-    CHECK(prof_check_output_dir("/tmp/x.json", 0, &err) == 0, "%s", err.msg);
-    CHECK(prof_check_output_dir("x.json", 0, &err) == 0, "%s", err.msg);
-    CHECK(prof_check_output_dir("/nonexistent-lstmcheck/x.json", 0, &err) == 1, "missing dir");
+    /* where a trace may go (the check every output gets: cmd/session.h) */
+    CHECK(path_check_writable_dir("/tmp", 0, &err) == LC_OK, "%s", err.msg);
+    CHECK(path_check_writable_file("/tmp/x.json", &err) == LC_OK, "%s", err.msg);
+    CHECK(path_check_writable_file("x.json", &err) == LC_OK, "%s", err.msg);
+    CHECK(path_check_writable_file("/nonexistent-lstmcheck/x.json", &err) == LC_BAD_INPUT, "missing dir");
     CHECK(strstr(err.msg, "/nonexistent-lstmcheck"), "%s", err.msg);
-    CHECK(prof_check_output_dir("", 0, &err) == 1, "an empty file name");
-    CHECK(prof_check_output_dir("/tmp", 0, &err) == 1, "a directory as a file name");
-    CHECK(prof_check_output_dir("/proc/x.json", 0, &err) == 1, "/proc takes no files");
+    CHECK(path_check_writable_file("", &err) == LC_BAD_INPUT, "an empty file name");
+    CHECK(path_check_writable_file("/tmp", &err) == LC_BAD_INPUT, "a directory as a file name");
+    CHECK(path_check_writable_file("/proc/x.json", &err) == LC_BAD_INPUT, "/proc takes no files");
     return 0;
 }
 
