@@ -33,7 +33,11 @@ static lc_status probe(const char *dir, lc_error *err)
         lc_error_set(err, "cannot create anything in '%s': %s", dir, strerror(errno));
         return LC_BAD_INPUT;
     }
-    rmdir(tmp);
+    if (rmdir(tmp) != 0) { /* an append-only folder: what is written there cannot be renamed over either */
+        lc_error_set(err, "'%s' takes new entries but lets none be removed (%s left there): %s", dir, tmp,
+                     strerror(errno));
+        return LC_BAD_INPUT;
+    }
     return LC_OK;
 }
 
@@ -131,18 +135,45 @@ int path_mkdir_p(const char *path, lc_error *err)
     }
 }
 
-/* The folder of path (resolved: links, "." and "..") and its last part;
- * 0 on success. */
-static int resolved_place(const char *path, char dir[PATH_MAX], const char **base)
+/* Where path is, as an absolute path: the folders that exist resolved
+ * (links, "." and ".."), the rest as written without "." and empty parts
+ * ("out/", "out/." and "./out" are one place), the last part itself (a
+ * link there is replaced, not written through). 0 on success. */
+static int place_of(const char *path, char place[PATH_MAX])
 {
-    const char *slash = strrchr(path, '/');
-    char parent[PATH_MAX];
-    *base = slash ? slash + 1 : path;
-    if (!slash)
-        snprintf(parent, sizeof parent, ".");
-    else if (snprintf(parent, sizeof parent, "%.*s", (int)(slash - path), path) >= (int)sizeof parent)
+    if (!*path || strlen(path) >= PATH_MAX)
         return 1;
-    return realpath(parent[0] ? parent : "/", dir) == NULL;
+    if (path[0] == '/')
+        snprintf(place, PATH_MAX, "/");
+    else if (!getcwd(place, PATH_MAX))
+        return 1;
+    int exists = 1; /* so far every part named an existing folder */
+    for (const char *p = path + strspn(path, "/"); *p; p += strspn(p, "/")) {
+        const size_t n = strcspn(p, "/");
+        char part[PATH_MAX], next[PATH_MAX], real[PATH_MAX];
+        snprintf(part, sizeof part, "%.*s", (int)n, p);
+        p += n;
+        const int last = !p[strspn(p, "/")];
+        if (!strcmp(part, "."))
+            continue;
+        const size_t len = strlen(place);
+        if (snprintf(next, sizeof next, "%s%s%s", place, place[len - 1] == '/' ? "" : "/", part) >= (int)sizeof next)
+            return 1;
+        struct stat st;
+        if (exists && (!last || !strcmp(part, "..")) && !stat(next, &st) && S_ISDIR(st.st_mode) &&
+            realpath(next, real)) {
+            snprintf(place, PATH_MAX, "%s", real);
+            continue;
+        }
+        exists = 0;
+        if (strcmp(part, "..")) {
+            snprintf(place, PATH_MAX, "%s", next);
+        } else { /* past what exists: as written */
+            char *slash = strrchr(place, '/');
+            slash[slash == place] = '\0';
+        }
+    }
+    return 0;
 }
 
 int path_same_file(const char *a, const char *b)
@@ -152,7 +183,15 @@ int path_same_file(const char *a, const char *b)
         return 1;
     if (!lstat(a, &sa) && !lstat(b, &sb)) /* a link is replaced, not written through: itself counts */
         return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-    char da[PATH_MAX], db[PATH_MAX]; /* not made yet: the same name in the same folder */
-    const char *ba, *bb;
-    return !resolved_place(a, da, &ba) && !resolved_place(b, db, &bb) && !strcmp(da, db) && !strcmp(ba, bb);
+    char pa[PATH_MAX], pb[PATH_MAX]; /* not made yet: one place */
+    return !place_of(a, pa) && !place_of(b, pb) && !strcmp(pa, pb);
+}
+
+int path_within(const char *dir, const char *path)
+{
+    char pd[PATH_MAX], pp[PATH_MAX];
+    if (place_of(dir, pd) || place_of(path, pp))
+        return 0;
+    const size_t n = strlen(pd);
+    return !strncmp(pd, pp, n) && (pp[n] == '/' || (n == 1 && pp[1])) && strcmp(pd, pp);
 }

@@ -25,8 +25,12 @@ lc_status path_check_writable_dir(const char *path, int may_create, lc_error *er
 lc_status path_check_writable_file(const char *path, lc_error *err);
 /* 1 when a and b name one file: the same text, both exist and are one
  * entry (hard links; a symbolic link is itself, as the writers replace it),
- * or they do not exist yet and name one place ("d/./x", "d/x"). */
+ * or they do not exist yet and name one place ("d/./x", "d/x", "d/",
+ * "./d/."), the folders that exist read through their links. */
 int path_same_file(const char *a, const char *b);
+/* 1 when path names a place inside the folder dir (at any depth), by the
+ * same reading of paths as path_same_file; 0 for dir itself. */
+int path_within(const char *dir, const char *path);
 /* mkdir -p: 0, or 1 with err. */
 int path_mkdir_p(const char *path, lc_error *err);
 

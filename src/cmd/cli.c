@@ -108,7 +108,10 @@ int cli_parse_double(const char *s, double lo, double hi, double *out)
     errno = 0;
     char *end;
     double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
+    /* a subnormal (below 2.2e-308) is refused whether strtod calls it a range
+     * error or not (it does not where the digits are exact): no shorter digits
+     * would read back to it, so a child's command line could not carry it */
+    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi || fpclassify(v) == FP_SUBNORMAL)
         return 1;
     *out = v;
     return 0;

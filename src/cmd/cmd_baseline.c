@@ -839,6 +839,7 @@ static lc_status ab_measure_line(const compare_run *cr, const work_item *it, cli
     o.baseline_dir = d.baseline_dir;
     o.allow_dirty = d.allow_dirty;
     o.progress = d.progress;
+    o.nplugins = 0; /* a plugin's runner is never A/B'd (skip_plugin_ab): the sides measure built-in ones */
     return cli_format(&o, line, err);
 }
 

@@ -91,13 +91,36 @@ static lc_status tool_args(cli_line *a, int nsys, const char *tool_path, const c
 
 /* The child: this command, run here (--internal-run) instead of under the
  * tool, every other flag written back through the flag table. */
+/* Linux's longest single argument of a program it starts (MAX_ARG_STRLEN,
+ * the NUL included): many --lengths make one longer. */
+#define EXEC_ARG_MAX (32 * 4096)
+
 static lc_status child_args(cli_line *a, const cli_options *o, const char *self, lc_error *err)
 {
     cli_options child = *o;
     snprintf(child.tool, sizeof child.tool, "none");
     child.internal_run = 1;
     lc_status rc = cli_line_add(a, self, err);
-    return rc ? rc : cli_format(&child, a, err);
+    if (!rc)
+        rc = cli_format(&child, a, err);
+    for (int i = 0; !rc && i < a->n; i++)
+        if (strlen(a->words[i]) >= EXEC_ARG_MAX) {
+            lc_error_set(err, "an argument of %zu bytes (%.20s...), longer than a program can be given (%d)",
+                         strlen(a->words[i]), a->words[i], EXEC_ARG_MAX - 1);
+            rc = LC_BAD_INPUT;
+        }
+    return rc;
+}
+
+/* --out-dir, made where missing (as --dump's folder): it was checked before
+ * any work (session_check_outputs). */
+static lc_status make_out_dir(const cli_options *o)
+{
+    lc_error err = {{0}};
+    if (!path_mkdir_p(o->out_dir, &err))
+        return LC_OK;
+    fprintf(stderr, "lstmcheck: --out-dir '%s': %s\n", o->out_dir, err.msg);
+    return LC_ERROR;
 }
 
 /* Run the profiler and wait: the child's exit code (its own codes: 1
@@ -142,11 +165,15 @@ static int run_external(const cli_options *o, const session *s, const char *tool
     }
     self[len] = '\0';
     cli_line a = {0};
-    const lc_status rc = tool_args(&a, nsys, tool_path, out, &err);
+    lc_status rc = tool_args(&a, nsys, tool_path, out, &err);
     if (rc || child_args(&a, o, self, &err)) {
         fprintf(stderr, "lstmcheck: the profiled run's command line: %s\n", err.msg);
         cli_line_free(&a);
         return LC_BAD_INPUT;
+    }
+    if ((rc = make_out_dir(o))) { /* last, once nothing else can refuse: a refusal leaves no folder */
+        cli_line_free(&a);
+        return rc;
     }
     const int code = spawn_and_wait(&a, o->tool);
     cli_line_free(&a);
@@ -413,17 +440,6 @@ static lc_status check_request(const cli_options *o, char *tool_path, size_t n)
     return LC_OK;
 }
 
-/* --out-dir, made where missing (as --dump's folder): it was checked before
- * any work (session_check_outputs). */
-static lc_status make_out_dir(const cli_options *o)
-{
-    lc_error err = {{0}};
-    if (!path_mkdir_p(o->out_dir, &err))
-        return LC_OK;
-    fprintf(stderr, "lstmcheck: --out-dir '%s': %s\n", o->out_dir, err.msg);
-    return LC_ERROR;
-}
-
 /* Where the built-in trace goes: --trace, else (--tool none, not the
  * profiler's child) the original's file name in --out-dir; NULL: none.
  * Both paths were checked before any work (session_check_outputs). */
@@ -435,14 +451,12 @@ static lc_status trace_destination(const cli_options *o, const session *s, char 
     if (o->trace_path) {
         *trace = o->trace_path;
     } else if (!o->internal_run) {
-        lc_status rc = make_out_dir(o);
-        if (rc)
-            return rc;
-        if (output_name(o, s, "json", buf, n, &err)) {
+        if (output_name(o, s, "json", buf, n, &err)) { /* before the folder is made: a refusal leaves none */
             fprintf(stderr, "lstmcheck: --out-dir '%s': %s\n", o->out_dir, err.msg);
             return LC_BAD_INPUT;
         }
         *trace = buf;
+        return make_out_dir(o);
     }
     return LC_OK;
 }
@@ -464,8 +478,7 @@ lc_status cmd_profile(const cli_options *o_in)
         goto out;
     }
     if (strcmp(o.tool, "none") && !o.internal_run) {
-        if (!(rc = make_out_dir(&o)))
-            rc = run_external(&o, &s, tool_path);
+        rc = run_external(&o, &s, tool_path);
         goto out;
     }
     const char *trace;

@@ -67,10 +67,11 @@ lc_status session_check_device(int requested, lc_error *err)
 static lc_status check_output(const cli_output *out, const char *path, lc_error *err)
 {
     lc_error why = {{0}};
-    if (!strcmp(path, "-") && !out->is_dir) {
+    if (!strcmp(path, "-")) {
         if (out->stdout_ok)
             return LC_OK;
-        lc_error_set(err, "--%s '-': needs a file name (it does not write to stdout)", out->flag);
+        lc_error_set(err, "--%s '-': needs a %s name (it does not write to stdout)", out->flag,
+                     out->is_dir ? "folder" : "file");
         return LC_BAD_INPUT;
     }
     if ((out->is_dir ? path_check_writable_dir(path, 1, &why) : path_check_writable_file(path, &why)) == LC_OK)
@@ -86,15 +87,24 @@ lc_status session_check_outputs(const cli_options *o, lc_error *err)
     const int n = cli_outputs(o, out, CLI_MAX_OUTPUTS);
     for (int i = 0; i < n; i++)
         path[i] = out[i].path ? out[i].path : baseline_default_dir(); /* MARK_OUT_DEFAULT: --baseline-dir's */
-    /* first two outputs in one place (one would overwrite, or stand in the
-     * way of, the other), whatever is there now */
+    /* first two outputs in one place, or one in the other's folder (one
+     * would overwrite, or stand in the way of, the other), whatever is
+     * there now */
     for (int i = 0; i < n; i++)
-        for (int j = i + 1; j < n; j++)
-            if (strcmp(path[i], "-") && path_same_file(path[i], path[j])) {
+        for (int j = 0; j < n; j++) {
+            if (i == j || !strcmp(path[i], "-") || !strcmp(path[j], "-"))
+                continue;
+            if (i < j && path_same_file(path[i], path[j])) {
                 lc_error_set(err, "--%s and --%s name one place, '%s': one would overwrite the other", out[i].flag,
                              out[j].flag, path[j]);
                 return LC_BAD_INPUT;
             }
+            if (out[i].is_dir && path_within(path[i], path[j])) {
+                lc_error_set(err, "--%s '%s' is inside --%s's folder '%s': one could overwrite the other",
+                             out[j].flag, path[j], out[i].flag, path[i]);
+                return LC_BAD_INPUT;
+            }
+        }
     for (int i = 0; i < n; i++)
         if (check_output(&out[i], path[i], err))
             return LC_BAD_INPUT;

@@ -206,7 +206,6 @@ int test_cli_output_paths(void)
     CHECK(path_check_writable_file(dir, &err) == LC_BAD_INPUT, "a directory as a file");
     CHECK(path_check_writable_dir("/proc/x/y", 1, &err) == LC_BAD_INPUT, "/proc");
     unlink(file);
-    rmdir(dir);
     /* --dump "" was <empty>/cpu: the root directory */
     cli_options o;
     cli_defaults(&o);
@@ -222,9 +221,35 @@ int test_cli_output_paths(void)
     o.trace_path = "/nonexistent-lstmcheck/t.json";
     CHECK(session_check_outputs(&o, &err) == LC_BAD_INPUT && strstr(err.msg, "--trace '/nonexistent-lstmcheck/t.json'"),
           "%s", err.msg);
-    o.trace_path = "/tmp/lstmcheck-one-place";
-    o.dump_dir = "/tmp/./lstmcheck-one-place";
-    CHECK(session_check_outputs(&o, &err) == LC_BAD_INPUT && strstr(err.msg, "name one place"), "%s", err.msg);
+    /* one place, however spelled, made yet or not; one inside the other's folder */
+    static const char *const one_place[][2] = {
+        {"/tmp/./lstmcheck-one-place", "/tmp/lstmcheck-one-place"},
+        {"/tmp/lstmcheck-one-place/", "/tmp/lstmcheck-one-place"},
+        {"/tmp/lstmcheck-one-place/.", "/tmp//lstmcheck-one-place"},
+        {"/tmp/lstmcheck-no/../lstmcheck-one-place", "/tmp/lstmcheck-one-place"},
+        {"/tmp", "/tmp/"},
+    };
+    for (size_t i = 0; i < sizeof one_place / sizeof one_place[0]; i++) {
+        o.dump_dir = one_place[i][0];
+        o.trace_path = one_place[i][1];
+        CHECK(session_check_outputs(&o, &err) == LC_BAD_INPUT && strstr(err.msg, "name one place"), "%s / %s: %s",
+              one_place[i][0], one_place[i][1], err.msg);
+    }
+    o.dump_dir = dir; /* exists */
+    snprintf(path, sizeof path, "%s/./index.json", dir);
+    o.trace_path = path;
+    CHECK(session_check_outputs(&o, &err) == LC_BAD_INPUT && strstr(err.msg, "is inside --dump's folder"), "%s",
+          err.msg);
+    o.dump_dir = "/tmp/lstmcheck-not-made/d/";
+    o.trace_path = "/tmp/lstmcheck-not-made/d/sub/t.json";
+    CHECK(session_check_outputs(&o, &err) == LC_BAD_INPUT && strstr(err.msg, "is inside --dump's folder"), "%s",
+          err.msg);
+    CHECK(!path_within("/tmp/lstmcheck-a", "/tmp/lstmcheck-ab/t.json") && !path_within("/tmp/x", "/tmp/x/") &&
+              path_within("/", "/tmp") && path_within(".", "t.json"), "path_within");
+    o.dump_dir = "-";
+    o.trace_path = NULL;
+    CHECK(session_check_outputs(&o, &err) == LC_BAD_INPUT && strstr(err.msg, "--dump '-': needs a folder name"),
+          "%s", err.msg);
     cli_defaults(&o);
     o.command = "baseline";
     o.subcommand = "compare";
@@ -252,6 +277,7 @@ int test_cli_output_paths(void)
           err.msg);
     o.trace_path = "/tmp/lstmcheck-t.json";
     CHECK(session_check_outputs(&o, &err) == LC_OK, "--out-dir unused beside --trace: %s", err.msg);
+    CHECK(entries(dir) == 0 && rmdir(dir) == 0, "the checks left something in %s", dir);
     /* show and compare read: a missing directory is "no baseline", not bad input */
     cli_defaults(&o);
     o.command = "baseline";
@@ -355,6 +381,13 @@ int test_cli_format_round_trip(void)
     cli_line line = {0};
     CHECK(cli_format(&o, &line, &err) == LC_BAD_INPUT && strstr(err.msg, "--markdown"), "%s", err.msg);
     cli_line_free(&line);
+    /* an exact subnormal was read (strtod calls it no range error) and no
+     * shorter digits read back to it: refused, as every subnormal */
+    static char tiny[1200];
+    snprintf(tiny, sizeof tiny, "%.1074f", 4.9406564584124654e-324);
+    const char *subnormal[] = {"lstmcheck", "bench", "--time-budget", tiny};
+    CHECK(parse(&o, &err, 4, subnormal) == LC_BAD_INPUT && strstr(err.msg, "--time-budget"), "a subnormal read");
+    cli_free(&o);
     /* a value the flag could not take back is refused */
     cli_defaults(&o);
     o.command = "bench";
