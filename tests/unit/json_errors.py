@@ -69,7 +69,7 @@ def parse_errors(exe, empty):
     expect(exe, ["baseline", "compare", "--json", "--against", "HEAD~1" + "x" * 250] + TINY, 2, "bad input",
            "at most 200")
     expect(exe, ["baseline", "compare", "--json", "--markdown", empty + "/r", "--plot", empty + "/./r"] + TINY,
-           2, "bad input", "name one file")
+           2, "bad input", "name one place")
     expect(exe, ["bench", "--print-json", "--rnns", "bogus"], 2, "bad input", "unknown runner 'bogus'")
     expect(exe, ["bench", "--print-json", "pep", "--bogus"], 2, "bad input", "unknown flag '--bogus'")
     expect(exe, ["bench", "--time-budget", "1e3", "--print-json=full"], 2, "bad input", "got '1e3'")
