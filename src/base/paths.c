@@ -193,5 +193,5 @@ int path_within(const char *dir, const char *path)
     if (place_of(dir, pd) || place_of(path, pp))
         return 0;
     const size_t n = strlen(pd);
-    return !strncmp(pd, pp, n) && (pp[n] == '/' || (n == 1 && pp[1])) && strcmp(pd, pp);
+    return !strncmp(pd, pp, n) && (pp[n] == '/' || (n == 1 && pp[1])); /* n == 1: dir is the root */
 }

@@ -152,7 +152,8 @@ typedef struct cli_flag {
     long lo, hi;
     const char *choices;  /* FLAG_CHOICE: space-separated */
     unsigned marks;
-    const char *commands; /* the commands that take it, space-separated */
+    const char *commands; /* the commands that take it, space-separated: "command", or
+                           * "command:subcommand" where only that subcommand does */
     const char *help;
     const char *writes;   /* an output (MARK_OUT_*): the commands that write it, "command" or
                            * "command:subcommand", space-separated */
@@ -211,23 +212,24 @@ static const cli_flag flags[] = {
     {"baseline-dir", "--baseline-dir DIR", FLAG_TEXT, F(baseline_dir), 0, 0, NULL, MARK_OUT_DIR | MARK_OUT_DEFAULT,
      "baseline", "where the baseline files are (default: the source tree's baselines/)",
      "baseline:update"}, /* show and compare only read: a missing folder there is "no baseline" */
-    {"json", "--json", FLAG_SWITCH, F(json), 1, 0, NULL, 0, "baseline", "machine-readable output (show, compare)", NULL},
-    {"max-seconds", "--max-seconds S", FLAG_SECONDS, F(max_seconds), 0, 0, NULL, 0, "baseline",
+    {"json", "--json", FLAG_SWITCH, F(json), 1, 0, NULL, 0, "baseline:show baseline:compare",
+     "machine-readable output (show, compare)", NULL},
+    {"max-seconds", "--max-seconds S", FLAG_SECONDS, F(max_seconds), 0, 0, NULL, 0, "baseline:compare",
      "compare: measuring budget per (runner, shape) (default 60)", NULL},
-    {"against", "--against REV", FLAG_TEXT, F(against), 0, 0, NULL, 0, "baseline",
+    {"against", "--against REV", FLAG_TEXT, F(against), 0, 0, NULL, 0, "baseline:compare",
      "compare: A/B against commit REV, built beside this build and measured now", NULL},
-    {"ab", "--ab", FLAG_SWITCH, F(ab), 1, 0, NULL, 0, "baseline",
+    {"ab", "--ab", FLAG_SWITCH, F(ab), 1, 0, NULL, 0, "baseline:compare",
      "compare: A/B against the commit of the newest committed baseline, even with a baseline here", NULL},
     {"markdown", "--markdown FILE", FLAG_TEXT, F(markdown_path), 0, 0, NULL, MARK_OUT_FILE | MARK_OUT_STDOUT,
-     "baseline", "compare: also write the results as a markdown table to FILE ('-': stdout), for a pull request",
+     "baseline:compare", "compare: also write the results as a markdown table to FILE ('-': stdout), for a pull request",
      "baseline:compare"},
-    {"plot", "--plot FILE.svg", FLAG_TEXT, F(plot_path), 0, 0, NULL, MARK_OUT_FILE, "baseline",
+    {"plot", "--plot FILE.svg", FLAG_TEXT, F(plot_path), 0, 0, NULL, MARK_OUT_FILE, "baseline:compare",
      "compare: also draw baseline and current distributions with the minimum effect, as SVG", "baseline:compare"},
     {"plugin", "--plugin LIB.so ...", FLAG_PLUGINS, F(plugins), 0, 0, NULL, 0, "bench check list baseline",
      "load runners from shared libraries built against lstmcheck/runner.h (repeatable)", NULL},
-    {"allow-dirty", "--allow-dirty", FLAG_SWITCH, F(allow_dirty), 1, 0, NULL, 0, "baseline",
+    {"allow-dirty", "--allow-dirty", FLAG_SWITCH, F(allow_dirty), 1, 0, NULL, 0, "baseline:update",
      "update: record uncommitted changes to src/, kernels/, CMakeLists.txt (marked not reproducible)", NULL},
-    {"keep-going", "--keep-going", FLAG_SWITCH, F(keep_going), 1, 0, NULL, 0, "baseline",
+    {"keep-going", "--keep-going", FLAG_SWITCH, F(keep_going), 1, 0, NULL, 0, "baseline:update",
      "update: record the runners that pass and measure, report the others (exit 1)", NULL},
     {"tool", "--tool T", FLAG_CHOICE, F(tool), 0, 0, "nsys ncu none", 0, "profile",
      "run under an external profiler: nsys, ncu or none (default none)", NULL},
@@ -295,6 +297,30 @@ static int word_index(const char *word, const char *list)
 static int among(const char *word, const char *list)
 {
     return word_index(word, list) >= 0;
+}
+
+/* 1 when the command (and subcommand, NULL: none) takes f. */
+static int takes(const cli_flag *f, const char *command, const char *subcommand)
+{
+    char here[64];
+    snprintf(here, sizeof here, "%s:%s", command, subcommand ? subcommand : "");
+    return among(command, f->commands) || among(here, f->commands);
+}
+
+/* The subcommands of command that take f, as "show and compare", into buf;
+ * "" when f is taken by no subcommand of it alone. */
+static const char *subcommands_taking(const cli_flag *f, const char *command, char *buf, size_t n)
+{
+    const size_t len = strlen(command);
+    size_t k = 0;
+    buf[0] = '\0';
+    for (const char *p = f->commands + strspn(f->commands, " "); *p; p += strspn(p, " ")) {
+        const size_t w = strcspn(p, " ");
+        if (w > len + 1 && !strncmp(p, command, len) && p[len] == ':' && k < n)
+            k += (size_t)snprintf(buf + k, n - k, "%s%.*s", k ? " and " : "", (int)(w - len - 1), p + len + 1);
+        p += w;
+    }
+    return buf;
 }
 
 static const cli_flag *find_flag(const char *name)
@@ -607,8 +633,12 @@ static lc_status parse_flag(cli_args *a, cli_options *o, lc_error *err)
         lc_error_set(err, "unknown flag '%s' (see lstmcheck %s --help)", arg, o->command);
         return LC_BAD_INPUT;
     }
-    if (!among(o->command, f->commands)) {
-        lc_error_set(err, "flag '%s' does not apply to '%s'", arg, o->command);
+    if (!takes(f, o->command, o->subcommand)) {
+        char subs[64];
+        if (*subcommands_taking(f, o->command, subs, sizeof subs))
+            lc_error_set(err, "--%s applies to %s %s only", f->name, o->command, subs);
+        else
+            lc_error_set(err, "flag '%s' does not apply to '%s'", arg, o->command);
         return LC_BAD_INPUT;
     }
     lc_status rc = once(a, f, arg, err);
@@ -699,9 +729,8 @@ static const void *field_of(const cli_options *o, const cli_flag *f)
 /* 1 when o's command (and subcommand) is among a flag's writes. */
 static int writes_here(const cli_flag *f, const cli_options *o)
 {
-    char here[64];
-    snprintf(here, sizeof here, "%s:%s", o->command, o->subcommand ? o->subcommand : "");
-    return among(o->command, f->writes) || among(here, f->writes);
+    const cli_flag as_taken = {.commands = f->writes};
+    return takes(&as_taken, o->command, o->subcommand);
 }
 
 int cli_outputs(const cli_options *o, cli_output *out, int max)
@@ -725,22 +754,24 @@ int cli_outputs(const cli_options *o, cli_output *out, int max)
 
 /* ---- writing a command line back ---- */
 
+static lc_status out_of_memory(lc_error *err)
+{
+    lc_error_set(err, "out of memory writing a command line");
+    return LC_ERROR;
+}
+
 lc_status cli_line_add(cli_line *line, const char *word, lc_error *err)
 {
     if (line->n + 2 > line->cap) {
         const int cap = line->cap ? 2 * line->cap : 16;
         char **grown = realloc(line->words, (size_t)cap * sizeof *grown);
-        if (!grown) {
-            lc_error_set(err, "out of memory writing a command line");
-            return LC_ERROR;
-        }
+        if (!grown)
+            return out_of_memory(err);
         line->words = grown;
         line->cap = cap;
     }
-    if (!(line->words[line->n] = strdup(word))) {
-        lc_error_set(err, "out of memory writing a command line");
-        return LC_ERROR;
-    }
+    if (!(line->words[line->n] = strdup(word)))
+        return out_of_memory(err);
     line->words[++line->n] = NULL;
     return LC_OK;
 }
@@ -795,6 +826,32 @@ int cli_options_same(const cli_options *a, const cli_options *b)
     return 1;
 }
 
+/* f's field in o set back to its default in d. */
+static void field_reset(const cli_flag *f, cli_options *o, const cli_options *d)
+{
+    static const size_t size[] = {[FLAG_INT] = sizeof(int), [FLAG_SEED] = sizeof(uint64_t),
+                                  [FLAG_SECONDS] = sizeof(double), [FLAG_TEXT] = sizeof(const char *),
+                                  [FLAG_CHOICE] = sizeof o->tool, [FLAG_ENUM] = sizeof(int),
+                                  [FLAG_OPTIONAL_ENUM] = sizeof(int), [FLAG_SWITCH] = sizeof(int)};
+    if (f->kind == FLAG_RUNNERS)
+        o->nrnns = 0;
+    else if (f->kind == FLAG_PLUGINS)
+        o->nplugins = 0;
+    else if (f->kind == FLAG_LENGTHS)
+        o->nlengths = 0, o->lengths = NULL; /* o is a copy: the array stays its owner's */
+    else
+        memcpy((char *)o + f->field, field_of(d, f), size[f->kind]);
+}
+
+void cli_drop_not_taken(cli_options *o)
+{
+    cli_options d;
+    cli_defaults(&d);
+    for (size_t k = 0; k < NFLAGS; k++)
+        if (!takes(&flags[k], o->command, o->subcommand))
+            field_reset(&flags[k], o, &d);
+}
+
 /* Whether f is written for o: its field differs from the default; a shape
  * flag also where the shape was given (a child given the default shape
  * must not fall back to its command's own choice of shapes), the batch
@@ -817,10 +874,8 @@ static lc_status add_valued(cli_line *line, const cli_flag *f, const char *value
 {
     const size_t n = strlen(f->name) + strlen(value) + 4;
     char *word = malloc(n);
-    if (!word) {
-        lc_error_set(err, "out of memory writing a command line");
-        return LC_ERROR;
-    }
+    if (!word)
+        return out_of_memory(err);
     snprintf(word, n, "--%s=%s", f->name, value);
     const lc_status rc = cli_line_add(line, word, err);
     free(word);
@@ -844,10 +899,8 @@ static lc_status add_lengths_word(cli_line *line, const cli_flag *f, const cli_o
 {
     const size_t n = (size_t)o->nlengths * 12 + 1;
     char *text = malloc(n);
-    if (!text) {
-        lc_error_set(err, "out of memory writing a command line");
-        return LC_ERROR;
-    }
+    if (!text)
+        return out_of_memory(err);
     size_t k = 0;
     for (int i = 0; i < o->nlengths; i++)
         k += (size_t)snprintf(text + k, n - k, "%s%d", i ? "," : "", o->lengths[i]);
@@ -903,10 +956,8 @@ static lc_status format_flag(const cli_flag *f, const cli_options *o, cli_line *
 static lc_status reads_back(const cli_options *o, const cli_line *line, int from, lc_error *err)
 {
     char **argv = malloc((size_t)(line->n - from + 2) * sizeof *argv);
-    if (!argv) {
-        lc_error_set(err, "out of memory writing a command line");
-        return LC_ERROR;
-    }
+    if (!argv)
+        return out_of_memory(err);
     argv[0] = "lstmcheck";
     memcpy(argv + 1, line->words + from, (size_t)(line->n - from + 1) * sizeof *argv);
     cli_options back;
@@ -936,7 +987,7 @@ lc_status cli_format(const cli_options *o, cli_line *line, lc_error *err)
         if (!flag_written(f, o, &d))
             continue;
         /* without a command, only --help: the line is `lstmcheck --help` */
-        if (o->command ? !among(o->command, f->commands) : f->field != offsetof(cli_options, help)) {
+        if (o->command ? !takes(f, o->command, o->subcommand) : f->field != offsetof(cli_options, help)) {
             lc_error_set(err, "--%s is set but does not apply to '%s': its command line would lose it", f->name,
                          o->command ? o->command : "help");
             return LC_BAD_INPUT;
@@ -967,13 +1018,17 @@ int cli_flag_example(int i, const char *argv[8])
     if (i < 0 || (size_t)i >= NFLAGS)
         return 0;
     const cli_flag *f = &flags[i];
-    static char command[16], word[96], choice[16];
+    static char command[16], subcommand[16], word[96], choice[16];
     cli_options d;
     cli_defaults(&d);
-    snprintf(command, sizeof command, "%.*s", (int)strcspn(f->commands, " "), f->commands);
+    const size_t w = strcspn(f->commands, " "), c = strcspn(f->commands, ": ");
+    snprintf(command, sizeof command, "%.*s", (int)c, f->commands);
+    snprintf(subcommand, sizeof subcommand, "%.*s", c < w ? (int)(w - c - 1) : 0, f->commands + c + (c < w));
     int k = 0;
     argv[k++] = "lstmcheck";
     argv[k++] = command;
+    if (*subcommand)
+        argv[k++] = subcommand;
     argv[k++] = word;
     switch (f->kind) {
     case FLAG_INT:
@@ -1017,6 +1072,7 @@ static void append(size_t *used, const char *fmt, const char *a, const char *b)
 
 const char *cli_usage(const char *command)
 {
+    char subs[64];
     size_t used = 0;
     const cli_command *c = NULL;
     for (size_t i = 0; command && i < NCOMMANDS; i++)
@@ -1031,7 +1087,7 @@ const char *cli_usage(const char *command)
     }
     append(&used, "usage: lstmcheck %s\n%s\n", c->synopsis, c->summary);
     for (size_t k = 0; k < NFLAGS; k++)
-        if (among(c->name, flags[k].commands))
+        if (takes(&flags[k], c->name, NULL) || *subcommands_taking(&flags[k], c->name, subs, sizeof subs))
             append(&used, "  %-26s %s\n", flags[k].shown, flags[k].help);
     append(&used, "%s%s", "Flags also take camelCase (--seqLength), kebab-case (--seq-length) and snake_case "
                           "(--seq_length).\n", c->notes);

@@ -125,6 +125,10 @@ void cli_line_free(cli_line *line);
  * that o's command does not take (the child would lose it), or a value
  * cannot be written back. */
 lc_status cli_format(const cli_options *o, cli_line *line, lc_error *err);
+/* Every field of o that its command (and subcommand) does not take, set
+ * back to its default: a child of another subcommand is o's copy, its
+ * subcommand changed, then this (a list array is left to its owner). */
+void cli_drop_not_taken(cli_options *o);
 /* 1 when a and b say the same: command, subcommand, every field of the
  * flag table and what the parser derives (shape and batch given). */
 int cli_options_same(const cli_options *a, const cli_options *b);

@@ -814,13 +814,14 @@ static int choose_commit(compare_run *cr, const work_item *it, const char *tag, 
 /* What each A/B process measures: this command's options as a `baseline
  * update` of one runner at one shape, written through the flag table
  * (cli_format), so every measurement flag given reaches both sides. Left
- * out: what only a comparison reads or writes, and what A/B adds to each
- * process (its scratch folder, --no-progress, a side's --allow-dirty). */
+ * out: what only compare takes (the table says which), and what A/B adds
+ * to each process (its scratch folder, --no-progress, a side's
+ * --allow-dirty). */
 static lc_status ab_measure_line(const compare_run *cr, const work_item *it, cli_line *line, lc_error *err)
 {
-    cli_options o = *cr->o, d;
-    cli_defaults(&d);
+    cli_options o = *cr->o;
     o.subcommand = "update";
+    cli_drop_not_taken(&o);
     o.device = (int)cr->device;
     o.rnns[0] = it->runner->name;
     o.nrnns = 1;
@@ -829,16 +830,8 @@ static lc_status ab_measure_line(const compare_run *cr, const work_item *it, cli
     o.shape_set = NULL;
     if (!o.nloops)
         o.nloops = AB_SAMPLES_PER_ROUND;
-    o.json = d.json;
-    o.max_seconds = d.max_seconds;
-    o.against = d.against;
-    o.ab = d.ab;
-    o.markdown_path = d.markdown_path;
-    o.plot_path = d.plot_path;
-    o.keep_going = d.keep_going;
-    o.baseline_dir = d.baseline_dir;
-    o.allow_dirty = d.allow_dirty;
-    o.progress = d.progress;
+    o.baseline_dir = NULL;
+    o.progress = -1;
     o.nplugins = 0; /* a plugin's runner is never A/B'd (skip_plugin_ab): the sides measure built-in ones */
     return cli_format(&o, line, err);
 }
@@ -1068,23 +1061,6 @@ static lc_status cmd_compare(const cli_options *o, lc_device device, const char 
     return cr.unclear ? LC_UNSUPPORTED : LC_OK;
 }
 
-/* What only some subcommands take; LC_OK, or the refusal (after saying it). */
-static lc_status check_subcommand_flags(const cli_options *o)
-{
-    const char *sub = o->subcommand;
-    if ((o->against || o->ab) && strcmp(sub, "compare"))
-        return cmd_fail(o, LC_BAD_INPUT, "--%s applies to baseline compare only", o->against ? "against" : "ab");
-    if ((o->allow_dirty || o->keep_going) && strcmp(sub, "update"))
-        return cmd_fail(o, LC_BAD_INPUT, "--%s applies to baseline update only",
-                        o->allow_dirty ? "allow-dirty" : "keep-going");
-    if ((o->markdown_path || o->plot_path) && strcmp(sub, "compare"))
-        return cmd_fail(o, LC_BAD_INPUT, "--%s applies to baseline compare only",
-                        o->markdown_path ? "markdown" : "plot");
-    if (o->json && !strcmp(sub, "update"))
-        return cmd_fail(o, LC_BAD_INPUT, "--json applies to baseline show and compare only");
-    return LC_OK; /* the output paths were checked before (session_check_outputs) */
-}
-
 lc_status cmd_baseline(const cli_options *o)
 {
     if (!o->subcommand)
@@ -1092,9 +1068,7 @@ lc_status cmd_baseline(const cli_options *o)
     lc_error err = {{0}};
     if (session_check_device(o->device, &err))
         return cmd_fail(o, LC_BAD_INPUT, "%s", err.msg);
-    lc_status rc = check_subcommand_flags(o);
-    if (rc)
-        return rc;
+    lc_status rc; /* a flag of another subcommand was refused as it was parsed (the flag table) */
     const lc_device device = session_resolve_device(o->device);
     perf_prepare_device(device);
     const char *dir = o->baseline_dir ? o->baseline_dir : baseline_default_dir();

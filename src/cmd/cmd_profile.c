@@ -89,12 +89,13 @@ static lc_status tool_args(cli_line *a, int nsys, const char *tool_path, const c
     return rc;
 }
 
-/* The child: this command, run here (--internal-run) instead of under the
- * tool, every other flag written back through the flag table. */
 /* Linux's longest single argument of a program it starts (MAX_ARG_STRLEN,
  * the NUL included): many --lengths make one longer. */
 #define EXEC_ARG_MAX (32 * 4096)
 
+/* The child: this command, run here (--internal-run) instead of under the
+ * tool, every other flag written back through the flag table; LC_BAD_INPUT
+ * where an argument is too long to be given (exit 2, before any work). */
 static lc_status child_args(cli_line *a, const cli_options *o, const char *self, lc_error *err)
 {
     cli_options child = *o;

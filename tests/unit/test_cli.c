@@ -336,31 +336,45 @@ int test_cli_format_round_trip(void)
         cli_free(&d);
     }
     CHECK(flags > 30, "%d flags", flags);
-    static const char *const commands[] = {"bench", "check", "list", "baseline", "profile"};
-    for (int c = 0; c < 5; c++) { /* every flag of a command at once, but those that exclude another */
-        const char *argv[256] = {"lstmcheck", commands[c]};
+    /* every flag a command line takes at once, but those that exclude another;
+     * each flag of the table in one of the lines at least */
+    static const char *const lines[][2] = {{"bench", NULL},      {"check", NULL},          {"list", NULL},
+                                           {"baseline", "update"}, {"baseline", "show"}, {"baseline", "compare"},
+                                           {"profile", NULL}};
+    int in_a_line[128] = {0};
+    const size_t nlines = sizeof lines / sizeof lines[0];
+    for (size_t c = 0; c < 2 * nlines; c++) { /* each line twice: the second with the flags left out before */
+        const char *const *line = lines[c % nlines];
+        const char *argv[256] = {"lstmcheck", line[0], line[1]};
         static char pool[256][128]; /* the examples' words are static: copied */
-        int argc = 2, taken = 0;
-        for (int i = 0; cli_flag_example(i, ex) && argc + 6 < 256; i++) {
-            if (strcmp(ex[1], commands[c]) || !strcmp(ex[2], "--help"))
-                continue; /* another command's; --help: no command line to read back beside it */
+        int argc = line[1] ? 3 : 2;
+        for (int i = 0; cli_flag_example(i, ex) && i < 128 && argc + 6 < 256; i++) {
+            if (c >= nlines && in_a_line[i])
+                continue;
+            int k = 2;
+            while (ex[k] && strncmp(ex[k], "--", 2))
+                k++; /* past the command and subcommand: the flag's words */
+            if (!strcmp(ex[k], "--help"))
+                continue; /* no command line to read back beside it */
             const int before = argc;
-            for (int k = 2; ex[k]; k++, argc++)
+            for (; ex[k]; k++, argc++)
                 argv[argc] = strcpy(pool[argc], ex[k]);
             cli_options o;
             lc_error err = {{0}};
             if (parse(&o, &err, argc, argv) != LC_OK)
-                argc = before; /* excludes one taken already (--no-progress, --variable-lstms) */
+                argc = before; /* another command's, or excludes one taken (--no-progress, --variable-lstms) */
             else
-                taken++;
+                in_a_line[i] = 1;
             cli_free(&o);
         }
         cli_options o;
         lc_error err = {{0}};
         CHECK(parse(&o, &err, argc, argv) == LC_OK, "%s", err.msg);
-        CHECK(!round_trip(&o, &err), "every flag of %s (%d): %s", commands[c], taken, err.msg);
+        CHECK(!round_trip(&o, &err), "every flag of %s %s: %s", line[0], line[1] ? line[1] : "", err.msg);
         cli_free(&o);
     }
+    for (int i = 0; cli_flag_example(i, ex); i++)
+        CHECK(in_a_line[i] || !strcmp(ex[argc_of(ex) - 1], "--help"), "%s in no line written back", ex[2]);
     /* the shape, given at its default values, stays given: a child of
      * `baseline` must measure that shape, not every shape set */
     cli_options o;
@@ -372,6 +386,15 @@ int test_cli_format_round_trip(void)
     /* lengths set the batch: it is not written, so it stays not given */
     const char *lengths[] = {"lstmcheck", "bench", "--seqLength", "100", "--lengths", "3,4"};
     CHECK(parse(&o, &err, 6, lengths) == LC_OK && o.shape_given && !o.batch_given, "%s", err.msg);
+    CHECK(!round_trip(&o, &err), "%s", err.msg);
+    cli_free(&o);
+    /* a child of another subcommand: what it does not take is set back, the rest is kept */
+    const char *compare[] = {"lstmcheck", "baseline", "compare", "--json", "--markdown", "r.md", "--against", "HEAD",
+                             "--seed", "5", "--time-budget", "2.5"};
+    CHECK(parse(&o, &err, 12, compare) == LC_OK, "%s", err.msg);
+    o.subcommand = "update";
+    cli_drop_not_taken(&o);
+    CHECK(!o.json && !o.markdown_path && !o.against && o.seed == 5 && o.time_budget_s == 2.5, "dropped");
     CHECK(!round_trip(&o, &err), "%s", err.msg);
     cli_free(&o);
     /* a field the command does not take is refused, not dropped */
