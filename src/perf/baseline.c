@@ -104,12 +104,18 @@ void baseline_free(baseline_file *b)
     memset(b, 0, sizeof *b);
 }
 
-baseline_entry *baseline_find(baseline_file *b, const char *runner, const lstm_shape *s)
+const baseline_entry *baseline_find(const baseline_file *b, const char *runner, const lstm_shape *s)
+{
+    const int i = baseline_index(b, runner, s);
+    return i < 0 ? NULL : &b->entries[i];
+}
+
+int baseline_index(const baseline_file *b, const char *runner, const lstm_shape *s)
 {
     for (int i = 0; i < b->nentries; i++)
         if (!strcmp(b->entries[i].runner, runner) && lstm_shape_equal(&b->entries[i].shape, s))
-            return &b->entries[i];
-    return NULL;
+            return i;
+    return -1;
 }
 
 int baseline_series_append(baseline_series *s, const double *v, int n, lc_error *err)
@@ -136,8 +142,9 @@ int baseline_entry_append(baseline_entry *dst, const baseline_entry *src, lc_err
 
 int baseline_put(baseline_file *b, baseline_entry *e, lc_error *err)
 {
-    baseline_entry *old = baseline_find(b, e->runner, &e->shape);
-    if (old) {
+    const int at = baseline_index(b, e->runner, &e->shape);
+    if (at >= 0) {
+        baseline_entry *old = &b->entries[at];
         baseline_entry_free(old);
         *old = *e;
         return 0;

@@ -122,7 +122,9 @@ int baseline_save(const char *path, const baseline_file *b, lc_error *err);
 lc_status baseline_store(const char *path, const machine_key *key, baseline_entry *entries, int n, lc_error *err);
 void baseline_free(baseline_file *b);
 
-baseline_entry *baseline_find(baseline_file *b, const char *runner, const lstm_shape *s);
+const baseline_entry *baseline_find(const baseline_file *b, const char *runner, const lstm_shape *s);
+/* The same entry's index in b->entries, or -1. */
+int baseline_index(const baseline_file *b, const char *runner, const lstm_shape *s);
 /* Append n values to a series (grows it). */
 int baseline_series_append(baseline_series *s, const double *v, int n, lc_error *err);
 /* Append every series of src to dst's (pooling two measurements). */

@@ -1,5 +1,5 @@
 /* `baseline compare --markdown`: the comparison as a table for a pull
- * request comment (see compare_report.h). Numbers are those of --json:
+ * request comment (see compare_report.h), read from the one value. Numbers are those of --json:
  * medians in ms, the change of the runner/control ratio with its interval,
  * the minimum effect; rounded for reading, never recomputed. */
 #include "report/compare_report.h"
@@ -41,7 +41,7 @@ static const char *verdict_cell(verdict_kind k)
     }
 }
 
-static void put_header(FILE *f, const compare_report *r)
+static void put_header(FILE *f, const comparison_result *r)
 {
     fprintf(f, "### lstmcheck baseline compare\n\n");
     /* a machine's description and a folder's name are text too (a backtick
@@ -51,15 +51,16 @@ static void put_header(FILE *f, const compare_report *r)
     fputs("  \n", f);
     int ab = 0;
     for (int i = 0; i < r->nrows; i++)
-        ab += r->rows[i].against[0] != '\0';
-    if (r->baseline[0]) {
+        ab += r->rows[i].against.commit[0] != '\0';
+    if (r->baseline_entries) {
         fputs("Against: ", f);
         put_inline(f, r->baseline);
         fprintf(f, "%s  \n", ab ? " (rows marked A/B: the commit named, built and measured beside this build)" : "");
     } else {
         fprintf(f, "Against: A/B, the commit named in the table built and measured beside this build  \n");
     }
-    fprintf(f, "Every runner passed the numerics gate before it was timed. *change* is the change of the "
+    fprintf(f, "Every runner was checked against the reference before it was timed; only those that passed "
+               "are in the table. *change* is the change of the "
                "median runner/control time ratio (the control workload cancels the machine's drift), "
                "with its interval at the family-wise level (m = %d comparisons); a verdict needs the "
                "whole interval beyond the minimum effect.\n\n",
@@ -68,30 +69,45 @@ static void put_header(FILE *f, const compare_report *r)
     fprintf(f, "| --- | --- | --- | ---: | ---: | --- | --- | ---: | ---: |\n");
 }
 
-static void put_row(FILE *f, const compare_row *row, const compare_phase *ph)
+static void put_row(FILE *f, const comparison_row *row, const comparison_phase *ph)
 {
     const verdict_result *v = ph->v;
-    const int ab = row->against[0] != '\0';
+    const int ab = row->against.commit[0] != '\0';
     fprintf(f, "| `%s` | %s%s%.12s%s | %s | %.4g | %.4g | %+.1f%% [%+.1f%%, %+.1f%%] | %s | %.2f%% | %.1f%% |\n",
-            row->runner, row->shape, ab ? " (A/B vs " : "", row->against, ab ? ")" : "", ph->name,
+            row->runner, row->shape, ab ? " (A/B vs " : "", row->against.commit, ab ? ")" : "", ph->name,
             ph->base_ms->median, ph->cur_ms->median, 100 * v->change, 100 * v->ci_low, 100 * v->ci_high,
             verdict_cell(v->kind), 100 * ph->noise, 100 * v->delta);
 }
 
-/* The counts, the reason of every verdict that is not SAME, the skips. */
-static void put_footer(FILE *f, const compare_report *r)
+/* A list of the rows of one outcome, each with its reason. */
+static void put_list(FILE *f, const comparison_result *r, const char *title, comparison_outcome outcome)
 {
-    int count[4] = {0};
-    for (int i = 0; i < r->nrows; i++)
-        for (int b = 0; b < 2; b++)
-            count[compare_row_phase(&r->rows[i], b).v->kind]++;
-    fprintf(f, "\n%d slower, %d faster, %d same, %d inconclusive; %d not compared here.\n",
-            count[VERDICT_SLOWER], count[VERDICT_FASTER], count[VERDICT_SAME], count[VERDICT_INCONCLUSIVE],
-            r->nskips);
     int first = 1;
     for (int i = 0; i < r->nrows; i++) {
+        const comparison_row *row = &r->rows[i];
+        if (row->outcome != outcome)
+            continue;
+        fprintf(f, "%s- `%s` %s: ", first ? title : "", row->runner, row->shape);
+        put_inline(f, row->reason);
+        if (row->detail[0]) {
+            fputs(" (", f);
+            put_inline(f, row->detail);
+            fputc(')', f);
+        }
+        fputc('\n', f);
+        first = 0;
+    }
+}
+
+/* The reason of every verdict that is not SAME. */
+static void put_reasons(FILE *f, const comparison_result *r)
+{
+    int first = 1;
+    for (int i = 0; i < r->nrows; i++) {
+        if (r->rows[i].outcome != COMPARISON_DECIDED)
+            continue;
         for (int b = 0; b < 2; b++) {
-            const compare_phase ph = compare_row_phase(&r->rows[i], b);
+            const comparison_phase ph = comparison_row_phase(&r->rows[i], b);
             if (ph.v->kind == VERDICT_SAME)
                 continue;
             fprintf(f, "%s- `%s` %s %s, %s: ", first ? "\nWhy:\n\n" : "", r->rows[i].runner, r->rows[i].shape,
@@ -101,14 +117,21 @@ static void put_footer(FILE *f, const compare_report *r)
             first = 0;
         }
     }
-    for (int i = 0; i < r->nskips; i++) {
-        fprintf(f, "%s- `%s` %s: ", i ? "" : "\nNot compared here:\n\n", r->skips[i].runner, r->skips[i].shape);
-        put_inline(f, r->skips[i].reason);
-        fputc('\n', f);
-    }
-    first = 1;
+}
+
+/* The counts, the reasons, what failed, the skips, the unchecked timings. */
+static void put_footer(FILE *f, const comparison_result *r)
+{
+    char counts[512];
+    compare_report_counts_line(r, counts, sizeof counts);
+    fprintf(f, "\n%s.\n", counts);
+    put_reasons(f, r);
+    put_list(f, r, "\nWrong (results differ from the reference: fix the numerics first):\n\n", COMPARISON_WRONG);
+    put_list(f, r, "\nFailed (an error of the tool or the machine):\n\n", COMPARISON_ERROR);
+    put_list(f, r, "\nNot compared here:\n\n", COMPARISON_SKIPPED);
+    int first = 1;
     for (int i = 0; i < r->nrows; i++) {
-        if (!r->rows[i].cmp.unchecked[0])
+        if (r->rows[i].outcome != COMPARISON_DECIDED || !r->rows[i].cmp.unchecked[0])
             continue;
         fprintf(f, "%s- `%s` %s: ", first ? "\nTimed, not checked against the reference:\n\n" : "",
                 r->rows[i].runner, r->rows[i].shape);
@@ -118,18 +141,18 @@ static void put_footer(FILE *f, const compare_report *r)
     }
 }
 
-static void put_markdown(FILE *f, const compare_report *r)
+static void put_markdown(FILE *f, const comparison_result *r)
 {
     put_header(f, r);
     for (int i = 0; i < r->nrows; i++)
-        for (int b = 0; b < 2; b++) {
-            const compare_phase ph = compare_row_phase(&r->rows[i], b);
+        for (int b = 0; b < 2 && r->rows[i].outcome == COMPARISON_DECIDED; b++) {
+            const comparison_phase ph = comparison_row_phase(&r->rows[i], b);
             put_row(f, &r->rows[i], &ph);
         }
     put_footer(f, r);
 }
 
-lc_status compare_report_markdown(const compare_report *r, const char *path, lc_error *err)
+lc_status compare_report_markdown(const comparison_result *r, const char *path, lc_error *err)
 {
     return compare_report_emit(r, path, put_markdown, err);
 }

@@ -70,7 +70,7 @@ static double rel(double v, double base_median)
     return v / base_median - 1;
 }
 
-static panel_scale make_scale(const compare_phase *ph)
+static panel_scale make_scale(const comparison_phase *ph)
 {
     const sample_summary *b = &ph->on->base, *c = &ph->on->cur;
     const double m = b->median, d = ph->v->delta > 0 ? ph->v->delta : VERDICT_MIN_EFFECT;
@@ -134,7 +134,7 @@ static void draw_box(FILE *f, const panel_scale *s, const sample_summary *d, dou
 
 /* The band of the minimum effect, the baseline median, both boxes, the
  * interval of the change and the axis. */
-static void draw_plot(FILE *f, const compare_phase *ph, double y0)
+static void draw_plot(FILE *f, const comparison_phase *ph, double y0)
 {
     const panel_scale s = make_scale(ph);
     const verdict_result *v = ph->v;
@@ -154,13 +154,13 @@ static void draw_plot(FILE *f, const compare_phase *ph, double y0)
 }
 
 /* The words beside a panel: what it is, the verdict, the numbers. */
-static void draw_caption(FILE *f, const compare_row *row, const compare_phase *ph, double y0)
+static void draw_caption(FILE *f, const comparison_row *row, const comparison_phase *ph, double y0)
 {
     const verdict_result *v = ph->v;
     char line[256], fill[64];
     put_text(f, 10, y0 + 16, "font-weight=\"bold\"", row->runner);
-    snprintf(line, sizeof line, "%s %s%s%.12s", row->shape, ph->name, row->against[0] ? ", A/B vs " : "",
-             row->against);
+    snprintf(line, sizeof line, "%s %s%s%.12s", row->shape, ph->name, row->against.commit[0] ? ", A/B vs " : "",
+             row->against.commit);
     put_text(f, 10, y0 + 31, "", line);
     snprintf(line, sizeof line, "%s %+.1f%% [%+.1f%%, %+.1f%%]", verdict_name(v->kind), 100 * v->change,
              100 * v->ci_low, 100 * v->ci_high);
@@ -176,7 +176,7 @@ static void draw_caption(FILE *f, const compare_row *row, const compare_phase *p
         put_text(f, 10, y0 + 94, "font-size=\"10\" fill=\"#a00\"", row->cmp.unchecked);
 }
 
-static void draw_panel(FILE *f, const compare_row *row, const compare_phase *ph, double y0)
+static void draw_panel(FILE *f, const comparison_row *row, const comparison_phase *ph, double y0)
 {
     fprintf(f, "<line x1=\"0\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ccc\"/>\n", y0, SVG_WIDTH, y0);
     draw_caption(f, row, ph, y0);
@@ -186,7 +186,7 @@ static void draw_panel(FILE *f, const compare_row *row, const compare_phase *ph,
         put_text(f, PLOT_X0, y0 + 40, "fill=\"#444\"", "no samples to draw");
 }
 
-static void draw_legend(FILE *f, const compare_report *r, int height)
+static void draw_legend(FILE *f, const comparison_result *r, int height)
 {
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
@@ -209,21 +209,23 @@ static void draw_legend(FILE *f, const compare_report *r, int height)
     put_text(f, 96, 88, "font-size=\"10\"", "current");
 }
 
-static void put_svg(FILE *f, const compare_report *r)
+static void put_svg(FILE *f, const comparison_result *r)
 {
-    const int panels = 2 * r->nrows;
-    draw_legend(f, r, SVG_HEADER + (panels ? panels : 1) * SVG_PANEL);
+    int panels = 0;
     for (int i = 0; i < r->nrows; i++)
-        for (int b = 0; b < 2; b++) {
-            const compare_phase ph = compare_row_phase(&r->rows[i], b);
-            draw_panel(f, &r->rows[i], &ph, SVG_HEADER + (2 * i + b) * SVG_PANEL);
+        panels += 2 * (r->rows[i].outcome == COMPARISON_DECIDED);
+    draw_legend(f, r, SVG_HEADER + (panels ? panels : 1) * SVG_PANEL);
+    for (int i = 0, k = 0; i < r->nrows; i++)
+        for (int b = 0; b < 2 && r->rows[i].outcome == COMPARISON_DECIDED; b++, k++) {
+            const comparison_phase ph = comparison_row_phase(&r->rows[i], b);
+            draw_panel(f, &r->rows[i], &ph, SVG_HEADER + k * SVG_PANEL);
         }
     if (!panels)
-        put_text(f, 10, SVG_HEADER + 40, "fill=\"#444\"", "nothing was compared (see the skipped entries)");
+        put_text(f, 10, SVG_HEADER + 40, "fill=\"#444\"", "nothing was decided (see the entries not compared, or failed)");
     fputs("</svg>\n", f);
 }
 
-lc_status compare_report_svg(const compare_report *r, const char *path, lc_error *err)
+lc_status compare_report_svg(const comparison_result *r, const char *path, lc_error *err)
 {
     return compare_report_emit(r, path, put_svg, err);
 }

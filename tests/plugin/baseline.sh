@@ -20,7 +20,14 @@ rc=0
 cat "$dir/compare.json" "$dir/report.md"
 # SAME, FASTER, SLOWER or INCONCLUSIVE are all possible on a busy machine;
 # what must hold is that the plugin's own entry was found and compared
-case $rc in 0 | 1 | 3) ;; *) echo "FAIL: compare exited $rc"; exit 1 ;; esac
+# (a WRONG runner or an error will not: exit 1 only with a SLOWER in the counts)
+grep -q '"wrong": 0,' "$dir/compare.json" && grep -q '"errors": 0' "$dir/compare.json" \
+  || { echo "FAIL: the compare failed"; exit 1; }
+case $rc in
+  0 | 3) ;;
+  1) grep -q '"slower": [1-9]' "$dir/compare.json" || { echo "FAIL: exit 1 without a SLOWER"; exit 1; } ;;
+  *) echo "FAIL: compare exited $rc"; exit 1 ;;
+esac
 grep -q '"runner":[[:space:]]*"good:lstm"' "$dir/compare.json" && grep -q '"mode":[[:space:]]*"baseline"' "$dir/compare.json" \
   || { echo "FAIL: compare did not compare good:lstm against its baseline entry"; exit 1; }
 grep -q '| `good:lstm` | s4-l1-i5-h8-b2 | forward |' "$dir/report.md" \

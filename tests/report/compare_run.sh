@@ -22,8 +22,15 @@ fi
 rc=0
 "$lstmcheck" baseline compare --baseline-dir "$dir" --max-seconds 5 --json --markdown "$dir/compare.md" \
   --plot "$dir/compare.svg" "${shape[@]}" > "$dir/compare.json" || rc=$?
-# any verdict will do (a busy machine decides what it decides); an error will not
-case $rc in 0 | 1 | 3) ;; *) echo "FAIL: compare exited $rc"; exit 1 ;; esac
+# any verdict will do (a busy machine decides what it decides); a WRONG
+# runner or an error will not (exit 1 only with a SLOWER in the counts)
+json=$dir/compare.json
+grep -q '"wrong": 0,' "$json" && grep -q '"errors": 0' "$json" || { echo "FAIL: the compare failed:"; cat "$json"; exit 1; }
+case $rc in
+  0 | 3) ;;
+  1) grep -q '"slower": [1-9]' "$json" || { echo "FAIL: exit 1 without a SLOWER"; cat "$json"; exit 1; } ;;
+  *) echo "FAIL: compare exited $rc"; exit 1 ;;
+esac
 for f in compare.json compare.md compare.svg; do
   [ -s "$dir/$f" ] || { echo "FAIL: no $dir/$f"; exit 1; }
 done

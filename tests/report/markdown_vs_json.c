@@ -1,7 +1,8 @@
 /* The markdown of `baseline compare --markdown` against the --json of the
  * same run: every result of the JSON has its two rows (forward, backward)
  * in the markdown table with the same verdict and the same numbers, up to
- * the markdown's rounding, and the table has no other rows.
+ * the markdown's rounding, and the table has no other rows. Nothing
+ * compared (no result), or a run that failed, does not pass.
  *   markdown_vs_json JSON MARKDOWN   (exit 0: they agree) */
 #include <cjson/cJSON.h>
 
@@ -128,6 +129,15 @@ int main(int argc, char **argv)
         ok &= check_phase(md, runner, shape, "forward", cJSON_GetObjectItemCaseSensitive(r, "forward"));
         ok &= check_phase(md, runner, shape, "backward", cJSON_GetObjectItemCaseSensitive(r, "backward"));
         n++;
+    }
+    const cJSON *failed = cJSON_GetObjectItemCaseSensitive(doc, "failed");
+    if (!cJSON_IsArray(failed) || cJSON_GetArraySize(failed) != 0) {
+        fprintf(stderr, "FAIL: the run failed (a WRONG runner or an error): %s\n", argv[1]);
+        ok = 0;
+    }
+    if (n == 0) { /* agreeing on nothing proves nothing */
+        fprintf(stderr, "FAIL: no result in %s: nothing was compared\n", argv[1]);
+        ok = 0;
     }
     if (count_rows(md) != 2 * n) {
         fprintf(stderr, "FAIL: %d table rows for %d results\n", count_rows(md), n);

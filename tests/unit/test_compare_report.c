@@ -10,6 +10,8 @@
 
 #include "report/compare_report.h"
 
+#include <cjson/cJSON.h>
+
 static sample_summary box(double median, double spread, int n)
 {
     return (sample_summary){.n = n, .median = median, .q1 = median - spread, .q3 = median + spread,
@@ -23,19 +25,21 @@ static verdict_result verdict(verdict_kind k, double change, double lo, double h
     return v;
 }
 
-/* Two entries: a confirmed SLOWER forward against a baseline entry, and an
- * A/B entry with an INCONCLUSIVE forward (a '|' in its reason) and a
- * FASTER backward whose current whisker runs far past the rest; one skip. */
-static void fixed_report(compare_report *r)
+/* Two decided entries: a confirmed SLOWER forward against a baseline
+ * entry, and an A/B entry with an INCONCLUSIVE forward (a '|' in its
+ * reason) and a FASTER backward whose current whisker runs far past the
+ * rest; one skip, one WRONG and one ERROR. */
+static void fixed_result(comparison_result *r)
 {
-    compare_report_init(r, "cpu_model=<test> & co", "baselines/test.json", 8);
+    comparison_init(r, "cpu_model=<test> & co", "baselines/test.json", 1, 8);
+    snprintf(r->current, sizeof r->current, "this build (0123abcd)");
     perf_comparison c = {0};
     c.fwd = verdict(VERDICT_SLOWER, 0.0512, 0.0421, 0.0603, 0.03, "slower by 5.1%, confirmed by an independent round");
     c.bwd = verdict(VERDICT_SAME, 0.004, -0.006, 0.012, 0.03, "within +-3.0%");
     c.base_fwd.median = 12.3456, c.cur_fwd.median = 12.9781, c.base_bwd.median = 20.5, c.cur_bwd.median = 20.6;
     c.on_fwd = (perf_decided_on){box(1.0, 0.01, 75), box(1.0512, 0.01, 60), 0.004};
     c.on_bwd = (perf_decided_on){box(1.7, 0.02, 75), box(1.707, 0.02, 60), 0.005};
-    compare_report_add(r, "cpu", "s20-l1-i128-h128-b16", &c, NULL, NULL);
+    comparison_add_decided(r, "cpu", "s20-l1-i128-h128-b16", &c, NULL, NULL, NULL);
     perf_comparison a = {0};
     a.fwd = verdict(VERDICT_INCONCLUSIVE, 0.02, -0.01, 0.05, 0.03, "interval straddles | the minimum effect");
     a.bwd = verdict(VERDICT_FASTER, -0.1, -0.12, -0.08, 0.03, "faster by 10.0%: run 'lstmcheck baseline update'");
@@ -43,9 +47,13 @@ static void fixed_report(compare_report *r)
     a.on_fwd = (perf_decided_on){box(0.5, 0.01, 8), box(0.51, 0.01, 8), 0};
     a.on_bwd = (perf_decided_on){box(1.0, 0.01, 8), box(0.9, 0.01, 8), 0};
     a.on_bwd.cur.max = 3.0; /* one process 3x slower: cut at the plot's edge */
-    ab_outcome ab = {.process_noise_fwd = 0.0123, .process_noise_bwd = 0.0045};
-    compare_report_add(r, "example:cpu_lstm", "s20-l1-i128-h128-b16", &a, &ab, "0123456789abcdef0123");
-    compare_report_skip(r, "ref", "s20-l1-i128-h128-b16", "not in the perf matrix");
+    ab_outcome ab = {.processes = {6, 6}, .process_noise_fwd = 0.0123, .process_noise_bwd = 0.0045};
+    const comparison_against against = {.commit = "0123456789abcdef0123", .why = "as asked (--against HEAD~1)"};
+    comparison_add_decided(r, "example:cpu_lstm", "s20-l1-i128-h128-b16", &a, &ab, &against, NULL);
+    comparison_add_skipped(r, "ref", "s20-l1-i128-h128-b16", "not in the perf matrix");
+    comparison_add_failed(r, "wrongish", "s4-l1-i5-h8-b2", COMPARISON_WRONG,
+                          "FAIL wrongish: 1 of 9 tensors out of tolerance", "wrongish is wrong, not slow");
+    comparison_add_failed(r, "broken", "s4-l1-i5-h8-b2", COMPARISON_ERROR, "its process sent no result", NULL);
 }
 
 static char *read_text(const char *path)
@@ -95,8 +103,8 @@ static void remove_out(const out_file *o)
 
 int test_report_markdown_rows(void)
 {
-    compare_report r;
-    fixed_report(&r);
+    comparison_result r;
+    fixed_result(&r);
     out_file out;
     CHECK(!open_out(&out, "report_markdown_rows.md"), "a folder for the file");
     lc_error err = {{0}};
@@ -114,18 +122,19 @@ int test_report_markdown_rows(void)
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         CHECK(strstr(md, rows[i]), "row %zu as expected: %s\nin:\n%s", i, rows[i], md);
     CHECK(count(md, "\n| `") == 4, "4 rows, no more:\n%s", md);
-    CHECK(strstr(md, "1 slower, 1 faster, 1 same, 1 inconclusive; 1 not compared here."), "the counts:\n%s", md);
-    CHECK(count(md, "\n- `") == 4, "a reason for each verdict but SAME, and the skip:\n%s", md);
+    CHECK(strstr(md, "1 slower, 1 faster, 1 same, 1 inconclusive (forward and backward counted apart); "
+                     "1 not compared here; 1 wrong results; 1 errors."), "the counts:\n%s", md);
+    CHECK(count(md, "\n- `") == 6, "a reason for each verdict but SAME, the skip, the wrong and the error:\n%s", md);
     CHECK(strstr(md, "straddles \\| the minimum"), "a '|' in a reason is escaped:\n%s", md);
-    compare_report_free(&r);
+    comparison_free(&r);
     remove_out(&out);
     return 0;
 }
 
 int test_report_writers(void)
 {
-    compare_report r;
-    fixed_report(&r);
+    comparison_result r;
+    fixed_result(&r);
     out_file out;
     CHECK(!open_out(&out, "report_writers.svg"), "a folder for the file");
     lc_error err = {{0}};
@@ -137,7 +146,7 @@ int test_report_writers(void)
     CHECK(strstr(svg, "cpu_model=&lt;test&gt; &amp; co"), "text is escaped");
     CHECK(strstr(svg, "fill=\"#c0392b\">SLOWER +5.1% [+4.2%, +6.0%]"), "the SLOWER caption, in red");
     CHECK(strstr(svg, ">max +200%</text>"), "the whisker cut at the edge says where it ends");
-    compare_report_free(&r);
+    comparison_free(&r);
     remove_out(&out);
     return 0;
 }
@@ -145,12 +154,12 @@ int test_report_writers(void)
 int test_report_refusals(void)
 {
     lc_error err = {{0}};
-    compare_report r;
-    fixed_report(&r);
+    comparison_result r;
+    fixed_result(&r);
     r.incomplete = 1; /* as after an allocation failed */
     CHECK(compare_report_markdown(&r, "/tmp/lstmcheck-never-written.md", &err) == LC_ERROR &&
               access("/tmp/lstmcheck-never-written.md", F_OK) != 0, "an incomplete report is not written");
-    compare_report_free(&r);
+    comparison_free(&r);
     return 0;
 }
 
@@ -158,9 +167,9 @@ int test_report_refusals(void)
  * invalid UTF-8) is shown as it reads: no markup, no control character. */
 int test_report_markdown_hostile_text(void)
 {
-    compare_report r;
-    compare_report_init(&r, "cpu`<img src=x>`", "/tmp/md`<b>`/x.json", 2);
-    compare_report_skip(&r, "cpu", "s20-l1-i128-h128-b16",
+    comparison_result r;
+    comparison_init(&r, "cpu`<img src=x>`", "/tmp/md`<b>`/x.json", 1, 2);
+    comparison_add_skipped(&r, "cpu", "s20-l1-i128-h128-b16",
                         "<img src=x onerror=alert(1)> & **bold** [a](javascript:x) `c` _i_ #h\r\x1b[31m"
                         "\xc2\x9b" "2J \xff\xfe end");
     out_file out;
@@ -170,13 +179,209 @@ int test_report_markdown_hostile_text(void)
     const char *md = read_text(out.path);
     CHECK(md, "the file was written");
     const char *want = "&lt;img src=x onerror=alert(1)&gt; &amp; \\*\\*bold\\*\\* \\[a\\](javascript:x) \\`c\\` "
-                       "\\_i\\_ \\#h\\r\\x1b\\[31m\\u009b2J \\xff\\xfe end\n";
+                       "\\_i\\_ \\#h\\\\r\\\\x1b\\[31m\\\\u009b2J \\\\xff\\\\xfe end\n";
+    /* the value holds the reason as one printable line (\r, \x1b written out); markdown escapes the
+     * backslashes of that, so a reader sees them as written */
     CHECK(strstr(md, want), "the reason escaped as\n%s\nin:\n%s", want, md);
     CHECK(strstr(md, "Machine: cpu\\`&lt;img src=x&gt;\\`  \n") && strstr(md, "Against: /tmp/md\\`&lt;b&gt;\\`/x.json  \n"),
           "machine and folder escaped, not quoted:\n%s", md);
     for (const unsigned char *c = (const unsigned char *)md; *c; c++)
         CHECK(*c >= 0x20 || *c == '\n', "a control character 0x%02x at byte %ld", *c, (long)(c - (const unsigned char *)md));
-    compare_report_free(&r);
+    comparison_free(&r);
     remove_out(&out);
+    return 0;
+}
+
+/* ---- every printer against the value ---- */
+
+/* What each printer wrote for one result. */
+typedef struct printed {
+    char *text, *json, *md, *svg;
+} printed;
+
+static char *mem_text(void (*print)(FILE *, const comparison_result *), const comparison_result *r)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    print(f, r);
+    fclose(f);
+    return text;
+}
+
+static void print_table(FILE *f, const comparison_result *r)
+{
+    compare_report_begin(f, r);
+    for (int i = 0; i < r->nrows; i++)
+        compare_report_row(f, r, i, 0);
+    compare_report_end(f, r);
+}
+
+static void print_json(FILE *f, const comparison_result *r)
+{
+    compare_report_json(f, r);
+}
+
+/* What a file writer (markdown, SVG) writes, read back; NULL when it failed. */
+static char *file_text(lc_status (*write)(const comparison_result *, const char *, lc_error *),
+                       const comparison_result *r)
+{
+    lc_error err;
+    char path[] = "/tmp/lstmcheck-agree-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return NULL;
+    close(fd);
+    const char *text = write(r, path, &err) == LC_OK ? read_text(path) : NULL;
+    char *copy = text ? strdup(text) : NULL;
+    unlink(path);
+    return copy;
+}
+
+static void print_all(const comparison_result *r, printed *p)
+{
+    p->text = mem_text(print_table, r);
+    p->json = mem_text(print_json, r);
+    p->md = file_text(compare_report_markdown, r);
+    p->svg = file_text(compare_report_svg, r);
+}
+
+static void free_printed(printed *p)
+{
+    free(p->text), free(p->json), free(p->md), free(p->svg);
+}
+
+/* The line of text that starts with head, or NULL. */
+static const char *line_of(const char *text, const char *head, char *line, size_t n)
+{
+    for (const char *at = text; at && *at; at = strchr(at, '\n') ? strchr(at, '\n') + 1 : NULL)
+        if (!strncmp(at, head, strlen(head))) {
+            snprintf(line, n, "%.*s", (int)strcspn(at, "\n"), at);
+            return line;
+        }
+    return NULL;
+}
+
+static const char *json_str(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* The k-th element of list whose runner and shape are row's: 0 when found. */
+static const cJSON *json_row(const cJSON *doc, const char *list, const comparison_row *row)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, list))
+        if (!strcmp(json_str(e, "runner"), row->runner) && !strcmp(json_str(e, "shape"), row->shape))
+            return e;
+    return NULL;
+}
+
+/* One decided row's phase in every printer: its verdict, and in the JSON
+ * its numbers bit for bit. why: what disagreed. 0 when they agree. */
+static int phase_disagrees(const printed *p, const cJSON *doc, const comparison_row *row, int b, char *why,
+                           size_t n)
+{
+    const comparison_phase ph = comparison_row_phase(row, b);
+    const char *verdict = verdict_name(ph.v->kind);
+    char head[256], line[4096];
+    snprintf(head, sizeof head, "%-16s %-22s %-4s", row->runner, row->shape, b ? "bwd" : "fwd");
+    if (!line_of(p->text, head, line, sizeof line) || !strstr(line, verdict))
+        return snprintf(why, n, "table: no %s line for %s", verdict, head), 1;
+    snprintf(head, sizeof head, "| `%s` | %s", row->runner, row->shape);
+    int found = 0;
+    for (const char *at = p->md; (at = strstr(at, head)); at++)
+        found |= line_of(at, head, line, sizeof line) && strstr(line, ph.name) && strstr(line, verdict);
+    if (!found)
+        return snprintf(why, n, "markdown: no %s %s row for %s", ph.name, verdict, head), 1;
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(json_row(doc, "results", row), ph.name);
+    const cJSON *base = cJSON_GetObjectItemCaseSensitive(j, "baseline_median_ms");
+    if (strcmp(json_str(j, "verdict"), verdict) || !cJSON_IsNumber(base) || base->valuedouble != ph.base_ms->median)
+        return snprintf(why, n, "json: %s %s %s is not %s at %.17g ms", row->runner, row->shape, ph.name, verdict,
+                        ph.base_ms->median), 1;
+    char caption[128];
+    snprintf(caption, sizeof caption, ">%s %+.1f%%", verdict, 100 * ph.v->change);
+    if (!strstr(p->svg, caption))
+        return snprintf(why, n, "svg: no caption '%s'", caption), 1;
+    return 0;
+}
+
+/* A row not decided in every printer: its reason, where it belongs. */
+static int undecided_disagrees(const printed *p, const cJSON *doc, const comparison_row *row, char *why, size_t n)
+{
+    char head[256], line[4096];
+    if (row->outcome == COMPARISON_SKIPPED)
+        snprintf(head, sizeof head, "SKIP %s %s: %s", row->runner, row->shape, row->reason);
+    else if (row->outcome == COMPARISON_WRONG)
+        snprintf(head, sizeof head, "WRONG %s: %s", row->shape, row->reason);
+    else
+        snprintf(head, sizeof head, "ERROR %s %s: %s", row->runner, row->shape, row->reason);
+    if (!line_of(p->text, head, line, sizeof line))
+        return snprintf(why, n, "table: no line '%s'", head), 1;
+    snprintf(head, sizeof head, "- `%s` %s: %s", row->runner, row->shape, row->reason);
+    if (!strstr(p->md, head))
+        return snprintf(why, n, "markdown: no item '%s'", head), 1;
+    const cJSON *e = json_row(doc, row->outcome == COMPARISON_SKIPPED ? "skipped" : "failed", row);
+    if (!e || strcmp(json_str(e, "reason"), row->reason))
+        return snprintf(why, n, "json: %s %s not listed with its reason", row->runner, row->shape), 1;
+    return 0;
+}
+
+/* Every printer against the value: each row in each, the same counts.
+ * The number of rows compared (none is a failure: why says so), or -1. */
+static int printers_agree(const comparison_result *r, const printed *p, char *why, size_t n)
+{
+    cJSON *doc = cJSON_Parse(p->json ? p->json : "");
+    int compared = 0, bad = !doc || !p->text || !p->md || !p->svg;
+    if (bad)
+        snprintf(why, n, "a printer wrote nothing readable");
+    for (int i = 0; !bad && i < r->nrows; i++, compared++) {
+        const comparison_row *row = &r->rows[i];
+        if (row->outcome == COMPARISON_DECIDED)
+            bad = phase_disagrees(p, doc, row, 0, why, n) || phase_disagrees(p, doc, row, 1, why, n);
+        else
+            bad = undecided_disagrees(p, doc, row, why, n);
+    }
+    char counts[512];
+    compare_report_counts_line(r, counts, sizeof counts);
+    comparison_counts c;
+    comparison_count(r, &c);
+    const cJSON *jc = cJSON_GetObjectItemCaseSensitive(doc, "counts");
+    const cJSON *slower = cJSON_GetObjectItemCaseSensitive(jc, "slower");
+    const cJSON *same = cJSON_GetObjectItemCaseSensitive(jc, "same");
+    if (!bad && (!strstr(p->text, counts) || !strstr(p->md, counts)))
+        bad = 1, snprintf(why, n, "the counts '%s' are not in the table and the markdown", counts);
+    if (!bad && (!cJSON_IsNumber(slower) || slower->valueint != c.phases[VERDICT_SLOWER] || !cJSON_IsNumber(same) ||
+                 same->valueint != c.phases[VERDICT_SAME]))
+        bad = 1, snprintf(why, n, "the JSON's counts differ from the value's");
+    cJSON_Delete(doc);
+    if (!bad && !compared)
+        bad = 1, snprintf(why, n, "nothing was compared");
+    return bad ? -1 : compared;
+}
+
+int test_report_printers_agree(void)
+{
+    comparison_result r;
+    fixed_result(&r);
+    printed p;
+    print_all(&r, &p);
+    char why[512] = "";
+    CHECK(printers_agree(&r, &p, why, sizeof why) == r.nrows, "%s", why);
+    /* the check can fail: a verdict changed in one printer's text, or an empty result */
+    char *at = strstr(p.md, "| SAME |");
+    CHECK(at, "the markdown's SAME cell");
+    memcpy(at, "| SOME |", 8);
+    CHECK(printers_agree(&r, &p, why, sizeof why) < 0 && strstr(why, "markdown"), "a changed verdict: %s", why);
+    free_printed(&p);
+    comparison_free(&r);
+    comparison_init(&r, "m", "b.json", 0, 2);
+    print_all(&r, &p);
+    CHECK(printers_agree(&r, &p, why, sizeof why) < 0 && strstr(why, "nothing was compared"), "empty: %s", why);
+    free_printed(&p);
+    comparison_free(&r);
     return 0;
 }

@@ -1,0 +1,202 @@
+/* One `baseline compare` as one value, and the policy that plans it (see
+ * comparison.h). */
+#include "perf/comparison.h"
+
+#include "base/gitrev.h"
+#include "base/text.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void comparison_init(comparison_result *r, const char *machine, const char *baseline, int entries, int comparisons)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->machine, sizeof r->machine, "%s", machine ? machine : "");
+    snprintf(r->baseline, sizeof r->baseline, "%s", baseline ? baseline : "");
+    r->baseline_entries = entries;
+    r->comparisons = comparisons;
+}
+
+void comparison_free(comparison_result *r)
+{
+    free(r->rows);
+    memset(r, 0, sizeof *r);
+}
+
+/* A new zeroed row named (runner, shape); NULL when out of memory, which
+ * marks the result incomplete. */
+static comparison_row *new_row(comparison_result *r, const char *runner, const char *shape,
+                               comparison_outcome outcome)
+{
+    comparison_row *rows = realloc(r->rows, (size_t)(r->nrows + 1) * sizeof *rows);
+    if (!rows) {
+        r->incomplete = 1;
+        return NULL;
+    }
+    r->rows = rows;
+    comparison_row *row = &rows[r->nrows++];
+    memset(row, 0, sizeof *row);
+    snprintf(row->runner, sizeof row->runner, "%s", runner);
+    snprintf(row->shape, sizeof row->shape, "%s", shape);
+    row->outcome = outcome;
+    return row;
+}
+
+int comparison_add_decided(comparison_result *r, const char *runner, const char *shape, const perf_comparison *c,
+                           const ab_outcome *ab, const comparison_against *against, const char *drift_note)
+{
+    comparison_row *row = new_row(r, runner, shape, COMPARISON_DECIDED);
+    if (!row)
+        return -1;
+    row->cmp = *c;
+    if (ab && against) {
+        row->against = *against;
+        row->against.processes[0] = ab->processes[0];
+        row->against.processes[1] = ab->processes[1];
+    }
+    if (drift_note)
+        snprintf(row->drift_note, sizeof row->drift_note, "%s", drift_note);
+    row->noise_fwd = ab ? ab->process_noise_fwd : c->on_fwd.noise;
+    row->noise_bwd = ab ? ab->process_noise_bwd : c->on_bwd.noise;
+    return r->nrows - 1;
+}
+
+int comparison_add_skipped(comparison_result *r, const char *runner, const char *shape, const char *reason)
+{
+    return comparison_add_failed(r, runner, shape, COMPARISON_SKIPPED, reason, NULL);
+}
+
+int comparison_add_failed(comparison_result *r, const char *runner, const char *shape, comparison_outcome outcome,
+                          const char *reason, const char *detail)
+{
+    comparison_row *row = new_row(r, runner, shape, outcome);
+    if (!row)
+        return -1;
+    /* a reason may quote files of the baseline folder or a plugin's words:
+     * kept printable, on one line, for every printer alike */
+    text_printable(reason ? reason : "", row->reason, sizeof row->reason);
+    text_printable(detail ? detail : "", row->detail, sizeof row->detail);
+    return r->nrows - 1;
+}
+
+void comparison_count(const comparison_result *r, comparison_counts *c)
+{
+    memset(c, 0, sizeof *c);
+    for (int i = 0; i < r->nrows; i++) {
+        const comparison_row *row = &r->rows[i];
+        switch (row->outcome) {
+        case COMPARISON_SKIPPED: c->skipped++, c->undecided++; break;
+        case COMPARISON_WRONG: c->wrong++; break;
+        case COMPARISON_ERROR: c->errors++; break;
+        case COMPARISON_DECIDED:
+            c->decided++;
+            c->phases[row->cmp.fwd.kind]++;
+            c->phases[row->cmp.bwd.kind]++;
+            c->undecided += perf_overall(&row->cmp) == VERDICT_INCONCLUSIVE;
+            c->faster_rows += row->cmp.fwd.kind == VERDICT_FASTER || row->cmp.bwd.kind == VERDICT_FASTER;
+            break;
+        }
+    }
+}
+
+lc_status comparison_status(const comparison_result *r)
+{
+    comparison_counts c;
+    comparison_count(r, &c);
+    if (c.wrong || c.errors || c.phases[VERDICT_SLOWER] || r->incomplete)
+        return LC_FAILED;
+    return c.undecided ? LC_UNSUPPORTED : LC_OK;
+}
+
+comparison_phase comparison_row_phase(const comparison_row *row, int backward)
+{
+    const perf_comparison *c = &row->cmp;
+    if (backward)
+        return (comparison_phase){"backward", &c->bwd,   &c->base_bwd,    &c->cur_bwd,
+                                  c->raw_change_bwd, &c->on_bwd, row->noise_bwd};
+    return (comparison_phase){"forward", &c->fwd, &c->base_fwd, &c->cur_fwd, c->raw_change_fwd, &c->on_fwd,
+                              row->noise_fwd};
+}
+
+void comparison_wrong_detail(const char *runner, int timed, char *buf, size_t n)
+{
+    if (timed)
+        snprintf(buf, n, "%s passed the gate, but results of its timed calls differ: its times are discarded", runner);
+    else
+        snprintf(buf, n, "%s is wrong, not slow: fix the numerics before any timing", runner);
+}
+
+/* ---- the policy ---- */
+
+int comparison_family_size(lc_device device, int file_entries, int items)
+{
+    int family = perf_matrix_size(device);
+    family = file_entries > family ? file_entries : family;
+    return 2 * (items > family ? items : family);
+}
+
+int comparison_entry_mismatch(const baseline_entry *e, const char *unchecked, char *why, size_t n)
+{
+    if (!strcmp(unchecked, e->unchecked))
+        return 0;
+    snprintf(why, n, "the baseline entry says its timing was '%s', this runner's is '%s': record it again "
+             "(baseline update)", e->unchecked[0] ? e->unchecked : "checked", unchecked[0] ? unchecked : "checked");
+    return 1;
+}
+
+int comparison_falls_back_to_ab(const baseline_entry *e, const perf_comparison *c, int plugin, char *note,
+                                size_t n)
+{
+    const double drift = c->fwd.control_drift;
+    if (perf_overall(c) != VERDICT_INCONCLUSIVE || fabs(drift) <= VERDICT_MAX_CONTROL_DRIFT || !e->reproducible ||
+        plugin)
+        return 0;
+    snprintf(note, n, "the control workload runs %+.0f%% against the baseline's (the machine is in another state): "
+             "comparing A/B against the baseline's commit %.12s instead", 100 * drift, e->git_commit);
+    return 1;
+}
+
+lc_status comparison_choose_commit(const comparison_ab_request *rq, comparison_against *out, lc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (rq->plugin) {
+        lc_error_set(err, "no baseline entry for this plugin runner here (an A/B comparison rebuilds lstmcheck, "
+                     "not plugins): record one with 'lstmcheck baseline update --plugin %s --rnns %s'",
+                     rq->plugin, rq->runner);
+        return LC_UNSUPPORTED;
+    }
+    if (rq->against) {
+        snprintf(out->commit, sizeof out->commit, "%s", rq->against);
+        snprintf(out->why, sizeof out->why, "as asked (--against %s)", rq->against_asked);
+        return LC_OK;
+    }
+    char commit[48];
+    if (rq->drifted) {
+        snprintf(commit, sizeof commit, "%s", rq->drifted->git_commit);
+        snprintf(out->why, sizeof out->why, "the commit of this machine's entry, which the machine's present "
+                 "state cannot be compared with (control drift)");
+    } else if (baseline_reference_commit(rq->baseline_dir, rq->device, rq->runner, rq->shape, commit, out->why,
+                                         sizeof out->why)) {
+        lc_error_set(err, "no baseline here and no A/B possible: %s", out->why);
+        return LC_UNSUPPORTED;
+    }
+    char sha[GIT_SHA_LEN + 1];
+    if (git_resolve_buildable(rq->source_dir, commit, sha, err))
+        return LC_UNSUPPORTED;
+    snprintf(out->commit, sizeof out->commit, "%s", sha);
+    return LC_OK;
+}
+
+void comparison_describe_build(const char *source_dir, char *out, size_t n)
+{
+    char sha[GIT_SHA_LEN + 1], what[256];
+    if (git_head(source_dir, sha) != LC_OK) {
+        snprintf(out, n, "this build (not a git checkout)");
+        return;
+    }
+    int dirty = 0;
+    git_built_tree_dirty(source_dir, &dirty, what, sizeof what);
+    snprintf(out, n, "this build (%.12s%s%s)", sha, dirty ? " + uncommitted changes: " : "", dirty ? what : "");
+}
