@@ -103,6 +103,13 @@ lc_status path_check_writable_file(const char *path, lc_error *err)
         lc_error_set(err, "a directory, not a file name");
         return LC_BAD_INPUT;
     }
+    /* the writer renames a new file over what is there: a device, FIFO or
+     * socket (as root, /dev/null itself) would be replaced, not written to */
+    if (lstat(file, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+        lc_error_set(err, "exists and is not a regular file (a device, FIFO or socket is never replaced; "
+                          "'-' writes to stdout where the flag takes it)");
+        return LC_BAD_INPUT;
+    }
     parent_of(file, dir, sizeof dir);
     if (stat(dir, &st) != 0) {
         lc_error_set(err, "output directory '%s': %s", dir, strerror(errno));

@@ -20,8 +20,10 @@ extern "C" {
  * permission, a read-only or special file system). */
 lc_status path_check_writable_dir(const char *path, int may_create, lc_error *err);
 /* LC_OK when a file can be written at path (atomically: a temporary file
- * beside it, renamed): path is not empty, not a directory, and its
- * directory exists and takes new entries. Else LC_BAD_INPUT. */
+ * beside it, renamed): path is not empty, not a directory nor anything
+ * else that is not a regular file (a device, FIFO, socket: a link is
+ * replaced itself), and its directory exists and takes new entries. Else
+ * LC_BAD_INPUT. */
 lc_status path_check_writable_file(const char *path, lc_error *err);
 /* 1 when a and b name one file: the same text, both exist and are one
  * entry (hard links; a symbolic link is itself, as the writers replace it),

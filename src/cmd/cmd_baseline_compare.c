@@ -12,7 +12,6 @@
 #include "perf/ab.h"
 #include "perf/comparison.h"
 #include "perf/revbuild.h"
-#include "report/baseline_report.h"
 #include "report/compare_report.h"
 
 #include <string.h>
@@ -151,7 +150,8 @@ static lc_status gated(compare_run *cr, const work_item *it, numerics_context *c
     if (st == LC_UNSUPPORTED)
         skipped(cr, it, tag, why);
     else if (st)
-        failed(cr, it, tag, st == LC_FAILED ? COMPARISON_WRONG : COMPARISON_ERROR, why, detail);
+        failed(cr, it, tag, st == LC_FAILED ? COMPARISON_WRONG : COMPARISON_ERROR, why,
+               st == LC_FAILED ? detail : NULL);
     return st;
 }
 
@@ -176,7 +176,8 @@ static void compare_with_entry(compare_run *cr, const work_item *it, numerics_co
     if (rc) {
         char detail[256];
         comparison_wrong_detail(it->runner->name, 1, detail, sizeof detail);
-        failed(cr, it, tag, rc == LC_FAILED ? COMPARISON_WRONG : COMPARISON_ERROR, err.msg, detail);
+        failed(cr, it, tag, rc == LC_FAILED ? COMPARISON_WRONG : COMPARISON_ERROR, err.msg,
+               rc == LC_FAILED ? detail : NULL);
         return;
     }
     char note[256];

@@ -77,7 +77,8 @@ int comparison_add_failed(comparison_result *r, const char *runner, const char *
     /* a reason may quote files of the baseline folder or a plugin's words:
      * kept printable, on one line, for every printer alike */
     text_printable(reason ? reason : "", row->reason, sizeof row->reason);
-    text_printable(detail ? detail : "", row->detail, sizeof row->detail);
+    /* what to fix is a wrong runner's alone: an error is no verdict on it */
+    text_printable(detail && outcome == COMPARISON_WRONG ? detail : "", row->detail, sizeof row->detail);
     return r->nrows - 1;
 }
 

@@ -39,7 +39,7 @@ typedef struct comparison_row {
     char shape[64];
     comparison_outcome outcome;
     char reason[COMPARISON_REASON_MAX]; /* skipped, wrong or error: one printable line */
-    char detail[COMPARISON_REASON_MAX]; /* wrong: what the runner is told (fix the numerics first) */
+    char detail[COMPARISON_REASON_MAX]; /* wrong only: what the runner is told (comparison_wrong_detail) */
     /* decided: */
     comparison_against against;
     char drift_note[256]; /* why an entry's comparison became an A/B (control drift), or "" */
@@ -84,7 +84,8 @@ void comparison_free(comparison_result *r);
 int comparison_add_decided(comparison_result *r, const char *runner, const char *shape, const perf_comparison *c,
                            const ab_outcome *ab, const comparison_against *against, const char *drift_note);
 int comparison_add_skipped(comparison_result *r, const char *runner, const char *shape, const char *reason);
-/* detail: for COMPARISON_WRONG, the line that tells what to fix; may be NULL. */
+/* detail: for COMPARISON_WRONG, the line that tells what to fix; may be
+ * NULL, and is dropped for any other outcome. */
 int comparison_add_failed(comparison_result *r, const char *runner, const char *shape, comparison_outcome outcome,
                           const char *reason, const char *detail);
 

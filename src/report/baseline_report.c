@@ -143,7 +143,8 @@ void baseline_report_not_recorded(const char *runner, const char *shape, const c
 
 void baseline_report_refused(const char *runner, int wrong)
 {
-    printf("refusing to record a baseline for %s: it %s the numerics gate\n", runner, wrong ? "fails" : "errors in");
+    printf("refusing to record a baseline for %s: %s\n", runner,
+           wrong ? "its results differ from the reference" : "it failed with an error");
     fflush(stdout);
 }
 

@@ -1,7 +1,7 @@
 /* `baseline compare --json`: the one comparison_result as a document (see
- * compare_report.h). Keys: baseline (this machine's file, null when it has
- * no entries), machine, current, comparisons, counts, results (decided
- * rows), skipped, failed. */
+ * compare_report.h). Keys: baseline (this machine's file compared against,
+ * null when none was: it has no entries, or A/B was asked), machine,
+ * current, comparisons, counts, results (decided rows), skipped, failed. */
 #include "report/compare_report.h"
 
 #include "base/json.h"
@@ -88,6 +88,8 @@ static void put_rows(json_writer *w, const comparison_result *r, const char *key
         if (list == COMPARISON_WRONG)
             json_member_string(w, "outcome", outcome_name(row->outcome));
         json_member_string(w, "reason", row->reason);
+        if (row->detail[0])
+            json_member_string(w, "detail", row->detail);
         json_object_end(w);
     }
     json_array_end(w);
@@ -103,7 +105,7 @@ static void put_counts(json_writer *w, const comparison_result *r)
     json_member_int(w, "faster", c.phases[VERDICT_FASTER]);
     json_member_int(w, "same", c.phases[VERDICT_SAME]);
     json_member_int(w, "inconclusive", c.phases[VERDICT_INCONCLUSIVE]);
-    json_member_int(w, "not_compared", c.skipped);
+    json_member_int(w, "skipped", c.skipped);
     json_member_int(w, "wrong", c.wrong);
     json_member_int(w, "errors", c.errors);
     json_object_end(w);
@@ -115,7 +117,7 @@ int compare_report_json(FILE *f, const comparison_result *r)
     json_init(&w, JSON_INDENTED | JSON_NONFINITE_AS_NULL);
     json_object_begin(&w);
     json_key(&w, "baseline");
-    json_string(&w, r->baseline_entries ? r->baseline : NULL);
+    json_string(&w, r->baseline_entries && !r->ab_asked ? r->baseline : NULL);
     json_member_string(&w, "machine", r->machine);
     json_member_string(&w, "current", r->current);
     json_member_int(&w, "comparisons", r->comparisons);

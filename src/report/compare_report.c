@@ -22,7 +22,7 @@ lc_status compare_report_emit(const comparison_result *r, const char *path, comp
     }
     lc_status rc = LC_OK;
     if (!f || !text || r->incomplete) {
-        lc_error_set(err, "%s: not written: out of host memory for the report", path);
+        lc_error_set(err, "%s: not written: out of host memory for the report", strcmp(path, "-") ? path : "stdout");
         rc = LC_ERROR;
     } else if (!strcmp(path, "-")) {
         if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {

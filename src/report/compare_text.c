@@ -12,7 +12,7 @@ void compare_report_counts_line(const comparison_result *r, char *buf, size_t n)
     comparison_counts c;
     comparison_count(r, &c);
     snprintf(buf, n, "%d slower, %d faster, %d same, %d inconclusive (forward and backward counted apart); "
-             "%d not compared here; %d wrong results; %d errors", c.phases[VERDICT_SLOWER], c.phases[VERDICT_FASTER],
+             "%d not compared here, %d with wrong results, %d failed with an error", c.phases[VERDICT_SLOWER], c.phases[VERDICT_FASTER],
              c.phases[VERDICT_SAME], c.phases[VERDICT_INCONCLUSIVE], c.skipped, c.wrong, c.errors);
 }
 

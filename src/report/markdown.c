@@ -52,12 +52,17 @@ static void put_header(FILE *f, const comparison_result *r)
     int ab = 0;
     for (int i = 0; i < r->nrows; i++)
         ab += r->rows[i].against.commit[0] != '\0';
-    if (r->baseline_entries) {
+    if (r->baseline_entries && !r->ab_asked) {
         fputs("Against: ", f);
         put_inline(f, r->baseline);
         fprintf(f, "%s  \n", ab ? " (rows marked A/B: the commit named, built and measured beside this build)" : "");
     } else {
         fprintf(f, "Against: A/B, the commit named in the table built and measured beside this build  \n");
+    }
+    if (ab) {
+        fputs("This build: ", f);
+        put_inline(f, r->current);
+        fputs("  \n", f);
     }
     fprintf(f, "Every runner was checked against the reference before it was timed; only those that passed "
                "are in the table. *change* is the change of the "
@@ -119,13 +124,37 @@ static void put_reasons(FILE *f, const comparison_result *r)
     }
 }
 
-/* The counts, the reasons, what failed, the skips, the unchecked timings. */
+/* Each A/B row: the commit of side A and why, the processes, and what
+ * turned a comparison with the entry into an A/B (control drift). */
+static void put_ab(FILE *f, const comparison_result *r)
+{
+    int first = 1;
+    for (int i = 0; i < r->nrows; i++) {
+        const comparison_row *row = &r->rows[i];
+        if (row->outcome != COMPARISON_DECIDED || !row->against.commit[0])
+            continue;
+        fprintf(f, "%s- `%s` %s: against %.12s, ", first ? "\nA/B (side A the commit, side B this build):\n\n" : "",
+                row->runner, row->shape, row->against.commit);
+        put_inline(f, row->against.why);
+        fprintf(f, "; %d + %d processes", row->against.processes[0], row->against.processes[1]);
+        if (row->drift_note[0]) {
+            fputs("; ", f);
+            put_inline(f, row->drift_note);
+        }
+        fputc('\n', f);
+        first = 0;
+    }
+}
+
+/* The counts, the reasons, the A/B rows, what failed, the skips, the
+ * unchecked timings. */
 static void put_footer(FILE *f, const comparison_result *r)
 {
     char counts[512];
     compare_report_counts_line(r, counts, sizeof counts);
     fprintf(f, "\n%s.\n", counts);
     put_reasons(f, r);
+    put_ab(f, r);
     put_list(f, r, "\nWrong (results differ from the reference: fix the numerics first):\n\n", COMPARISON_WRONG);
     put_list(f, r, "\nFailed (an error of the tool or the machine):\n\n", COMPARISON_ERROR);
     put_list(f, r, "\nNot compared here:\n\n", COMPARISON_SKIPPED);

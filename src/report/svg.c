@@ -11,7 +11,8 @@
 #include <string.h>
 
 #define SVG_WIDTH 1000
-#define SVG_HEADER 96
+#define SVG_HEADER 116 /* the legend and the counts */
+#define SVG_LINE 16   /* a line of the list of rows not decided */
 #define SVG_PANEL 100
 #define PLOT_X0 430.0 /* left of it: the caption, and the boxes' labels */
 #define PLOT_X1 980.0
@@ -207,14 +208,37 @@ static void draw_legend(FILE *f, const comparison_result *r, int height)
     fprintf(f, "<rect x=\"80\" y=\"80\" width=\"12\" height=\"8\" fill=\"%s\" fill-opacity=\"0.35\" "
                "stroke=\"%s\"/>\n", COLOR_CUR, COLOR_CUR);
     put_text(f, 96, 88, "font-size=\"10\"", "current");
+    char counts[512];
+    compare_report_counts_line(r, counts, sizeof counts);
+    put_text(f, 10, 106, "font-weight=\"bold\"", counts);
+}
+
+/* Below the panels: every row not decided (WRONG, ERROR, not compared
+ * here) with its reason, so a failed run never plots as a clean one. */
+static void draw_undecided(FILE *f, const comparison_result *r, double y)
+{
+    static const char *const word[] = {[COMPARISON_SKIPPED] = "NOT COMPARED", [COMPARISON_WRONG] = "WRONG",
+                                       [COMPARISON_ERROR] = "ERROR"};
+    for (int i = 0; i < r->nrows; i++) {
+        const comparison_row *row = &r->rows[i];
+        if (row->outcome == COMPARISON_DECIDED)
+            continue;
+        char line[COMPARISON_REASON_MAX + 160];
+        snprintf(line, sizeof line, "%s %s %s: %s", word[row->outcome], row->runner, row->shape, row->reason);
+        put_text(f, 10, y += SVG_LINE, row->outcome == COMPARISON_SKIPPED ? "fill=\"#444\"" : "fill=\"#c0392b\"",
+                 line);
+    }
 }
 
 static void put_svg(FILE *f, const comparison_result *r)
 {
-    int panels = 0;
-    for (int i = 0; i < r->nrows; i++)
+    int panels = 0, undecided = 0;
+    for (int i = 0; i < r->nrows; i++) {
         panels += 2 * (r->rows[i].outcome == COMPARISON_DECIDED);
-    draw_legend(f, r, SVG_HEADER + (panels ? panels : 1) * SVG_PANEL);
+        undecided += r->rows[i].outcome != COMPARISON_DECIDED;
+    }
+    const int bottom = SVG_HEADER + (panels ? panels : 1) * SVG_PANEL;
+    draw_legend(f, r, bottom + (undecided + 1) * SVG_LINE);
     for (int i = 0, k = 0; i < r->nrows; i++)
         for (int b = 0; b < 2 && r->rows[i].outcome == COMPARISON_DECIDED; b++, k++) {
             const comparison_phase ph = comparison_row_phase(&r->rows[i], b);
@@ -222,6 +246,7 @@ static void put_svg(FILE *f, const comparison_result *r)
         }
     if (!panels)
         put_text(f, 10, SVG_HEADER + 40, "fill=\"#444\"", "nothing was decided (see the entries not compared, or failed)");
+    draw_undecided(f, r, bottom);
     fputs("</svg>\n", f);
 }
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/paths.h"
@@ -205,6 +206,12 @@ int test_cli_output_paths(void)
     CHECK(path_check_writable_file(path, &err) == LC_BAD_INPUT, "a file under a file");
     CHECK(path_check_writable_file(dir, &err) == LC_BAD_INPUT, "a directory as a file");
     CHECK(path_check_writable_dir("/proc/x/y", 1, &err) == LC_BAD_INPUT, "/proc");
+    /* a device or FIFO would be replaced by the rename, not written to */
+    CHECK(path_check_writable_file("/dev/null", &err) == LC_BAD_INPUT && strstr(err.msg, "not a regular file"),
+          "/dev/null: %s", err.msg);
+    snprintf(path, sizeof path, "%s/fifo", dir);
+    CHECK(mkfifo(path, 0600) == 0 && path_check_writable_file(path, &err) == LC_BAD_INPUT, "a FIFO: %s", err.msg);
+    unlink(path);
     unlink(file);
     /* --dump "" was <empty>/cpu: the root directory */
     cli_options o;

@@ -53,7 +53,9 @@ static void fixed_result(comparison_result *r)
     comparison_add_skipped(r, "ref", "s20-l1-i128-h128-b16", "not in the perf matrix");
     comparison_add_failed(r, "wrongish", "s4-l1-i5-h8-b2", COMPARISON_WRONG,
                           "FAIL wrongish: 1 of 9 tensors out of tolerance", "wrongish is wrong, not slow");
-    comparison_add_failed(r, "broken", "s4-l1-i5-h8-b2", COMPARISON_ERROR, "its process sent no result", NULL);
+    /* an error's row drops a detail: an error is no verdict on the runner */
+    comparison_add_failed(r, "broken", "s4-l1-i5-h8-b2", COMPARISON_ERROR, "its process sent no result",
+                          "broken is wrong, not slow");
 }
 
 static char *read_text(const char *path)
@@ -123,8 +125,8 @@ int test_report_markdown_rows(void)
         CHECK(strstr(md, rows[i]), "row %zu as expected: %s\nin:\n%s", i, rows[i], md);
     CHECK(count(md, "\n| `") == 4, "4 rows, no more:\n%s", md);
     CHECK(strstr(md, "1 slower, 1 faster, 1 same, 1 inconclusive (forward and backward counted apart); "
-                     "1 not compared here; 1 wrong results; 1 errors."), "the counts:\n%s", md);
-    CHECK(count(md, "\n- `") == 6, "a reason for each verdict but SAME, the skip, the wrong and the error:\n%s", md);
+                     "1 not compared here, 1 with wrong results, 1 failed with an error."), "the counts:\n%s", md);
+    CHECK(count(md, "\n- `") == 7, "a reason for each verdict but SAME, the A/B row, the skip, the wrong and the error:\n%s", md);
     CHECK(strstr(md, "straddles \\| the minimum"), "a '|' in a reason is escaped:\n%s", md);
     comparison_free(&r);
     remove_out(&out);
@@ -309,10 +311,13 @@ static int phase_disagrees(const printed *p, const cJSON *doc, const comparison_
     return 0;
 }
 
-/* A row not decided in every printer: its reason, where it belongs. */
+/* A row not decided in every printer: its reason (and a WRONG row's
+ * detail), where it belongs. */
 static int undecided_disagrees(const printed *p, const cJSON *doc, const comparison_row *row, char *why, size_t n)
 {
-    char head[256], line[4096];
+    static const char *const svg_word[] = {[COMPARISON_SKIPPED] = "NOT COMPARED", [COMPARISON_WRONG] = "WRONG",
+                                           [COMPARISON_ERROR] = "ERROR"};
+    char head[2048], line[4096];
     if (row->outcome == COMPARISON_SKIPPED)
         snprintf(head, sizeof head, "SKIP %s %s: %s", row->runner, row->shape, row->reason);
     else if (row->outcome == COMPARISON_WRONG)
@@ -325,8 +330,13 @@ static int undecided_disagrees(const printed *p, const cJSON *doc, const compari
     if (!strstr(p->md, head))
         return snprintf(why, n, "markdown: no item '%s'", head), 1;
     const cJSON *e = json_row(doc, row->outcome == COMPARISON_SKIPPED ? "skipped" : "failed", row);
-    if (!e || strcmp(json_str(e, "reason"), row->reason))
-        return snprintf(why, n, "json: %s %s not listed with its reason", row->runner, row->shape), 1;
+    if (!e || strcmp(json_str(e, "reason"), row->reason) || strcmp(json_str(e, "detail"), row->detail))
+        return snprintf(why, n, "json: %s %s not listed with its reason and detail", row->runner, row->shape), 1;
+    snprintf(head, sizeof head, ">%s %s %s: %s</text>", svg_word[row->outcome], row->runner, row->shape, row->reason);
+    if (!strstr(p->svg, head))
+        return snprintf(why, n, "svg: no line '%s'", head), 1;
+    if (row->detail[0] && !(strstr(p->text, row->detail) && strstr(p->md, row->detail)))
+        return snprintf(why, n, "table or markdown: no detail '%s'", row->detail), 1;
     return 0;
 }
 
@@ -352,8 +362,8 @@ static int printers_agree(const comparison_result *r, const printed *p, char *wh
     const cJSON *jc = cJSON_GetObjectItemCaseSensitive(doc, "counts");
     const cJSON *slower = cJSON_GetObjectItemCaseSensitive(jc, "slower");
     const cJSON *same = cJSON_GetObjectItemCaseSensitive(jc, "same");
-    if (!bad && (!strstr(p->text, counts) || !strstr(p->md, counts)))
-        bad = 1, snprintf(why, n, "the counts '%s' are not in the table and the markdown", counts);
+    if (!bad && (!strstr(p->text, counts) || !strstr(p->md, counts) || !strstr(p->svg, counts)))
+        bad = 1, snprintf(why, n, "the counts '%s' are not in the table, the markdown and the plot", counts);
     if (!bad && (!cJSON_IsNumber(slower) || slower->valueint != c.phases[VERDICT_SLOWER] || !cJSON_IsNumber(same) ||
                  same->valueint != c.phases[VERDICT_SAME]))
         bad = 1, snprintf(why, n, "the JSON's counts differ from the value's");
@@ -371,6 +381,8 @@ int test_report_printers_agree(void)
     print_all(&r, &p);
     char why[512] = "";
     CHECK(printers_agree(&r, &p, why, sizeof why) == r.nrows, "%s", why);
+    CHECK(!r.rows[4].detail[0] && !strstr(p.json, "broken is wrong") && !strstr(p.md, "broken is wrong"),
+          "an error's row carries no advice for a wrong runner");
     /* the check can fail: a verdict changed in one printer's text, or an empty result */
     char *at = strstr(p.md, "| SAME |");
     CHECK(at, "the markdown's SAME cell");
