@@ -165,7 +165,7 @@ static lc_status update_item(update_run *ur, const work_item *it)
     lc_error err = {{0}};
     lstm_shape_format(&it->shape, LSTM_SHAPE_TAG, j.tag, sizeof j.tag);
     if (!(j.ctx = numerics_cache_get(&ur->contexts, &it->shape, ur->o->seed, &err)))
-        return cmd_fail(NULL, LC_BAD_INPUT, "%s", err.msg);
+        return cmd_fail(ur->o, LC_BAD_INPUT, "%s", err.msg);
     update_job_run(&j);
     if (j.rc)
         return job_not_measured(&j);
@@ -226,13 +226,13 @@ lc_status baseline_update_items(const cli_options *o, lc_device device, const ch
     lc_error err = {{0}};
     lc_status rc = record_commit(LSTMCHECK_SOURCE_DIR, o->allow_dirty, ur.commit, &ur.reproducible, &err);
     if (rc)
-        return cmd_fail(NULL, rc, "%s", err.msg);
+        return cmd_fail(o, rc, "%s", err.msg);
     if ((rc = open_for_update(o, device, dir, &f)))
         return rc;
     baseline_settings_from(o, device, &ur.settings);
     if (!(ur.fresh = calloc((size_t)n, sizeof *ur.fresh))) {
         baseline_free(&f.b);
-        return cmd_fail(NULL, LC_ERROR, "out of host memory");
+        return cmd_fail(o, LC_ERROR, "out of host memory");
     }
     int tried;
     const lc_status measured = update_all(&ur, items, n, &tried);

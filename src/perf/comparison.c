@@ -92,7 +92,6 @@ void comparison_count(const comparison_result *r, comparison_counts *c)
         case COMPARISON_WRONG: c->wrong++; break;
         case COMPARISON_ERROR: c->errors++; break;
         case COMPARISON_DECIDED:
-            c->decided++;
             c->phases[row->cmp.fwd.kind]++;
             c->phases[row->cmp.bwd.kind]++;
             c->undecided += perf_overall(&row->cmp) == VERDICT_INCONCLUSIVE;

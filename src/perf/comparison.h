@@ -69,7 +69,7 @@ typedef struct comparison_result {
  * rows not decided here (skipped, or a phase INCONCLUSIVE); rows failed. */
 typedef struct comparison_counts {
     int phases[4];      /* indexed by verdict_kind */
-    int decided, skipped, wrong, errors;
+    int skipped, wrong, errors;
     int undecided;      /* skipped rows + decided rows with an INCONCLUSIVE phase */
     int faster_rows;    /* decided rows with a FASTER phase: an update is due */
 } comparison_counts;

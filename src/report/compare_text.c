@@ -12,15 +12,16 @@ void compare_report_counts_line(const comparison_result *r, char *buf, size_t n)
     comparison_counts c;
     comparison_count(r, &c);
     snprintf(buf, n, "%d slower, %d faster, %d same, %d inconclusive (forward and backward counted apart); "
-             "%d not compared here, %d with wrong results, %d failed with an error", c.phases[VERDICT_SLOWER], c.phases[VERDICT_FASTER],
-             c.phases[VERDICT_SAME], c.phases[VERDICT_INCONCLUSIVE], c.skipped, c.wrong, c.errors);
+             "%d not compared here, %d with wrong results, %d failed with an error", c.phases[VERDICT_SLOWER],
+             c.phases[VERDICT_FASTER], c.phases[VERDICT_SAME], c.phases[VERDICT_INCONCLUSIVE], c.skipped, c.wrong,
+             c.errors);
 }
 
 void compare_report_begin(FILE *f, const comparison_result *r)
 {
     if (!r->ab_asked && !r->baseline_entries)
         fprintf(f, "no baseline for this machine (%s) at %s: comparing A/B against the commit of the newest "
-               "committed %s baseline\n", r->machine, r->baseline, r->device);
+                "committed %s baseline\n", r->machine, r->baseline, r->device);
     fprintf(f, "%-16s %-22s %-4s %9s %9s %8s %8s %16s %6s %-12s %s\n", "runner", "shape", "", "base_ms", "now_ms",
             "raw", "change", "interval", "min", "verdict", "why");
     fflush(f);

@@ -245,7 +245,7 @@ static void put_svg(FILE *f, const comparison_result *r)
             draw_panel(f, &r->rows[i], &ph, SVG_HEADER + k * SVG_PANEL);
         }
     if (!panels)
-        put_text(f, 10, SVG_HEADER + 40, "fill=\"#444\"", "nothing was decided (see the entries not compared, or failed)");
+        put_text(f, 10, SVG_HEADER + 40, "fill=\"#444\"", "nothing was decided (see the lines below)");
     draw_undecided(f, r, bottom);
     fputs("</svg>\n", f);
 }

@@ -126,7 +126,8 @@ int test_report_markdown_rows(void)
     CHECK(count(md, "\n| `") == 4, "4 rows, no more:\n%s", md);
     CHECK(strstr(md, "1 slower, 1 faster, 1 same, 1 inconclusive (forward and backward counted apart); "
                      "1 not compared here, 1 with wrong results, 1 failed with an error."), "the counts:\n%s", md);
-    CHECK(count(md, "\n- `") == 7, "a reason for each verdict but SAME, the A/B row, the skip, the wrong and the error:\n%s", md);
+    CHECK(count(md, "\n- `") == 7, "a reason for each verdict but SAME, the A/B row, the skip, the wrong and "
+          "the error:\n%s", md);
     CHECK(strstr(md, "straddles \\| the minimum"), "a '|' in a reason is escaped:\n%s", md);
     comparison_free(&r);
     remove_out(&out);
