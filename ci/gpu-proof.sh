@@ -408,7 +408,7 @@ step_baselines() {
     "$BUILD/lstmcheck" baseline update --device cuda --rnns $PERF_GPU_RUNNERS --shape-set "$set" --keep-going \
       --no-progress --baseline-dir "$OUT/baselines"
     r_rc=$?
-    (( r_rc != 0 )) && rc=1 # 1: a runner failed (said above); 2: refused (e.g. a dirty tree); 3: nothing measured
+    (( r_rc != 0 )) && rc=1 # 1: a runner wrong, 4: its error (said above); 2: refused (e.g. a dirty tree); 3: nothing measured
   done
   ls "$OUT"/baselines/*.json || { echo "no baseline file written"; return 1; }
   return $rc

@@ -5,7 +5,9 @@
 #   2. the CPU part under ASan+UBSan, ctest -L "unit|numerics" (ci/sanitize.sh);
 #   3. the libFuzzer targets for a bounded time (ci/fuzz.sh, clang).
 # Each step runs even when one before failed; any failure fails the command.
-# GPU tests report skipped on machines without a CUDA device.
+# GPU tests report skipped on machines without a CUDA device; the command ends
+# with every skipped test of step 1 and its reason (ci/skipped_tests.py), which
+# CTest's own summary does not show.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
@@ -21,11 +23,16 @@ step() { # NAME COMMAND...: runs it, says how long it took
 # (set -e does not apply inside a command run under ||: steps chain with &&)
 main() {
   # one run, so one summary line; perf tests are RUN_SERIAL (nothing runs beside them)
-  "$root/ci/build.sh" && (cd "$build" && ctest --output-on-failure -j"$(nproc)" "$@")
+  rm -f "$junit"
+  "$root/ci/build.sh" && (cd "$build" && ctest --output-on-failure -j"$(nproc)" --output-junit "$junit" "$@")
 }
+junit=$build/Testing/ctest-junit.xml
 step "build and test" main "$@"
 step "sanitizers" "$root/ci/sanitize.sh"
 step "fuzz" "$root/ci/fuzz.sh"
+if [ -f "$junit" ]; then
+  python3 "$root/ci/skipped_tests.py" "$junit" || echo "(the skipped tests could not be listed from $junit)"
+fi
 if [ ${#failed[@]} -gt 0 ]; then
   echo "FAILED: ${failed[*]}"
   exit 1

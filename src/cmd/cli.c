@@ -230,7 +230,7 @@ static const cli_flag flags[] = {
     {"allow-dirty", "--allow-dirty", FLAG_SWITCH, F(allow_dirty), 1, 0, NULL, 0, "baseline:update",
      "update: record uncommitted changes to src/, kernels/, CMakeLists.txt (marked not reproducible)", NULL},
     {"keep-going", "--keep-going", FLAG_SWITCH, F(keep_going), 1, 0, NULL, 0, "baseline:update",
-     "update: record the runners that pass and measure, report the others (exit 1)", NULL},
+     "update: record the runners that pass and measure, report the others (exit 1 or 4)", NULL},
     {"tool", "--tool T", FLAG_CHOICE, F(tool), 0, 0, "nsys ncu none", 0, "profile",
      "run under an external profiler: nsys, ncu or none (default none)", NULL},
     {"out-dir", "--out-dir DIR", FLAG_TEXT, F(out_dir), 0, 0, NULL, MARK_OUT_DIR, "profile",
@@ -260,9 +260,7 @@ static const cli_command commands[] = {
      "Times are milliseconds on every device. The table goes to stderr.\n"},
     {"check", "check [flags]", "the numerics gate alone: exit 0 only if every runner passes",
      "Runs each runner once (forward and backward) on seeded inputs and compares every\n"
-     "output and gradient with the reference (tolerance rule: docs/tolerance.md).\n"
-     "Exit 0: all passed; 1: a runner failed or errored; 3: none failed but some\n"
-     "could not run here (skipped).\n"},
+     "output and gradient with the reference (tolerance rule: docs/tolerance.md).\n"},
     {"list", "list [flags]", "the runners, what they support, and whether they can run here", ""},
     {"baseline", "baseline update|show|compare [flags]",
      "update | show | compare timings against committed per-machine baselines",
@@ -270,9 +268,7 @@ static const cli_command commands[] = {
      "  show     print the baseline entries of this machine\n"
      "  compare  measure now and give the verdict against the baseline (as ctest -L perf);\n"
      "           without a baseline entry here, A/B against the commit of the newest\n"
-     "           committed baseline of the device (docs/perf.md)\n"
-     "Exit: 0 all SAME or FASTER; 1 SLOWER, or numerics failed; 2 bad input or an\n"
-     "unusable baseline file; 3 not comparable here, or INCONCLUSIVE within the budget.\n"},
+     "           committed baseline of the device (docs/perf.md)\n"},
     {"profile", "profile [flags]", "run runners under nsys/ncu or with a built-in trace", ""},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -1070,6 +1066,15 @@ static void append(size_t *used, const char *fmt, const char *a, const char *b)
         *used += (size_t)snprintf(usage_text + *used, sizeof usage_text - *used, fmt, a, b);
 }
 
+/* Every help ends with the exit codes, as base/status.def gives them. */
+static const char *exit_codes(size_t *used)
+{
+    char codes[1024];
+    lc_status_exit_codes_text(codes, sizeof codes);
+    append(used, "%s%s", "\n", codes);
+    return usage_text;
+}
+
 const char *cli_usage(const char *command)
 {
     char subs[64];
@@ -1083,7 +1088,7 @@ const char *cli_usage(const char *command)
         for (size_t i = 0; i < NCOMMANDS; i++)
             append(&used, "  %-9s %s\n", commands[i].name, commands[i].summary);
         append(&used, "%s%s", "\nRun 'lstmcheck <command> --help' for its flags.\n", "");
-        return usage_text;
+        return exit_codes(&used);
     }
     append(&used, "usage: lstmcheck %s\n%s\n", c->synopsis, c->summary);
     for (size_t k = 0; k < NFLAGS; k++)
@@ -1091,5 +1096,5 @@ const char *cli_usage(const char *command)
             append(&used, "  %-26s %s\n", flags[k].shown, flags[k].help);
     append(&used, "%s%s", "Flags also take camelCase (--seqLength), kebab-case (--seq-length) and snake_case "
                           "(--seq_length).\n", c->notes);
-    return usage_text;
+    return exit_codes(&used);
 }

@@ -132,7 +132,10 @@ static void compare_ab(compare_run *cr, const work_item *it, const char *tag, co
         snprintf(reason, sizeof reason, "cannot compare here: %s", err.msg);
         ab_skipped(cr, it, tag, drift_note, reason);
     } else if (st != LC_OK) {
-        failed(cr, it, tag, COMPARISON_ERROR, err.msg, NULL);
+        char detail[256];
+        comparison_wrong_detail(it->runner->name, 1, detail, sizeof detail);
+        failed(cr, it, tag, st == LC_FAILED ? COMPARISON_WRONG : COMPARISON_ERROR, err.msg,
+               st == LC_FAILED ? detail : NULL);
     } else {
         runner_timing_unchecked(it->runner, &it->shape, ab.cmp.unchecked, sizeof ab.cmp.unchecked);
         shown(cr, comparison_add_decided(&cr->result, it->runner->name, tag, &ab.cmp, &ab, &against, drift_note));
@@ -257,7 +260,7 @@ lc_status baseline_compare_items(const cli_options *o, lc_device device, const c
     rc = comparison_status(&cr.result);
     lc_error err = {{0}};
     if (compare_report_write(&cr.result, o->markdown_path, o->plot_path, &err))
-        rc = cmd_fail(NULL, LC_FAILED, "%s", err.msg); /* stdout may hold the JSON already: said on stderr alone */
+        rc = cmd_fail(NULL, LC_ERROR, "%s", err.msg); /* stdout may hold the JSON already: said on stderr alone */
     comparison_free(&cr.result);
     numerics_cache_free(&cr.contexts);
     baseline_free(&f.b);

@@ -206,15 +206,15 @@ static lc_status open_for_update(const cli_options *o, lc_device device, const c
 }
 
 /* Every item, in order: without --keep-going the first that fails stops
- * the update with nothing written. The worst status so far: bad input,
- * then an error or a failure, then "not here now". */
+ * the update with nothing written, and bad input stops it anyway. The
+ * worst status so far (lc_status_worse). */
 static lc_status update_all(update_run *ur, work_item *items, int n, int *tried)
 {
     lc_status rc = LC_OK;
     for (*tried = 0; *tried < n && rc != LC_BAD_INPUT && (!rc || ur->o->keep_going); ++*tried) {
         const lc_status item = update_item(ur, &items[*tried]);
         ur->failed += item != LC_OK;
-        rc = item == LC_BAD_INPUT || !rc || (rc == LC_UNSUPPORTED && item) ? item : rc;
+        rc = lc_status_worse(rc, item);
     }
     return rc;
 }

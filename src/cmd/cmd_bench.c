@@ -211,7 +211,8 @@ typedef struct bench_run {
     cli_options o;
     session s;
     bench_entry *entries; /* one per session runner */
-    int n, failed, skipped;
+    int n;
+    lc_status status;     /* the worst so far (lc_status_worse): the exit status */
     prof_session prof_storage;
     prof_session *prof;   /* --trace: &prof_storage, else NULL */
     double budget;        /* seconds per runner, 0: none */
@@ -222,7 +223,8 @@ typedef struct bench_run {
 static void bench_report(bench_run *run, const bench_job *j)
 {
     const bench_entry *e = j->e;
-    run->failed += j->trace_failed;
+    if (j->trace_failed)
+        run->status = lc_status_worse(run->status, LC_ERROR);
     if (e->gate.status != LC_OK) {
         char line[1024];
         gate_format_summary(e->runner, &e->gate, line, sizeof line);
@@ -231,13 +233,12 @@ static void bench_report(bench_run *run, const bench_job *j)
                            : e->gate.status == LC_FAILED && e->gate.reason[0] ? " (its times are discarded)"
                                                                               : " (not timed)";
         fprintf(stderr, "%s%s\n", line, what);
-        if (e->gate.status == LC_UNSUPPORTED) run->skipped++;
-        else run->failed++;
+        run->status = lc_status_worse(run->status, e->gate.status);
         return;
     }
     if (!e->timed) {
         fprintf(stderr, "ERROR %s: %s (not timed)\n", e->runner->name, e->error);
-        run->failed++;
+        run->status = lc_status_worse(run->status, LC_ERROR);
         return;
     }
     report_table_row(stderr, run->o.sep, e, run->prof != NULL);
@@ -325,10 +326,10 @@ static lc_status bench_setup(bench_run *run, const cli_options *o_in)
         return cmd_fail(o, rc, "%s", err.msg);
     run->entries = calloc((size_t)run->s.nrunners, sizeof *run->entries);
     if (!run->entries)
-        return cmd_fail(o, LC_FAILED, "out of host memory");
+        return cmd_fail(o, LC_ERROR, "out of host memory");
     if (o->trace_path) {
         if (prof_begin(&run->prof_storage, run->s.device, 1, 1, &err))
-            return cmd_fail(o, LC_FAILED, "--trace: %s", err.msg);
+            return cmd_fail(o, LC_ERROR, "--trace: %s", err.msg);
         run->prof = &run->prof_storage;
     }
     run->budget = o->time_budget_s >= 0 ? o->time_budget_s
@@ -344,7 +345,7 @@ static void bench_outputs(bench_run *run)
     if (run->prof) {
         if (prof_finish(run->prof, run->o.trace_path, &err)) {
             fprintf(stderr, "lstmcheck: --trace: %s\n", err.msg);
-            run->failed++;
+            run->status = lc_status_worse(run->status, LC_ERROR);
         } else {
             fprintf(stderr, "lstmcheck bench: wrote %s (%zu events)\n", run->o.trace_path,
                     trace_count(run->prof->trace));
@@ -353,7 +354,7 @@ static void bench_outputs(bench_run *run)
     const report_run info = {.shape = run->o.shape, .seed = run->o.seed, .device = run->s.device};
     if (report_json(stdout, run->o.print_json, run->entries, run->n, &info)) {
         fprintf(stderr, "lstmcheck: out of host memory for the JSON output\n");
-        run->failed++;
+        run->status = lc_status_worse(run->status, LC_ERROR);
     }
 }
 
@@ -378,7 +379,7 @@ lc_status cmd_bench(const cli_options *o_in)
         bench_variable_group(&run);
     fprintf(stderr, "\n");
     bench_outputs(&run);
-    rc = run.failed ? LC_FAILED : run.skipped ? LC_UNSUPPORTED : LC_OK;
+    rc = run.status;
 out:
     bench_free(&run);
     return rc;

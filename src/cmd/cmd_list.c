@@ -14,7 +14,7 @@ lc_status cmd_list(const cli_options *o)
     lc_error err = {{0}};
     if (registry_validate(lstm_runners, &err)) {
         fprintf(stderr, "lstmcheck: runner table is broken: %s\n", err.msg);
-        return LC_FAILED;
+        return LC_ERROR;
     }
     if (!o->names_only)
         printf("%-*s %-5s %-12s %-7s %-7s %-8s %-7s %-9s %s\n", LIST_NAME_WIDTH, "name", "dev", "model", "layers", "varlen",

@@ -124,10 +124,9 @@ static lc_status make_out_dir(const cli_options *o)
     return LC_ERROR;
 }
 
-/* Run the profiler and wait: the child's exit code (its own codes: 1
- * failed, 2 bad input, 3 skipped), or -1 after saying how the profiler
- * failed. */
-static int spawn_and_wait(const cli_line *a, const char *tool)
+/* Run the profiler and wait: what the lstmcheck it ran said (its exit code,
+ * passed through), or LC_ERROR after saying how the profiler failed. */
+static lc_status spawn_and_wait(const cli_line *a, const char *tool)
 {
     fprintf(stderr, "[system]");
     for (int i = 0; i < a->n; i++)
@@ -140,16 +139,15 @@ static int spawn_and_wait(const cli_line *a, const char *tool)
     const int code = proc_run(a->words, &io, &err);
     if (code < 0) {
         fprintf(stderr, "lstmcheck: %s: %s\n", tool, err.msg);
-        return -1;
+        return LC_ERROR;
     }
-    if (code != LC_OK && code != LC_FAILED && code != LC_BAD_INPUT && code != LC_UNSUPPORTED) {
+    const lc_status said = lc_status_from_exit_code(code);
+    if (lc_status_exit_code(said) != code) /* none of ours: the profiler's own */
         fprintf(stderr, "lstmcheck: %s exited with status %d\n", tool, code);
-        return -1;
-    }
-    return code;
+    return said;
 }
 
-static int run_external(const cli_options *o, const session *s, const char *tool_path)
+static lc_status run_external(const cli_options *o, const session *s, const char *tool_path)
 {
     lc_error err = {{0}};
     const int nsys = !strcmp(o->tool, "nsys");
@@ -162,7 +160,7 @@ static int run_external(const cli_options *o, const session *s, const char *tool
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
     if (len <= 0) {
         fprintf(stderr, "lstmcheck: cannot find this program through /proc/self/exe: %s\n", strerror(errno));
-        return LC_FAILED;
+        return LC_ERROR;
     }
     self[len] = '\0';
     cli_line a = {0};
@@ -176,17 +174,15 @@ static int run_external(const cli_options *o, const session *s, const char *tool
         cli_line_free(&a);
         return rc;
     }
-    const int code = spawn_and_wait(&a, o->tool);
+    const lc_status said = spawn_and_wait(&a, o->tool);
     cli_line_free(&a);
-    if (code < 0)
-        return LC_FAILED;
     if (access(out, F_OK) == 0)
         fprintf(stderr, "lstmcheck profile: wrote %s\n", out);
-    else if (code == LC_OK) {
+    else if (said == LC_OK) {
         fprintf(stderr, "lstmcheck: %s finished but %s is missing\n", o->tool, out);
-        return LC_FAILED;
+        return LC_ERROR;
     }
-    return code;
+    return said;
 }
 
 /* ---- the runs themselves ---- */
@@ -259,7 +255,8 @@ typedef struct profile_run {
     const cli_options *o;
     const session *s;
     prof_session prof;
-    int done, failed, skipped;
+    int done;
+    lc_status status;  /* the worst so far (lc_status_worse): the exit status */
     int fatal;         /* the profiling layer failed: stop */
     lc_error fatal_err;
 } profile_run;
@@ -279,8 +276,7 @@ static int profile_gate(profile_run *run, const runner_ops *r, numerics_context 
     char line[1024];
     gate_format_summary(r, &rep, line, sizeof line);
     fprintf(stderr, "%s%s\n", line, rep.status == LC_UNSUPPORTED ? "" : " (not profiled)");
-    if (rep.status == LC_UNSUPPORTED) run->skipped++;
-    else run->failed++;
+    run->status = lc_status_worse(run->status, rep.status);
     return 1;
 }
 
@@ -293,7 +289,7 @@ static void profile_runner(profile_run *run, const runner_ops *r, numerics_conte
     lc_error err = {{0}};
     if (numerics_context_timed(ctx, r, &p, &expected, &err)) { /* the gate made the reference; this may draw */
         fprintf(stderr, "ERROR %s: %s\n", r->name, err.msg);
-        run->failed++;
+        run->status = lc_status_worse(run->status, LC_ERROR);
         return;
     }
     harness_config cfg = {
@@ -319,7 +315,7 @@ static void profile_runner(profile_run *run, const runner_ops *r, numerics_conte
             fprintf(stderr, "%s (not profiled)\n", err.msg);
         else
             fprintf(stderr, "ERROR %s: %s\n", r->name, err.msg);
-        run->failed++;
+        run->status = lc_status_worse(run->status, rc == LC_FAILED ? LC_FAILED : LC_ERROR);
     } else {
         table_row(r, &res, &st);
     }
@@ -361,7 +357,7 @@ static lc_status profile_groups(profile_run *run)
         return LC_OK;
     if (numerics_context_init(&ctx, &run->s->vl_shape, o->seed, run->s->vl_lengths, &err)) {
         fprintf(stderr, "lstmcheck: %s\n", err.msg);
-        run->failed++;
+        run->status = lc_status_worse(run->status, LC_ERROR);
         return LC_OK;
     }
     profile_group(run, RUNNER_GROUP_VL_LSTM, &ctx);
@@ -382,19 +378,19 @@ static void run_header(const profile_run *run, const char *trace_path)
     table_header();
 }
 
-static int run_here(const cli_options *o, const session *s, const char *trace_path)
+static lc_status run_here(const cli_options *o, const session *s, const char *trace_path)
 {
     profile_run run = {.o = o, .s = s};
     lc_error err = {{0}};
     if (prof_begin(&run.prof, s->device, trace_path != NULL, 1, &err)) {
         fprintf(stderr, "lstmcheck: %s\n", err.msg);
-        return LC_FAILED;
+        return LC_ERROR;
     }
     run_header(&run, trace_path);
     lc_status rc = profile_groups(&run);
     if (rc)
         goto out;
-    rc = LC_FAILED;
+    rc = LC_ERROR;
     if (run.fatal) {
         fprintf(stderr, "lstmcheck: profiling: %s\n", run.fatal_err.msg);
         goto out;
@@ -406,7 +402,7 @@ static int run_here(const cli_options *o, const session *s, const char *trace_pa
     if (trace_path)
         fprintf(stderr, "lstmcheck profile: wrote %s (%zu events%s)\n", trace_path, trace_count(run.prof.trace),
                 trace_dropped(run.prof.trace) ? ", some records dropped" : "");
-    rc = run.failed ? LC_FAILED : run.skipped ? LC_UNSUPPORTED : LC_OK;
+    rc = run.status;
 out:
     prof_free(&run.prof);
     return rc;

@@ -1,5 +1,6 @@
 /* The commands of lstmcheck; each prints its own one-line errors and returns
- * how it ended, which main() turns into the process's exit code. */
+ * how it ended, which main() turns into the process's exit code
+ * (base/status.h: lc_status_exit_code). */
 #ifndef LSTMCHECK_COMMANDS_H
 #define LSTMCHECK_COMMANDS_H
 
@@ -25,10 +26,6 @@ lc_status cmd_fail(const cli_options *o, lc_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-
-/* The process exit code of a command that ended so (base/status.def):
- * 0 ok; 1 failed or error; 2 bad input; 3 could not run or compare here. */
-int lc_exit_code(lc_status s);
 
 #ifdef __cplusplus
 }

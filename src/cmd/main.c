@@ -15,7 +15,7 @@ static int finish(cli_options *o, lc_status rc)
 {
     cli_free(o);
     proc_own_output_done(); /* a plugin's exit handlers run after this */
-    return lc_exit_code(rc);
+    return lc_status_exit_code(rc);
 }
 
 static lc_status load_plugins(const cli_options *o)
@@ -38,14 +38,14 @@ int main(int argc, char **argv)
     /* the test build (tests/perf: lstmcheck_faults) */
     if (lstm_faults_from_env(err.msg, sizeof err.msg)) {
         fprintf(stderr, "lstmcheck: %s\n", err.msg);
-        return lc_exit_code(LC_BAD_INPUT);
+        return lc_status_exit_code(LC_BAD_INPUT);
     }
 #endif
     lc_status rc = cli_parse(argc, argv, &o, &err);
     if (rc) {
         cmd_fail(&o, rc, "%s", err.msg);
         cli_free(&o);
-        return lc_exit_code(rc);
+        return lc_status_exit_code(rc);
     }
     if (o.help) {
         fputs(cli_usage(o.command), stdout);

@@ -89,18 +89,6 @@ static int read_side_entry(const char *dir, baseline_entry *e, lc_error *err)
     return 0;
 }
 
-/* The exit code of a side that could not measure here: the command
- * layer's for LC_UNSUPPORTED, read from the one table (base/status.def). */
-static int exit_unsupported(void)
-{
-    static const int codes[] = {
-#define LC_STATUS(NAME, name, exit_code) [LC_##NAME] = exit_code,
-#include "base/status.def"
-#undef LC_STATUS
-    };
-    return codes[LC_UNSUPPORTED];
-}
-
 /* Why a side's process stopped: its last line that says an error
  * ("lstmcheck: ..." on stderr, a gate's "WRONG ..." or "ERROR ..."), since
  * stdout's summary lines reach the log only at exit, after them; else its
@@ -125,7 +113,8 @@ static void side_reason(const char *log, char *buf, size_t n)
 
 /* One process of one side: its baseline entry, read from a scratch folder.
  * LC_OK; LC_UNSUPPORTED when the side could not measure here (exit 3: the
- * host's state, such as a noise beyond what a baseline holds); LC_ERROR. */
+ * host's state, such as a noise beyond what a baseline holds); LC_FAILED
+ * when side B's runner gave wrong results in its timed calls; LC_ERROR. */
 static lc_status run_side_process(ab_run *run, int side, baseline_entry *e, lc_error *err)
 {
     const char *tmp = getenv("TMPDIR");
@@ -145,13 +134,18 @@ static lc_status run_side_process(ab_run *run, int side, baseline_entry *e, lc_e
     char why[512];
     if (status > 0)
         side_reason(log, why, sizeof why);
-    if (status == exit_unsupported())
-        lc_error_set(err, "side %c (exit 3): %s", "AB"[side], why);
+    const lc_status said = status < 0 ? LC_ERROR : lc_status_from_exit_code(status);
+    if (said == LC_UNSUPPORTED)
+        lc_error_set(err, "side %c (exit %d): %s", "AB"[side], status, why);
     else if (status > 0)
         lc_error_set(err, "side %c (%s) exited %d: %s", "AB"[side], run->sides[side].exe, status, why);
     const int rc = status != 0 || read_side_entry(dir, e, err);
     proc_remove_dir(dir);
-    return status == exit_unsupported() ? LC_UNSUPPORTED : rc ? LC_ERROR : LC_OK;
+    /* this build's side B says a wrong runner apart from a broken one; side
+     * A's build may be older, where exit 1 said either */
+    if (said == LC_UNSUPPORTED || (said == LC_FAILED && side == 1))
+        return said;
+    return rc ? LC_ERROR : LC_OK;
 }
 
 /* A process's entry joins its side: its times pooled into acc (the report
@@ -244,14 +238,14 @@ static int append_normalized(const char *order, const double fwd[BLOCK], const d
 }
 
 /* The block's processes in order, their entries into e; LC_OK, or as
- * run_side_process (run->failure set on LC_ERROR). */
+ * run_side_process (run->failure set on LC_ERROR or LC_FAILED). */
 static lc_status run_block(ab_run *run, const char *order, baseline_entry e[BLOCK], lc_error *err)
 {
     for (int k = 0; k < BLOCK; k++) {
         const int side = order[k] == 'B';
         const lc_status st = run_side_process(run, side, &e[k], err);
-        if (st == LC_ERROR)
-            run->failure = side ? LC_ERROR : LC_UNSUPPORTED;
+        if (st == LC_ERROR || st == LC_FAILED)
+            run->failure = side ? st : LC_UNSUPPORTED;
         if (st)
             return st;
     }

@@ -46,7 +46,8 @@ typedef struct ab_outcome {
  * adds --baseline-dir (a scratch folder per process), --no-progress and a
  * side's --allow-dirty, so the words must not hold them.
  * LC_OK with out filled; LC_ERROR when side B (this build) failed to
- * measure, an error of this build; LC_UNSUPPORTED when side A failed or the
+ * measure, an error of this build (LC_FAILED when its runner's timed calls
+ * gave wrong results); LC_UNSUPPORTED when side A failed or the
  * sides cannot be compared (not decidable here). err says why.
  * A side that could not measure here (exit 3, "cannot run or compare here":
  * the host's state, such as a run-to-run noise beyond what a baseline

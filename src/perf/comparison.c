@@ -105,7 +105,9 @@ lc_status comparison_status(const comparison_result *r)
 {
     comparison_counts c;
     comparison_count(r, &c);
-    if (c.wrong || c.errors || c.phases[VERDICT_SLOWER] || r->incomplete)
+    if (c.errors || r->incomplete)
+        return LC_ERROR;
+    if (c.wrong || c.phases[VERDICT_SLOWER])
         return LC_FAILED;
     return c.undecided ? LC_UNSUPPORTED : LC_OK;
 }

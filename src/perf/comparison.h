@@ -90,8 +90,9 @@ int comparison_add_failed(comparison_result *r, const char *runner, const char *
                           const char *reason, const char *detail);
 
 void comparison_count(const comparison_result *r, comparison_counts *c);
-/* How the run ended: LC_FAILED when a row is wrong, slower or an error;
- * else LC_UNSUPPORTED when one is not decided here; else LC_OK. */
+/* How the run ended (base/status.def's ranks): LC_ERROR when a row failed
+ * with an error or one was lost; else LC_FAILED when one is wrong or
+ * SLOWER; else LC_UNSUPPORTED when one is not decided here; else LC_OK. */
 lc_status comparison_status(const comparison_result *r);
 
 /* "forward" / "backward" of a decided row: its verdict, its ms medians,

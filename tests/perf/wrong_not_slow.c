@@ -27,6 +27,6 @@ int main(int argc, char **argv)
     fflush(stdout);
     lc_status rc = cmd_baseline(&o);
     printf("baseline compare of a cpu runner without b_hh: exit %d (expected %d, numerics failed)\n",
-           lc_exit_code(rc), lc_exit_code(LC_FAILED));
+           lc_status_exit_code(rc), lc_status_exit_code(LC_FAILED));
     return rc == LC_FAILED ? 0 : 1;
 }

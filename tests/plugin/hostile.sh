@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Plugins that break the runner ABI's rules on the caller's memory, each a
-# runner's own ERROR (exit 1) that spoils nothing of lstmcheck's or of the
+# runner's own ERROR (exit 4) that spoils nothing of lstmcheck's or of the
 # runners after it (docs/plugins.md, "What a plugin cannot spoil"):
 #   unterminated    an error message with no NUL byte (forward, available):
 #                   one clean line, the message cut at its buffer's size
@@ -31,16 +31,16 @@ case $case_name in
 unterminated)
   u=$plugins/libunterminated.so
   line=$(cut_line unterminated:lstm "unterminated:lstm forward: ")
-  expect check 1 "$line" "PASS cpu" "1 passed, 1 failed" -- \
+  expect check 4 "$line" "PASS cpu" "1 passed, 0 failed, 0 skipped, 1 with an error" -- \
     "$lstmcheck" check --plugin "$u" --rnns unterminated:lstm cpu "${small[@]}"
-  expect check_in_process 1 "$line" "PASS cpu" "1 passed, 1 failed" -- \
+  expect check_in_process 4 "$line" "PASS cpu" "1 passed, 0 failed, 0 skipped, 1 with an error" -- \
     env LSTMCHECK_ISOLATE=0 "$lstmcheck" check --plugin "$u" --rnns unterminated:lstm cpu "${small[@]}"
-  expect bench 1 "$line (not timed)" -- \
+  expect bench 4 "$line (not timed)" -- \
     "$lstmcheck" bench --plugin "$u" --rnns unterminated:lstm cpu "${small[@]}" --nloops 2 --warmup 1 --no-progress
   ;;
 unterminated_available)
   u=$plugins/libunterminated_available.so
-  expect check 1 "$(cut_line unterminated_available:lstm "")" "PASS cpu" -- \
+  expect check 4 "$(cut_line unterminated_available:lstm "")" "PASS cpu" -- \
     "$lstmcheck" check --plugin "$u" --rnns unterminated_available:lstm cpu "${small[@]}"
   # list prints the message itself: it ends where its buffer does, nothing read past it
   out=$("$lstmcheck" list --plugin "$u" 2>&1)
@@ -55,13 +55,13 @@ unterminated_available)
 writes_inputs)
   w=$plugins/libwrites_inputs.so
   changed="ERROR writes_inputs:lstm: writes_inputs:lstm changed its inputs"
-  expect check_in_process 1 "$changed" "PASS cpu" "1 passed, 1 failed" -- \
+  expect check_in_process 4 "$changed" "PASS cpu" "1 passed, 0 failed, 0 skipped, 1 with an error" -- \
     env LSTMCHECK_ISOLATE=0 "$lstmcheck" check --plugin "$w" --rnns writes_inputs:lstm cpu "${small[@]}"
-  expect check 1 "$changed" "PASS cpu" "1 passed, 1 failed" -- \
+  expect check 4 "$changed" "PASS cpu" "1 passed, 0 failed, 0 skipped, 1 with an error" -- \
     "$lstmcheck" check --plugin "$w" --rnns writes_inputs:lstm cpu "${small[@]}"
   # --trace runs every runner in this process; cpu, after it, is timed ("cpu" in the JSON)
   rm -f "$work/trace.json"
-  expect bench_trace 1 "$changed" "(not timed)" '"cpu": ' -- \
+  expect bench_trace 4 "$changed" "(not timed)" '"cpu": ' -- \
     "$lstmcheck" bench --trace "$work/trace.json" --plugin "$w" --rnns writes_inputs:lstm cpu "${small[@]}" \
     --nloops 2 --warmup 1 --no-progress --print-json
   [ -s "$work/trace.json" ] || { echo "FAIL bench_trace: no trace written"; fails=$((fails + 1)); }
@@ -75,7 +75,7 @@ long_description)
 markup)
   m=$plugins/libmarkup.so mu=$plugins/libmarkup_unavailable.so
   shown='<img src=x onerror=alert(1)> & **b** [a](javascript:x) |x\r\x1b[31m\u009b2J \xff end'
-  expect check 1 "^ERROR markup:lstm: markup:lstm forward: $shown" "PASS cpu" -- \
+  expect check 4 "^ERROR markup:lstm: markup:lstm forward: $shown" "PASS cpu" -- \
     "$lstmcheck" check --plugin "$m" --rnns markup:lstm cpu "${small[@]}"
   expect list 0 "no: $shown" -- "$lstmcheck" list --plugin "$mu"
   rm -rf "$work/markup" && mkdir -p "$work/markup"

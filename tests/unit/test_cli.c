@@ -464,3 +464,43 @@ int test_cli_parse_random(void)
     CHECK(ok > 100 && ok < 19900, "%d of 20000 parsed: the lines must mix good and bad", ok);
     return 0;
 }
+
+/* The exit codes scripts depend on (README, every --help): their values,
+ * how a child's code reads back, which wins when several apply, and the
+ * text every help ends with. */
+int test_status_exit_codes(void)
+{
+    static const struct {
+        lc_status s;
+        int code;
+    } fixed[] = {{LC_OK, 0}, {LC_FAILED, 1}, {LC_BAD_INPUT, 2}, {LC_UNSUPPORTED, 3}, {LC_MISSING, 3}, {LC_ERROR, 4}};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        CHECK(lc_status_exit_code(fixed[i].s) == fixed[i].code, "%s: exit %d", lc_status_name(fixed[i].s),
+              lc_status_exit_code(fixed[i].s));
+        CHECK(lc_status_exit_code(lc_status_from_exit_code(fixed[i].code)) == fixed[i].code, "code %d reads back",
+              fixed[i].code);
+    }
+    CHECK(lc_status_from_exit_code(3) == LC_UNSUPPORTED && lc_status_from_exit_code(139) == LC_ERROR &&
+              lc_status_from_exit_code(-1) == LC_ERROR,
+          "3: %s; 139 (a crash): %s", lc_status_name(lc_status_from_exit_code(3)),
+          lc_status_name(lc_status_from_exit_code(139)));
+    const lc_status order[] = {LC_OK, LC_UNSUPPORTED, LC_FAILED, LC_ERROR, LC_BAD_INPUT}; /* weakest first */
+    for (int a = 0; a < 5; a++)
+        for (int b = 0; b < 5; b++)
+            CHECK(lc_status_worse(order[a], order[b]) == order[a > b ? a : b], "worse(%s, %s) = %s",
+                  lc_status_name(order[a]), lc_status_name(order[b]),
+                  lc_status_name(lc_status_worse(order[a], order[b])));
+    char codes[1024];
+    lc_status_exit_codes_text(codes, sizeof codes);
+    CHECK(strstr(codes, "the first of 2, 4, 1, 3 ") && strstr(codes, "\n  4  something broke") &&
+              !strstr(codes, "missing"),
+          "%s", codes);
+    const char *commands[] = {NULL, "bench", "check", "list", "baseline", "profile"};
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        const char *usage = cli_usage(commands[i]);
+        const size_t n = strlen(usage), k = strlen(codes);
+        CHECK(n > k && !strcmp(usage + n - k, codes), "%s --help does not end with the exit codes",
+              commands[i] ? commands[i] : "lstmcheck");
+    }
+    return 0;
+}

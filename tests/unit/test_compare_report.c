@@ -398,3 +398,34 @@ int test_report_printers_agree(void)
     comparison_free(&r);
     return 0;
 }
+
+/* How a comparison ends, row by row: a skip is "not here" (3), a SLOWER or
+ * a WRONG row a finding (1), an ERROR row a breakage (4) whatever else. */
+int test_comparison_status_ranks(void)
+{
+    comparison_result r;
+    comparison_init(&r, "m", "b.json", 1, 4);
+    perf_comparison same = {0};
+    same.fwd = verdict(VERDICT_SAME, 0, -0.01, 0.01, 0.03, "within");
+    same.bwd = same.fwd;
+    comparison_add_decided(&r, "cpu", "s1", &same, NULL, NULL, NULL);
+    CHECK(comparison_status(&r) == LC_OK, "one SAME row: %s", lc_status_name(comparison_status(&r)));
+    comparison_add_skipped(&r, "ref", "s1", "not in the perf matrix");
+    CHECK(comparison_status(&r) == LC_UNSUPPORTED, "a skip: %s", lc_status_name(comparison_status(&r)));
+    perf_comparison slower = same;
+    slower.bwd = verdict(VERDICT_SLOWER, 0.1, 0.08, 0.12, 0.03, "slower");
+    comparison_add_decided(&r, "cpu", "s2", &slower, NULL, NULL, NULL);
+    CHECK(comparison_status(&r) == LC_FAILED, "a SLOWER backward: %s", lc_status_name(comparison_status(&r)));
+    comparison_add_failed(&r, "w", "s1", COMPARISON_WRONG, "FAIL w", "w is wrong, not slow");
+    CHECK(comparison_status(&r) == LC_FAILED, "and a WRONG row: %s", lc_status_name(comparison_status(&r)));
+    comparison_add_failed(&r, "b", "s1", COMPARISON_ERROR, "its process sent no result", NULL);
+    CHECK(comparison_status(&r) == LC_ERROR && lc_status_exit_code(comparison_status(&r)) == 4,
+          "and an ERROR row: %s", lc_status_name(comparison_status(&r)));
+    comparison_free(&r);
+    comparison_init(&r, "m", "b.json", 1, 4);
+    comparison_add_failed(&r, "w", "s1", COMPARISON_WRONG, "FAIL w", "w is wrong, not slow");
+    CHECK(lc_status_exit_code(comparison_status(&r)) == 1, "a WRONG row alone: exit %d",
+          lc_status_exit_code(comparison_status(&r)));
+    comparison_free(&r);
+    return 0;
+}
