@@ -38,13 +38,29 @@ def reason(case):
 
 
 def compact(names):
-    """numerics.aten.basic numerics.aten.large -> numerics.aten.{basic,large}"""
-    by_prefix = {}
+    """numerics.aten.basic numerics.aten.large -> numerics.aten.{basic,large};
+    a name without a prefix, or whose last part could be misread in braces,
+    stays whole."""
+    by_prefix, whole = {}, []
     for name in sorted(names):
         head, _, leaf = name.rpartition(".")
-        by_prefix.setdefault(head, []).append(leaf)
-    return [f"{head}.{{{','.join(leaves)}}}" if head and len(leaves) > 1 else (f"{head}.{leaves[0]}" if head else leaves[0])
-            for head, leaves in by_prefix.items()]
+        if head and leaf and not re.search(r"[{},\s]", leaf):
+            by_prefix.setdefault(head, []).append(leaf)
+        else:
+            whole.append(name)
+    shown = [f"{head}.{{{','.join(leaves)}}}" if len(leaves) > 1 else f"{head}.{leaves[0]}"
+             for head, leaves in by_prefix.items()]
+    return sorted(shown + whole)
+
+
+def is_skip(case):
+    """CTest's own skips: SKIP_RETURN_CODE, SKIP_REGULAR_EXPRESSION, a
+    disabled test. Its other "not run" tests (no executable, a failed
+    fixture, files missing) are failures, and its summary says so."""
+    if case.get("status") == "disabled":
+        return True
+    prop = case.find("skipped")
+    return case.get("status") == "notrun" and prop is not None and prop.get("message", "").startswith("SKIP_")
 
 
 def main(argv):
@@ -58,8 +74,8 @@ def main(argv):
         return 2
     groups = {}
     for case in root.iter("testcase"):
-        if case.get("status") in ("notrun", "disabled"):
-            groups.setdefault(reason(case), []).append(case.get("name", "?"))
+        if is_skip(case):
+            groups.setdefault(reason(case), []).append(case.get("name") or "(no name)")
     total = sum(len(v) for v in groups.values())
     print(f"== skipped: {total} test{'s' * (total != 1)}" + (", by reason:" if total else ""))
     for why, names in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):

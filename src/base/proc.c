@@ -134,11 +134,26 @@ void proc_foreign_end(void)
         page_write(g_page, NULL, 0);
 }
 
-void proc_own_output_done(void)
+void proc_keep_standard_fds(void)
 {
-    fflush(stdout);
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+            continue;
+        /* the lowest free number is fd: those below it are open */
+        int got = open(fd ? "/dev/full" : "/dev/null", fd ? O_WRONLY : O_RDONLY);
+        if (got < 0)
+            got = open("/dev/null", fd ? O_WRONLY : O_RDONLY);
+        if (got >= 0 && got != fd)
+            close(got);
+    }
+}
+
+int proc_own_output_done(void)
+{
+    const int lost = fflush(stdout) != 0 || ferror(stdout);
     if (!g_stdout_is_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) == STDOUT_FILENO)
         g_stdout_is_stderr = 1;
+    return lost ? -1 : 0;
 }
 
 /* ---- forked children ---- */

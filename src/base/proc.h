@@ -81,11 +81,19 @@ double proc_child_timeout(void);
 void proc_foreign_begin(const char *phase);
 void proc_foreign_end(void);
 
+/* Called first: a standard descriptor the process was started without
+ * (`>&-`) is opened again, stdin on /dev/null and stdout and stderr on
+ * /dev/full, so that no file this process opens takes its number and
+ * receives what is printed (the writes fail instead, and are seen:
+ * proc_own_output_done). */
+void proc_keep_standard_fds(void);
+
 /* This process's own output is complete (the command layer calls it last):
  * stdout is flushed and fd 1 goes to stderr from here on, so that what a
  * plugin's atexit handlers and destructors print as the process exits
- * cannot reach a document on stdout. */
-void proc_own_output_done(void);
+ * cannot reach a document on stdout. 0, or -1 when some of what was printed
+ * on stdout could not be written (a full disk, a closed descriptor). */
+int proc_own_output_done(void);
 
 /* In a forked child, first thing (proc_fork does it): be killed (SIGKILL)
  * when parent, this child's parent as recorded before the fork, dies; when

@@ -201,7 +201,8 @@ static const cli_flag flags[] = {
     {"dump", "--dump DIR", FLAG_TEXT, F(dump_dir), 0, 0, NULL, MARK_OUT_DIR, "check bench",
      "write inputs, reference and runner tensors as .npy files and index.json", "check bench"},
     {"trace", "--trace FILE", FLAG_TEXT, F(trace_path), 0, 0, NULL, MARK_OUT_FILE, "bench profile",
-     "write a Chrome trace (Perfetto) of the timed runs", "bench profile"},
+     "write a Chrome trace (Perfetto) of the timed runs (bench: every runner in this process, one timeline: "
+     "a plugin's crash or hang ends the command, --child-timeout does not apply)", "bench profile"},
     {"progress", "--progress", FLAG_SWITCH, F(progress), 1, 0, NULL, 0, "bench baseline",
      "progress on stderr (default: when it is a terminal)", NULL},
     {"no-progress", "--no-progress", FLAG_SWITCH, F(progress), 0, 0, NULL, 0, "bench baseline",
@@ -230,7 +231,8 @@ static const cli_flag flags[] = {
     {"allow-dirty", "--allow-dirty", FLAG_SWITCH, F(allow_dirty), 1, 0, NULL, 0, "baseline:update",
      "update: record uncommitted changes to src/, kernels/, CMakeLists.txt (marked not reproducible)", NULL},
     {"keep-going", "--keep-going", FLAG_SWITCH, F(keep_going), 1, 0, NULL, 0, "baseline:update",
-     "update: record the runners that pass and measure, report the others (exit 1 or 4)", NULL},
+     "update: record the runners that pass and measure, report the others (the exit code is the worst of theirs)",
+     NULL},
     {"tool", "--tool T", FLAG_CHOICE, F(tool), 0, 0, "nsys ncu none", 0, "profile",
      "run under an external profiler: nsys, ncu or none (default none)", NULL},
     {"out-dir", "--out-dir DIR", FLAG_TEXT, F(out_dir), 0, 0, NULL, MARK_OUT_DIR, "profile",
@@ -268,7 +270,9 @@ static const cli_command commands[] = {
      "  show     print the baseline entries of this machine\n"
      "  compare  measure now and give the verdict against the baseline (as ctest -L perf);\n"
      "           without a baseline entry here, A/B against the commit of the newest\n"
-     "           committed baseline of the device (docs/perf.md)\n"},
+     "           committed baseline of the device (docs/perf.md)\n"
+     "update: a runner that cannot run here (SKIP) is no failure: exit 0 when every other was\n"
+     "recorded; 3 when the host's noise kept an entry from being recorded now.\n"},
     {"profile", "profile [flags]", "run runners under nsys/ncu or with a built-in trace", ""},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

@@ -38,7 +38,7 @@ typedef struct update_run {
     baseline_file *file;     /* as loaded before the update: the old medians */
     const char *path;
     baseline_entry *fresh;   /* measured entries, owned here until stored */
-    int measured, stored, failed;
+    int measured, stored, failed, skipped; /* skipped: cannot run here (no failure) */
 } update_run;
 
 /* Where a job that did not measure ended. */
@@ -167,6 +167,7 @@ static lc_status update_item(update_run *ur, const work_item *it)
     if (!(j.ctx = numerics_cache_get(&ur->contexts, &it->shape, ur->o->seed, &err)))
         return cmd_fail(ur->o, LC_BAD_INPUT, "%s", err.msg);
     update_job_run(&j);
+    ur->skipped += j.rc == LC_UNSUPPORTED;
     if (j.rc)
         return job_not_measured(&j);
     snprintf(j.entry.git_commit, sizeof j.entry.git_commit, "%s", ur->commit);
@@ -240,7 +241,8 @@ lc_status baseline_update_items(const cli_options *o, lc_device device, const ch
     if (!o->keep_going && !rc && ur.measured)
         rc = store_entries(ur.fresh, ur.measured, &f.b, f.path);
     const baseline_update_summary sum = {
-        .items = n, .tried = tried, .failed = ur.failed, .stored = ur.stored, .keep_going = o->keep_going,
+        .items = n, .tried = tried, .failed = ur.failed, .skipped = ur.skipped, .stored = ur.stored,
+        .keep_going = o->keep_going,
         .stopped = !o->keep_going && measured, .nothing_measured = !rc && !ur.measured,
         .device = lc_device_name(device)};
     baseline_report_update_end(&sum);

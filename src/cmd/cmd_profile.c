@@ -382,6 +382,13 @@ static lc_status run_here(const cli_options *o, const session *s, const char *tr
 {
     profile_run run = {.o = o, .s = s};
     lc_error err = {{0}};
+    /* the GPU trace needs the device the runners would skip without: no
+     * device is "not here" (3), as for bench; a broken one an error */
+    const device_cuda_state dev = s->device == LC_DEVICE_CUDA ? device_cuda_probe(&err) : DEVICE_CUDA_READY;
+    if (dev != DEVICE_CUDA_READY) {
+        fprintf(stderr, "lstmcheck: %s\n", err.msg);
+        return dev == DEVICE_CUDA_BROKEN ? LC_ERROR : LC_UNSUPPORTED;
+    }
     if (prof_begin(&run.prof, s->device, trace_path != NULL, 1, &err)) {
         fprintf(stderr, "lstmcheck: %s\n", err.msg);
         return LC_ERROR;

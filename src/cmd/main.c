@@ -10,11 +10,17 @@
 #include "runners/faults.h"
 
 /* --plugin: every plugin loaded, or the command refused before any work. */
-/* The end of every command that got past parsing: its exit code. */
+/* The end of every command that got past parsing: its exit code. What
+ * stdout could not take is lost output: an error, whatever the command
+ * decided (a JSON document cut short must not read as a verdict). */
 static int finish(cli_options *o, lc_status rc)
 {
     cli_free(o);
-    proc_own_output_done(); /* a plugin's exit handlers run after this */
+    if (proc_own_output_done()) { /* a plugin's exit handlers run after this */
+        fprintf(stderr, "lstmcheck: standard output could not be written: what this command printed there is "
+                        "lost or cut short\n");
+        rc = lc_status_worse(rc, LC_ERROR);
+    }
     return lc_status_exit_code(rc);
 }
 
@@ -31,6 +37,7 @@ static lc_status load_plugins(const cli_options *o)
 
 int main(int argc, char **argv)
 {
+    proc_keep_standard_fds(); /* before anything opens a file */
     cli_options o;
     lc_error err = {{0}};
     cli_defaults(&o);
@@ -49,8 +56,7 @@ int main(int argc, char **argv)
     }
     if (o.help) {
         fputs(cli_usage(o.command), stdout);
-        cli_free(&o);
-        return 0;
+        return finish(&o, LC_OK);
     }
     proc_set_child_timeout(session_child_timeout(&o)); /* before the first child: loading a plugin */
     if ((rc = session_check_outputs(&o, &err))) {

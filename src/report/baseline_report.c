@@ -162,8 +162,9 @@ void baseline_report_store_failed(const char *why, int not_overwritten)
 void baseline_report_update_end(const baseline_update_summary *s)
 {
     if (s->keep_going && s->failed)
-        printf("--keep-going: %d of %d (runner, shape) pairs not recorded (above), %d not tried; %d recorded\n",
-               s->failed, s->items, s->items - s->tried, s->stored);
+        printf("--keep-going: %d of %d (runner, shape) pairs not recorded (above), %d skipped (cannot run here), "
+               "%d not tried; %d recorded\n",
+               s->failed, s->items, s->skipped, s->items - s->tried, s->stored);
     else if (s->stopped)
         printf("nothing written (%d of %d (runner, shape) pairs not tried)\n", s->items - s->tried, s->items);
     if (s->nothing_measured)

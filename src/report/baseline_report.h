@@ -40,7 +40,7 @@ void baseline_report_refused(const char *runner, int wrong);
 
 /* update, at the end: how many were tried, recorded and stored. */
 typedef struct baseline_update_summary {
-    int items, tried, failed, stored;
+    int items, tried, failed, skipped, stored;
     int keep_going;
     int stopped;          /* a failure stopped it with nothing written */
     int nothing_measured; /* no runner could run here */

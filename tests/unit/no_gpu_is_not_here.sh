@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Every command asked for --device cuda on a machine without a GPU says so
+# and exits 3 (could not run here), none 4 (an error): check, bench, profile
+# (whose built-in trace needs the device), baseline show, update, compare.
+# Skipped where a GPU is there, or where CUDA is not built (exit 2, tested
+# by unit.cli_cuda_not_built).
+#   no_gpu_is_not_here.sh LSTMCHECK WORK_DIR
+set -uo pipefail
+exe=$1 work=$2
+listed=$("$exe" list --device cuda 2>&1)
+grep -q "no: no CUDA device" <<<"$listed" || { echo "SKIP: not a CUDA build without a GPU"; exit 77; }
+rm -rf "$work" && mkdir -p "$work"
+small=(--device cuda --seqLength 5 --hiddenSize 7 --inputSize 6 --miniBatch 3)
+fails=0
+expect_3() { # NAME ARGS...
+  local name=$1 out rc
+  shift
+  out=$("$exe" "$@" 2>&1)
+  rc=$?
+  if [ $rc = 3 ] && grep -q "no CUDA device" <<<"$out"; then
+    echo "PASS $name: exit 3"
+  else
+    echo "FAIL $name: exit $rc (want 3, naming 'no CUDA device'); output:"; echo "$out" | tail -5
+    fails=$((fails + 1))
+  fi
+}
+expect_3 check check "${small[@]}"
+expect_3 bench bench "${small[@]}" --nloops 2 --warmup 1
+expect_3 profile profile "${small[@]}" --nloops 2 --sleep-between-seconds 0 --out-dir "$work/profile"
+expect_3 baseline_show baseline show "${small[@]}" --baseline-dir "$work/b"
+expect_3 baseline_update baseline update "${small[@]}" --allow-dirty --baseline-dir "$work/b"
+expect_3 baseline_compare baseline compare "${small[@]}" --baseline-dir "$work/b"
+[ $fails = 0 ] && echo "PASS: no GPU is 'not here' for every command" || exit 1
