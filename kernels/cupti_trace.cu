@@ -251,8 +251,9 @@ extern "C" int gpu_trace_built(void) { return 1; }
 
 extern "C" int gpu_trace_start(trace_buffer *t, lc_error *err)
 {
-    if (lc_cuda_enter(err) != LC_OK)
-        return 1;
+    const int ready = lc_cuda_enter(err); // no device: LC_UNSUPPORTED, as for the runners
+    if (ready != LC_OK)
+        return ready;
     {
         std::lock_guard<std::mutex> guard(g_lock);
         if (g_trace) {

@@ -52,10 +52,15 @@ static void ab_skipped(compare_run *cr, const work_item *it, const char *tag, co
     skipped(cr, it, tag, reason);
 }
 
-static void failed(compare_run *cr, const work_item *it, const char *tag, comparison_outcome how, const char *why,
-                   const char *detail)
+/* A row that ended in st: LC_FAILED is WRONG (with what to fix; timed:
+ * its timed calls differed, not the gate), anything else an ERROR. */
+static void failed(compare_run *cr, const work_item *it, const char *tag, lc_status st, int timed, const char *why)
 {
-    shown(cr, comparison_add_failed(&cr->result, it->runner->name, tag, how, why, detail));
+    char detail[256];
+    comparison_wrong_detail(it->runner->name, timed, detail, sizeof detail);
+    const int wrong = st == LC_FAILED;
+    shown(cr, comparison_add_failed(&cr->result, it->runner->name, tag, wrong ? COMPARISON_WRONG : COMPARISON_ERROR,
+                                    why, wrong ? detail : NULL));
 }
 
 /* What each A/B process measures: this command's options as a `baseline
@@ -118,7 +123,7 @@ static void compare_ab(compare_run *cr, const work_item *it, const char *tag, co
     cli_line measure = {0};
     lc_error err = {{0}};
     if (ab_measure_line(cr, it, &measure, &err)) {
-        failed(cr, it, tag, COMPARISON_ERROR, err.msg, NULL);
+        failed(cr, it, tag, LC_ERROR, 0, err.msg);
         cli_line_free(&measure);
         return;
     }
@@ -132,10 +137,7 @@ static void compare_ab(compare_run *cr, const work_item *it, const char *tag, co
         snprintf(reason, sizeof reason, "cannot compare here: %s", err.msg);
         ab_skipped(cr, it, tag, drift_note, reason);
     } else if (st != LC_OK) {
-        char detail[256];
-        comparison_wrong_detail(it->runner->name, 1, detail, sizeof detail);
-        failed(cr, it, tag, st == LC_FAILED ? COMPARISON_WRONG : COMPARISON_ERROR, err.msg,
-               st == LC_FAILED ? detail : NULL);
+        failed(cr, it, tag, st, 1, err.msg);
     } else {
         runner_timing_unchecked(it->runner, &it->shape, ab.cmp.unchecked, sizeof ab.cmp.unchecked);
         shown(cr, comparison_add_decided(&cr->result, it->runner->name, tag, &ab.cmp, &ab, &against, drift_note));
@@ -146,15 +148,13 @@ static void compare_ab(compare_run *cr, const work_item *it, const char *tag, co
 static lc_status gated(compare_run *cr, const work_item *it, numerics_context *ctx, const char *tag)
 {
     gate_report rep;
-    char why[COMPARISON_REASON_MAX], detail[256];
+    char why[COMPARISON_REASON_MAX];
     isolate_gate_run(it->runner, ctx, NULL, &rep);
     const lc_status st = baseline_gate_outcome(it->runner, &rep, why, sizeof why);
-    comparison_wrong_detail(it->runner->name, 0, detail, sizeof detail);
     if (st == LC_UNSUPPORTED)
         skipped(cr, it, tag, why);
     else if (st)
-        failed(cr, it, tag, st == LC_FAILED ? COMPARISON_WRONG : COMPARISON_ERROR, why,
-               st == LC_FAILED ? detail : NULL);
+        failed(cr, it, tag, st, 0, why);
     return st;
 }
 
@@ -177,10 +177,7 @@ static void compare_with_entry(compare_run *cr, const work_item *it, numerics_co
     if (!rc)
         rc = perf_compare(it->runner, p, expected, e, &cr->settings, cr->result.comparisons, &c, &err);
     if (rc) {
-        char detail[256];
-        comparison_wrong_detail(it->runner->name, 1, detail, sizeof detail);
-        failed(cr, it, tag, rc == LC_FAILED ? COMPARISON_WRONG : COMPARISON_ERROR, err.msg,
-               rc == LC_FAILED ? detail : NULL);
+        failed(cr, it, tag, rc, 1, err.msg);
         return;
     }
     char note[256];
@@ -199,7 +196,7 @@ static void compare_item(compare_run *cr, const work_item *it)
     lc_error err = {{0}};
     numerics_context *ctx = numerics_cache_get(&cr->contexts, &it->shape, e ? e->seed : cr->o->seed, &err);
     if (!ctx) {
-        failed(cr, it, tag, COMPARISON_ERROR, err.msg, NULL);
+        failed(cr, it, tag, LC_ERROR, 0, err.msg);
         return;
     }
     if (gated(cr, it, ctx, tag))

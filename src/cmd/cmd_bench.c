@@ -328,8 +328,8 @@ static lc_status bench_setup(bench_run *run, const cli_options *o_in)
     if (!run->entries)
         return cmd_fail(o, LC_ERROR, "out of host memory");
     if (o->trace_path) {
-        if (prof_begin(&run->prof_storage, run->s.device, 1, 1, &err))
-            return cmd_fail(o, LC_ERROR, "--trace: %s", err.msg);
+        if ((rc = prof_begin(&run->prof_storage, run->s.device, 1, 1, &err)))
+            return cmd_fail(o, rc, "--trace: %s", err.msg);
         run->prof = &run->prof_storage;
     }
     run->budget = o->time_budget_s >= 0 ? o->time_budget_s

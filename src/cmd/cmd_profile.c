@@ -382,19 +382,13 @@ static lc_status run_here(const cli_options *o, const session *s, const char *tr
 {
     profile_run run = {.o = o, .s = s};
     lc_error err = {{0}};
-    /* the GPU trace needs the device the runners would skip without: no
-     * device is "not here" (3), as for bench; a broken one an error */
-    const device_cuda_state dev = s->device == LC_DEVICE_CUDA ? device_cuda_probe(&err) : DEVICE_CUDA_READY;
-    if (dev != DEVICE_CUDA_READY) {
+    lc_status rc = prof_begin(&run.prof, s->device, trace_path != NULL, 1, &err);
+    if (rc) { /* without a device for the GPU trace: not here (3), as for bench */
         fprintf(stderr, "lstmcheck: %s\n", err.msg);
-        return dev == DEVICE_CUDA_BROKEN ? LC_ERROR : LC_UNSUPPORTED;
-    }
-    if (prof_begin(&run.prof, s->device, trace_path != NULL, 1, &err)) {
-        fprintf(stderr, "lstmcheck: %s\n", err.msg);
-        return LC_ERROR;
+        return rc;
     }
     run_header(&run, trace_path);
-    lc_status rc = profile_groups(&run);
+    rc = profile_groups(&run);
     if (rc)
         goto out;
     rc = LC_ERROR;

@@ -18,7 +18,9 @@ extern "C" {
 int gpu_trace_built(void);
 /* Start collecting into t. Points NVTX at CUPTI (NVTX_INJECTION64_PATH,
  * unless already set) so NVTX ranges become marker records: call it before
- * the process's first NVTX call. 0 on success; 1 with err. */
+ * the process's first NVTX call. 0 (LC_OK) on success; with err, an
+ * lc_status: LC_UNSUPPORTED without a CUDA device (not here), else
+ * LC_ERROR. */
 int gpu_trace_start(trace_buffer *t, lc_error *err);
 /* Deliver every completed record to the buffer; returns when done. */
 int gpu_trace_flush(lc_error *err);

@@ -121,7 +121,7 @@ static void hook_pop(void *ctx)
     }
 }
 
-int prof_begin(prof_session *p, lc_device device, int with_trace, int nvtx, lc_error *err)
+lc_status prof_begin(prof_session *p, lc_device device, int with_trace, int nvtx, lc_error *err)
 {
     memset(p, 0, sizeof *p);
     p->runner_event = -1;
@@ -134,19 +134,20 @@ int prof_begin(prof_session *p, lc_device device, int with_trace, int nvtx, lc_e
         int gpu = device == LC_DEVICE_CUDA && gpu_trace_built();
         p->trace = trace_create(gpu ? "cupti" : "CLOCK_MONOTONIC", err);
         if (!p->trace)
-            return 1;
+            return LC_ERROR;
         trace_name_lane(p->trace, TRACE_PID_HOST, 1, "lstmcheck ranges");
         if (gpu) {
-            if (gpu_trace_start(p->trace, err)) {
+            const int started = gpu_trace_start(p->trace, err);
+            if (started != LC_OK) {
                 trace_destroy(p->trace);
                 p->trace = NULL;
-                return 1;
+                return started == LC_UNSUPPORTED ? LC_UNSUPPORTED : LC_ERROR;
             }
             p->gpu_trace = 1;
         }
     }
     lc_nvtx_steps_on = nvtx;
-    return 0;
+    return LC_OK;
 }
 
 const harness_hooks *prof_hooks(prof_session *p)

@@ -54,8 +54,9 @@ typedef struct prof_session {
 /* device: the session's. with_trace: collect the built-in
  * trace (host ranges; GPU activity through CUPTI on cuda). nvtx: emit NVTX
  * ranges (and step ranges in the GPU runners). Starts CUPTI before anything
- * else runs, so call it before the first runner. 0, or 1 with err. */
-int prof_begin(prof_session *p, lc_device device, int with_trace, int nvtx, lc_error *err);
+ * else runs, so call it before the first runner. LC_OK, or with err
+ * LC_UNSUPPORTED (no CUDA device for the GPU trace) or LC_ERROR. */
+lc_status prof_begin(prof_session *p, lc_device device, int with_trace, int nvtx, lc_error *err);
 /* Hooks for harness_config.hooks. */
 const harness_hooks *prof_hooks(prof_session *p);
 /* Ranges of the command's own (the gate, the runner). */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every command asked for --device cuda on a machine without a GPU says so
-# and exits 3 (could not run here), none 4 (an error): check, bench, profile
-# (whose built-in trace needs the device), baseline show, update, compare.
+# and exits 3 (could not run here), none 4 (an error): check, bench (also
+# under --trace, whose GPU trace needs the device), profile (its built-in
+# trace), baseline show, update, compare.
 # Skipped where a GPU is there, or where CUDA is not built (exit 2, tested
 # by unit.cli_cuda_not_built).
 #   no_gpu_is_not_here.sh LSTMCHECK WORK_DIR
@@ -26,6 +27,7 @@ expect_3() { # NAME ARGS...
 }
 expect_3 check check "${small[@]}"
 expect_3 bench bench "${small[@]}" --nloops 2 --warmup 1
+expect_3 bench_trace bench "${small[@]}" --nloops 2 --warmup 1 --trace "$work/bench-trace.json"
 expect_3 profile profile "${small[@]}" --nloops 2 --sleep-between-seconds 0 --out-dir "$work/profile"
 expect_3 baseline_show baseline show "${small[@]}" --baseline-dir "$work/b"
 expect_3 baseline_update baseline update "${small[@]}" --allow-dirty --baseline-dir "$work/b"
