@@ -70,3 +70,26 @@ extern "C" int machine_cuda_fields(machine_key *k, lc_error *err)
     field(k, "cudnn", buf);
     return 0;
 }
+
+// cudaRuntimeGetVersion and cudaDriverGetVersion make no context (a
+// process that has one cannot hand the GPU to the children it forks).
+static void cuda_version_text(int v, char *buf, size_t n)
+{
+    snprintf(buf, n, "%d.%d", v / 1000, (v % 1000) / 10);
+}
+
+extern "C" void machine_cuda_versions(char *cuda, size_t ncuda, char *cudnn, size_t ncudnn)
+{
+    int runtime = 0, driver = 0;
+    char built[16], run[16], drv[16];
+    cudaRuntimeGetVersion(&runtime);
+    cudaDriverGetVersion(&driver); // 0 without a driver
+    cuda_version_text(CUDART_VERSION, built, sizeof built);
+    cuda_version_text(runtime, run, sizeof run);
+    cuda_version_text(driver, drv, sizeof drv);
+    snprintf(cuda, ncuda, "runtime %s (built with %s), driver %s", run, built,
+             driver ? drv : "none (no NVIDIA driver installed)");
+    const size_t v = cudnnGetVersion();
+    snprintf(cudnn, ncudnn, "%zu.%zu.%zu (built with %d.%d.%d)", v / 10000, (v % 10000) / 100, v % 100, CUDNN_MAJOR,
+             CUDNN_MINOR, CUDNN_PATCHLEVEL);
+}

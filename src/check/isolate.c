@@ -46,16 +46,23 @@ int isolate_run(isolate_child_fn child, isolate_parent_fn parent, void *arg, lc_
     return run_child(child, parent, arg, &out, err);
 }
 
+static int isolation_off(void)
+{
+    const char *v = getenv("LSTMCHECK_ISOLATE");
+    return v && !strcmp(v, "0");
+}
+
+int isolate_gpu_work(void)
+{
+    /* a process that has used CUDA cannot give the GPU to its children */
+    return !isolation_off() && !device_cuda_used_here();
+}
+
 int isolate_runner(const runner_ops *r)
 {
-    const int gpu = r->device == LC_DEVICE_CUDA;
-    if (!gpu && !registry_origin(r))
-        return 0;
-    const char *v = getenv("LSTMCHECK_ISOLATE");
-    if (v && !strcmp(v, "0"))
-        return 0;
-    /* a process that has used CUDA cannot give the GPU to its children */
-    return gpu ? !device_cuda_used_here() : 1;
+    if (r->device == LC_DEVICE_CUDA)
+        return isolate_gpu_work();
+    return registry_origin(r) && !isolation_off();
 }
 
 typedef struct gate_job {

@@ -40,6 +40,9 @@ int isolate_run(isolate_child_fn child, isolate_parent_fn parent, void *arg, lc_
  * probe too: for tools that do not follow a fork without exec (nsys
  * without --trace-fork-before-exec=true, a debugger). */
 int isolate_runner(const runner_ops *r);
+/* 1 when CUDA work of this process's own (a measurement before the
+ * runners) belongs in a child, by the same rule as a GPU runner. */
+int isolate_gpu_work(void);
 
 /* 1 when r cannot run on c's shape here, without making inputs: rep says
  * SKIP (no device, or outside its caps) or ERROR (a broken CUDA setup:

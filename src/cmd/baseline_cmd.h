@@ -20,8 +20,8 @@ typedef struct work_item {
     const char *set; /* shape set name, or NULL for an explicit shape */
 } work_item;
 
-/* The measuring settings: the device's, with --warmup, --nloops and
- * --max-seconds applied. */
+/* The measuring settings: the device's, with --warmup, --nloops,
+ * --max-seconds and --time-budget (a round's) applied. */
 void baseline_settings_from(const cli_options *o, lc_device device, perf_settings *s);
 
 /* The gate's word on r: LC_OK; LC_UNSUPPORTED with the skip's reason in

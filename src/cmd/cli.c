@@ -4,6 +4,8 @@
 #include "cmd/cli.h"
 
 #include "base/text.h"
+#include "perf/ab.h"
+#include "perf/perf.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -142,6 +144,7 @@ enum {
     MARK_OUT_FILE = 16,    /* a file the command writes (atomically) */
     MARK_OUT_STDOUT = 32,  /* with MARK_OUT_FILE: '-' is stdout */
     MARK_OUT_DEFAULT = 64, /* written where the flag is not given too: its default place (NULL, the caller's) */
+    MARK_HIDDEN = 128,     /* not in --help: lstmcheck writes it for its own children */
 };
 
 typedef struct cli_flag {
@@ -154,7 +157,7 @@ typedef struct cli_flag {
     unsigned marks;
     const char *commands; /* the commands that take it, space-separated: "command", or
                            * "command:subcommand" where only that subcommand does */
-    const char *help;
+    const char *help;     /* one line; or, where commands differ, "@command: text" per command */
     const char *writes;   /* an output (MARK_OUT_*): the commands that write it, "command" or
                            * "command:subcommand", space-separated */
 } cli_flag;
@@ -189,15 +192,23 @@ static const cli_flag flags[] = {
      "explicit per-sequence lengths (sets miniBatch)", NULL},
     {"seed", "--seed N", FLAG_SEED, F(seed), 0, LSTM_MAX_SEED, NULL, 0, SHAPE_CMDS, "input seed (default 17)", NULL},
     {"warmup", "--warmup N", FLAG_INT, F(warmup), 0, 1000000, NULL, 0, "bench baseline",
-     "warm-up iterations (bench: default 10)", NULL},
+     "@bench: warm-up iterations (default " CLI_TEXT(CLI_BENCH_WARMUP) ")"
+     "@baseline: warm-up iterations of each round (default " CLI_TEXT(PERF_CPU_WARMUP) " on cpu, "
+     CLI_TEXT(PERF_CUDA_WARMUP) " on cuda)", NULL},
     {"nloops", "--nloops N", FLAG_INT, F(nloops), 1, 1000000, NULL, 0, "bench baseline profile",
-     "timed iterations (bench: default 100; baseline: samples per round; profile: default 5)", NULL},
+     "@bench: timed iterations (default " CLI_TEXT(CLI_BENCH_NLOOPS) ")"
+     "@baseline: the most samples of a round (default " CLI_TEXT(PERF_CPU_MAX_SAMPLES) " on cpu, "
+     CLI_TEXT(PERF_CUDA_MAX_SAMPLES) " on cuda; compare's A/B: " CLI_TEXT(AB_SAMPLES_PER_ROUND) ")"
+     "@profile: profiled iterations (default " CLI_TEXT(CLI_PROFILE_NLOOPS) ")", NULL},
     {"sep", "--sep S", FLAG_TEXT, F(sep), 0, 0, NULL, MARK_FREE_TEXT, "bench", "column separator of the table (default ' ')", NULL},
     {"print-json", "--print-json [F]", FLAG_OPTIONAL_ENUM, F(print_json), REPORT_JSON_OSS, 0, REPORT_JSON_WORDS, 0,
      "bench",
      "JSON on stdout: oss (default), pep or full", NULL},
     {"time-budget", "--time-budget S", FLAG_SECONDS, F(time_budget_s), 0, 0, NULL, 0, "bench baseline",
-     "seconds per runner before sampling stops (default 30 on cpu, none on cuda)", NULL},
+     "@bench: seconds per runner before sampling stops (default " CLI_TEXT(CLI_BENCH_CPU_BUDGET_S)
+     " on cpu, none on cuda)"
+     "@baseline: seconds per round before sampling stops (default " CLI_TEXT(PERF_CPU_ROUND_BUDGET_S) " on cpu, "
+     CLI_TEXT(PERF_CUDA_ROUND_BUDGET_S) " on cuda)", NULL},
     {"dump", "--dump DIR", FLAG_TEXT, F(dump_dir), 0, 0, NULL, MARK_OUT_DIR, "check bench",
      "write inputs, reference and runner tensors as .npy files and index.json", "check bench"},
     {"trace", "--trace FILE", FLAG_TEXT, F(trace_path), 0, 0, NULL, MARK_OUT_FILE, "bench profile",
@@ -211,7 +222,7 @@ static const cli_flag flags[] = {
     {"shape-set", "--shape-set NAME", FLAG_TEXT, F(shape_set), 0, 0, NULL, 0, "baseline",
      "one shape set of the perf matrix (cpu: small, layers; cuda: default, small)", NULL},
     {"baseline-dir", "--baseline-dir DIR", FLAG_TEXT, F(baseline_dir), 0, 0, NULL, MARK_OUT_DIR | MARK_OUT_DEFAULT,
-     "baseline", "where the baseline files are (default: the source tree's baselines/)",
+     "baseline", "where the baseline files are (default: the source tree's baselines/; installed: ./baselines)",
      "baseline:update"}, /* show and compare only read: a missing folder there is "no baseline" */
     {"json", "--json", FLAG_SWITCH, F(json), 1, 0, NULL, 0, "baseline:show baseline:compare",
      "machine-readable output (show, compare)", NULL},
@@ -239,7 +250,7 @@ static const cli_flag flags[] = {
      "where prof_<rnns>_s<T>-l<L>-i<I>-h<H>-b<B>_<date>.<ext> goes, made if missing (default .)", "profile"},
     {"sleep-between-seconds", "--sleep-between-seconds S", FLAG_SECONDS, F(sleep_between_s), 0, 0, NULL, 0,
      "profile", "pause between runners (default 1)", NULL},
-    {"internal-run", "--internal-run", FLAG_SWITCH, F(internal_run), 1, 0, NULL, 0, "profile",
+    {"internal-run", "--internal-run", FLAG_SWITCH, F(internal_run), 1, 0, NULL, MARK_HIDDEN, "profile",
      "(internal) run the runners here: the re-executed child of --tool", NULL},
     {"child-timeout", "--child-timeout S", FLAG_SECONDS, F(child_timeout_s), 0, 0, NULL, 0,
      "bench check list baseline",
@@ -255,15 +266,24 @@ static const cli_flag flags[] = {
 
 typedef struct cli_command {
     const char *name, *synopsis, *summary, *notes;
+    const char *examples; /* command lines, one per line, each parsed by unit.cli_help_examples */
 } cli_command;
 
 static const cli_command commands[] = {
     {"bench", "bench [flags]", "check every runner against the reference, then time forward and backward",
-     "Times are milliseconds on every device. The table goes to stderr.\n"},
+     "Times are milliseconds on every device. The table goes to stderr. GFLOP/s counts the\n"
+     "LSTM's GEMMs; x_limit is the time over what those FLOPs take at this machine's best\n"
+     "SGEMM rate, measured by bench before the runners (docs/perf.md, Roofline).\n",
+     "lstmcheck bench --device cpu --rnns cpu onednn\n"
+     "lstmcheck bench --rnns cpu --seqLength 20 --hiddenSize 256 --nloops 20 --print-json full\n"},
     {"check", "check [flags]", "the numerics gate alone: exit 0 only if every runner passes",
      "Runs each runner once (forward and backward) on seeded inputs and compares every\n"
-     "output and gradient with the reference (tolerance rule: docs/tolerance.md).\n"},
-    {"list", "list [flags]", "the runners, what they support, and whether they can run here", ""},
+     "output and gradient with the reference (tolerance rule: docs/tolerance.md).\n",
+     "lstmcheck check --device cpu\n"
+     "lstmcheck check --rnns cpu --numLayers 2 --seed 3 --dump /tmp/lstm-dump\n"},
+    {"list", "list [flags]", "the runners, what they support, and whether they can run here", "",
+     "lstmcheck list\n"
+     "lstmcheck list --names --device cpu\n"},
     {"baseline", "baseline update|show|compare [flags]",
      "update | show | compare timings against committed per-machine baselines",
      "  update   gate, measure and write the baseline of this machine (atomically)\n"
@@ -272,8 +292,13 @@ static const cli_command commands[] = {
      "           without a baseline entry here, A/B against the commit of the newest\n"
      "           committed baseline of the device (docs/perf.md)\n"
      "update: a runner that cannot run here (SKIP) is no failure: exit 0 when every other was\n"
-     "recorded; 3 when the host's noise kept an entry from being recorded now.\n"},
-    {"profile", "profile [flags]", "run runners under nsys/ncu or with a built-in trace", ""},
+     "recorded; 3 when the host's noise kept an entry from being recorded now.\n",
+     "lstmcheck baseline show --device cpu\n"
+     "lstmcheck baseline compare --device cpu --rnns cpu --shape-set small --markdown report.md\n"
+     "lstmcheck baseline update --device cpu --rnns cpu --shape-set small\n"},
+    {"profile", "profile [flags]", "run runners under nsys/ncu or with a built-in trace", "",
+     "lstmcheck profile --device cpu --rnns cpu --seqLength 20 --trace trace.json\n"
+     "lstmcheck profile --device cuda --rnns cudnn --tool nsys --out-dir prof\n"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -648,7 +673,13 @@ static lc_status parse_flag(cli_args *a, cli_options *o, lc_error *err)
     a->inline_value = eq ? eq + 1 : NULL;
     o->shape_given |= (f->marks & MARK_SHAPE) != 0;
     o->batch_given |= (f->marks & MARK_BATCH) != 0;
-    return read_value(f, a, o, err);
+    /* what is said of its value names the flag as this line spells it
+     * (--hiddenSize, not --hidden-size) */
+    char spelled[64];
+    snprintf(spelled, sizeof spelled, "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+    cli_flag as_given = *f;
+    as_given.name = spelled;
+    return read_value(&as_given, a, o, err);
 }
 
 /* What no single flag can check. */
@@ -706,6 +737,14 @@ lc_status cli_parse(int argc, char **argv, cli_options *o, lc_error *err)
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))) {
         o->help = 1;
         o->command = NULL;
+        return LC_OK;
+    }
+    if (argc >= 2 && !strcmp(argv[1], "--version")) {
+        if (argc > 2) {
+            lc_error_set(err, "--version takes nothing after it, not '%s'", argv[2]);
+            return LC_BAD_INPUT;
+        }
+        o->version = 1;
         return LC_OK;
     }
     cli_args a = {.argc = argc, .argv = argv};
@@ -1062,7 +1101,7 @@ int cli_flag_example(int i, const char *argv[8])
 
 /* ---- --help, from the tables ---- */
 
-static char usage_text[8192];
+static char usage_text[16384];
 
 static void append(size_t *used, const char *fmt, const char *a, const char *b)
 {
@@ -1079,16 +1118,32 @@ static const char *exit_codes(size_t *used)
     return usage_text;
 }
 
+/* f's help line for command: its own part where the parts differ by command. */
+static const char *flag_help(const cli_flag *f, const char *command, char *buf, size_t n)
+{
+    if (f->help[0] != '@')
+        return f->help;
+    const size_t len = strlen(command);
+    for (const char *p = f->help; (p = strchr(p, '@')); p++) {
+        if (!strncmp(p + 1, command, len) && p[1 + len] == ':') {
+            const char *text = p + len + 2 + (p[len + 2] == ' ');
+            snprintf(buf, n, "%.*s", (int)strcspn(text, "@"), text);
+            return buf;
+        }
+    }
+    return ""; /* unit.cli_help_examples: every command that takes f has its part */
+}
+
 const char *cli_usage(const char *command)
 {
-    char subs[64];
+    char subs[64], help[256];
     size_t used = 0;
     const cli_command *c = NULL;
     for (size_t i = 0; command && i < NCOMMANDS; i++)
         if (!strcmp(commands[i].name, command))
             c = &commands[i];
     if (!c) {
-        append(&used, "%s%s", "usage: lstmcheck <command> [flags]\n\ncommands:\n", "");
+        append(&used, "%s%s", "usage: lstmcheck <command> [flags]\n       lstmcheck --version\n\ncommands:\n", "");
         for (size_t i = 0; i < NCOMMANDS; i++)
             append(&used, "  %-9s %s\n", commands[i].name, commands[i].summary);
         append(&used, "%s%s", "\nRun 'lstmcheck <command> --help' for its flags.\n", "");
@@ -1096,9 +1151,15 @@ const char *cli_usage(const char *command)
     }
     append(&used, "usage: lstmcheck %s\n%s\n", c->synopsis, c->summary);
     for (size_t k = 0; k < NFLAGS; k++)
-        if (takes(&flags[k], c->name, NULL) || *subcommands_taking(&flags[k], c->name, subs, sizeof subs))
-            append(&used, "  %-26s %s\n", flags[k].shown, flags[k].help);
+        if (!(flags[k].marks & MARK_HIDDEN) &&
+            (takes(&flags[k], c->name, NULL) || *subcommands_taking(&flags[k], c->name, subs, sizeof subs)))
+            append(&used, "  %-26s %s\n", flags[k].shown, flag_help(&flags[k], c->name, help, sizeof help));
     append(&used, "%s%s", "Flags also take camelCase (--seqLength), kebab-case (--seq-length) and snake_case "
                           "(--seq_length).\n", c->notes);
+    append(&used, "%s", "\nExamples:\n", "");
+    for (const char *line = c->examples; *line; line += strcspn(line, "\n") + 1) {
+        snprintf(help, sizeof help, "%.*s", (int)strcspn(line, "\n"), line);
+        append(&used, "  %s\n%s", help, "");
+    }
     return exit_codes(&used);
 }

@@ -28,6 +28,15 @@ extern "C" {
  * core), and a hang still ends a CI job long before its own limit. */
 #define CLI_CHILD_TIMEOUT_S 300
 
+/* The commands' own defaults for the measuring flags (--help quotes them):
+ * the original's bench.py and profile.py, and a time budget per runner on a
+ * CPU (the reference alone takes about 15 s an iteration at the default
+ * shape on 2 cores). baseline's are perf/perf.h's. */
+#define CLI_BENCH_WARMUP 10
+#define CLI_BENCH_NLOOPS 100
+#define CLI_BENCH_CPU_BUDGET_S 30
+#define CLI_PROFILE_NLOOPS 5
+
 /* --device auto (the default): cuda when a CUDA device exists, else cpu. */
 #define CLI_DEVICE_AUTO (-1)
 
@@ -51,6 +60,7 @@ typedef struct cli_options {
     double time_budget_s;    /* < 0: the device's default */
     const char *dump_dir;
     int help;
+    int version;             /* lstmcheck --version */
     int names_only;          /* list --names */
     int progress;            /* -1 auto (stderr is a terminal), 0 off, 1 on */
     /* baseline / perf */

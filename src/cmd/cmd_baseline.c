@@ -104,6 +104,8 @@ void baseline_settings_from(const cli_options *o, lc_device device, perf_setting
     }
     if (o->max_seconds > 0)
         s->compare_budget_s = o->max_seconds;
+    if (o->time_budget_s >= 0) /* 0: no budget, as bench's */
+        s->round_budget_s = o->time_budget_s;
 }
 
 lc_status baseline_gate_outcome(const runner_ops *r, const gate_report *rep, char *why, size_t n)

@@ -4,6 +4,7 @@
  * of its own (isolate.h), except under --trace. */
 #include "cmd/commands.h"
 #include "base/files.h"
+#include "device/roofline.h"
 #include "check/gate.h"
 #include "perf/harness.h"
 #include "check/isolate.h"
@@ -16,10 +17,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
-
-/* Default per-runner time budget on a CPU: the reference alone takes
- * about 15 s per iteration at the default shape on these 2 cores. */
-#define BENCH_CPU_BUDGET_S 30.0
 
 typedef struct progress_ctx {
     const char *name;
@@ -205,6 +202,68 @@ static void bench_runner(bench_job *j)
     gate_report_startf(&e->gate, LC_ERROR, "%s: %s", r->name, err.msg);
 }
 
+/* ---- the roofline: the machine's limit, measured before the runners ---- */
+
+typedef struct limit_job {
+    lc_device device;
+    const lstm_shape *shape;
+    report_limit got;
+} limit_job;
+
+static void measure_limit(const limit_job *j, report_limit *l)
+{
+    lc_error err = {{0}};
+    memset(l, 0, sizeof *l);
+    l->status = roofline_measure(j->device, j->shape, &l->limit, &err);
+    snprintf(l->why, sizeof l->why, "%s", err.msg);
+}
+
+static int limit_child(void *arg, int fd)
+{
+    report_limit l;
+    measure_limit(arg, &l);
+    return fd_write_all(fd, &l, sizeof l);
+}
+
+static int limit_parent(void *arg, int fd, lc_error *err)
+{
+    limit_job *j = arg;
+    if (fd_read_all(fd, &j->got, sizeof j->got)) {
+        lc_error_set(err, "the measuring process sent no limit");
+        return 1;
+    }
+    j->got.why[sizeof j->got.why - 1] = '\0';
+    return 0;
+}
+
+/* The limit on the device's runners' terms (a CPU: OpenBLAS's threads, as
+ * the runners have them); a GPU's in a child, so that this process makes no
+ * CUDA call before it forks the GPU runners. Its failure is no runner's:
+ * the x_limit columns say None and the line above the table says why. */
+static void bench_limit(lc_device device, const lstm_shape *shape, report_limit *l)
+{
+    limit_job j = {.device = device, .shape = shape};
+    lc_error err = {{0}};
+    if (device != LC_DEVICE_CUDA || !isolate_gpu_work())
+        measure_limit(&j, l);
+    else if (isolate_run(limit_child, limit_parent, &j, &err) == 0)
+        *l = j.got;
+    else {
+        *l = (report_limit){.status = LC_ERROR};
+        snprintf(l->why, sizeof l->why, "%s", err.msg);
+    }
+}
+
+/* A timed runner's rates and multiples of the limit, from its medians. */
+static void bench_roofline(const report_limit *l, bench_entry *e)
+{
+    const double flops[2] = {e->gemm_flops, 2 * e->gemm_flops}, ms[2] = {e->res.fwd.median, e->res.bwd.median};
+    for (int phase = 0; phase < 2; phase++) {
+        e->gflops[phase] = roofline_gflops(flops[phase], ms[phase]);
+        e->x_limit[phase] = roofline_multiple(l->status == LC_OK ? &l->limit : NULL, flops[phase], ms[phase]);
+    }
+}
+
 /* One bench: its options (the command's defaults filled in), the session,
  * what each runner gave, and the counts that make the exit status. */
 typedef struct bench_run {
@@ -217,6 +276,7 @@ typedef struct bench_run {
     prof_session *prof;   /* --trace: &prof_storage, else NULL */
     double budget;        /* seconds per runner, 0: none */
     int progress;
+    report_limit limit;   /* the machine's SGEMM limit, measured before the runners */
 } bench_run;
 
 /* The table row, or why there is none; counts into run. */
@@ -252,7 +312,8 @@ static void bench_report(bench_run *run, const bench_job *j)
 }
 
 /* Every runner of one group, in the session's order, on ctx's inputs. */
-static void bench_group(bench_run *run, runner_group group, numerics_context *ctx, const char *dump_dir)
+static void bench_group(bench_run *run, runner_group group, numerics_context *ctx, const char *dump_dir,
+                        double gemm_flops)
 {
     bench_job j = {.o = &run->o, .ctx = ctx, .dump_dir = dump_dir, .prof = run->prof, .budget = run->budget,
                    .progress = run->progress};
@@ -266,6 +327,9 @@ static void bench_group(bench_run *run, runner_group group, numerics_context *ct
         j.e = e;
         j.trace_failed = 0;
         bench_runner(&j);
+        e->gemm_flops = gemm_flops;
+        if (e->timed)
+            bench_roofline(&run->limit, e);
         bench_report(run, &j);
     }
 }
@@ -280,12 +344,15 @@ static lc_status bench_main_group(bench_run *run)
     fprintf(stderr, "lstmcheck bench: device %s, %s, warmup %d nloops %d, seed %llu, times in ms\n",
             lc_device_name(run->s.device), lstm_shape_format(&o->shape, LSTM_SHAPE_FLAGS, shape, sizeof shape),
             o->warmup, o->nloops, (unsigned long long)o->seed);
+    const int *lengths = o->nlengths ? o->lengths : NULL;
+    const double flops = lstm_gemm_flops(&o->shape, lengths);
+    report_limit_line(stderr, &run->limit, flops);
     fprintf(stderr, "Benchmarking LSTMs...\n");
     report_table_header(stderr, o->sep, run->prof != NULL);
     numerics_context ctx;
-    if (numerics_context_init(&ctx, &o->shape, o->seed, o->nlengths ? o->lengths : NULL, &err))
+    if (numerics_context_init(&ctx, &o->shape, o->seed, lengths, &err))
         return cmd_fail(o, LC_BAD_INPUT, "%s", err.msg);
-    bench_group(run, o->nlengths ? RUNNER_GROUP_VL_LSTM : RUNNER_GROUP_LSTM, &ctx, o->dump_dir);
+    bench_group(run, o->nlengths ? RUNNER_GROUP_VL_LSTM : RUNNER_GROUP_LSTM, &ctx, o->dump_dir, flops);
     numerics_context_free(&ctx);
     return LC_OK;
 }
@@ -298,6 +365,8 @@ static void bench_variable_group(bench_run *run)
     lc_error err = {{0}};
     fprintf(stderr, "\nBenchmarking variable-length LSTMs (lengths %d..%d, seqLength ignored)...\n",
             VL_MIN_LENGTH, VL_MAX_LENGTH);
+    const double flops = lstm_gemm_flops(&run->s.vl_shape, run->s.vl_lengths);
+    report_limit_line(stderr, &run->limit, flops);
     report_table_header(stderr, o->sep, run->prof != NULL);
     numerics_context ctx;
     if (numerics_context_init(&ctx, &run->s.vl_shape, o->seed, run->s.vl_lengths, &err)) {
@@ -307,7 +376,7 @@ static void bench_variable_group(bench_run *run)
     char vl_dump[4096];
     if (o->dump_dir)
         snprintf(vl_dump, sizeof vl_dump, "%s/vl_lstm", o->dump_dir);
-    bench_group(run, RUNNER_GROUP_VL_LSTM, &ctx, o->dump_dir ? vl_dump : NULL);
+    bench_group(run, RUNNER_GROUP_VL_LSTM, &ctx, o->dump_dir ? vl_dump : NULL, flops);
     numerics_context_free(&ctx);
 }
 
@@ -317,8 +386,8 @@ static lc_status bench_setup(bench_run *run, const cli_options *o_in)
 {
     cli_options *o = &run->o;
     *o = *o_in;
-    if (o->warmup < 0) o->warmup = 10;
-    if (o->nloops <= 0) o->nloops = 100;
+    if (o->warmup < 0) o->warmup = CLI_BENCH_WARMUP;
+    if (o->nloops <= 0) o->nloops = CLI_BENCH_NLOOPS;
     lc_error err = {{0}}; /* --dump and --trace were checked before (session_check_outputs) */
     const session_request rq = session_request_from(o);
     lc_status rc = session_setup(&rq, &run->s, &err);
@@ -327,13 +396,14 @@ static lc_status bench_setup(bench_run *run, const cli_options *o_in)
     run->entries = calloc((size_t)run->s.nrunners, sizeof *run->entries);
     if (!run->entries)
         return cmd_fail(o, LC_ERROR, "out of host memory");
+    bench_limit(run->s.device, &o->shape, &run->limit); /* before the trace: it is no runner's */
     if (o->trace_path) {
         if ((rc = prof_begin(&run->prof_storage, run->s.device, 1, 1, &err)))
             return cmd_fail(o, rc, "--trace: %s", err.msg);
         run->prof = &run->prof_storage;
     }
     run->budget = o->time_budget_s >= 0 ? o->time_budget_s
-                                        : (run->s.device == LC_DEVICE_CPU ? BENCH_CPU_BUDGET_S : 0);
+                                        : (run->s.device == LC_DEVICE_CPU ? CLI_BENCH_CPU_BUDGET_S : 0);
     run->progress = o->progress == 1 || (o->progress == -1 && isatty(2));
     return LC_OK;
 }
@@ -351,7 +421,8 @@ static void bench_outputs(bench_run *run)
                     trace_count(run->prof->trace));
         }
     }
-    const report_run info = {.shape = run->o.shape, .seed = run->o.seed, .device = run->s.device};
+    const report_run info = {.shape = run->o.shape, .seed = run->o.seed, .device = run->s.device,
+                             .limit = run->limit};
     if (report_json(stdout, run->o.print_json, run->entries, run->n, &info)) {
         fprintf(stderr, "lstmcheck: out of host memory for the JSON output\n");
         run->status = lc_status_worse(run->status, LC_ERROR);

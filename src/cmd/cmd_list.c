@@ -19,6 +19,8 @@ lc_status cmd_list(const cli_options *o)
     if (!o->names_only)
         printf("%-*s %-5s %-12s %-7s %-7s %-8s %-7s %-9s %s\n", LIST_NAME_WIDTH, "name", "dev", "model", "layers", "varlen",
                "backward", "outputs", "precision", "runs here");
+    lc_error cuda_why = {{0}};
+    const device_cuda_state cuda = o->names_only ? DEVICE_CUDA_NONE : device_cuda_probe(&cuda_why);
     const runner_ops *r;
     for (int i = 0; (r = registry_runner(i)); i++) {
         if (o->device != CLI_DEVICE_AUTO && o->device != r->device)
@@ -28,7 +30,12 @@ lc_status cmd_list(const cli_options *o)
             continue;
         }
         lc_error why = {{0}};
-        int ok = r->available(&why) == LC_OK;
+        int ok;
+        if (r->device == LC_DEVICE_CUDA && cuda != DEVICE_CUDA_READY) /* said once, below the table */
+            ok = 0, snprintf(why.msg, sizeof why.msg, "%s", cuda == DEVICE_CUDA_NONE ? "no CUDA device (below)"
+                                                                                   : "CUDA does not work (below)");
+        else
+            ok = r->available(&why) == LC_OK;
         char layers[16];
         if (!(r->caps & RUNNER_MULTILAYER))
             snprintf(layers, sizeof layers, "1");
@@ -52,8 +59,11 @@ lc_status cmd_list(const cli_options *o)
     for (int m = 0; !o->names_only && m < MODEL_COUNT; m++)
         printf("%s%-12s %s\n", m ? "" : "\nmodels:\n", lstm_model_name(m),
                lstm_model_get(m) ? lstm_model_get(m)->summary : "(no descriptor)");
-    if (!o->names_only)
-        printf("\nCUDA in this build: %s; device: %s\n", device_cuda_built() ? "yes" : "no",
-               dev[0] ? dev : "none");
+    if (o->names_only)
+        return LC_OK;
+    if (cuda == DEVICE_CUDA_READY)
+        printf("\nCUDA in this build: %s; device: %s\n", device_cuda_built() ? "yes" : "no", dev);
+    else /* the probe's reason: "no CUDA device: ..." or what is broken */
+        printf("\nCUDA in this build: %s; %s\n", device_cuda_built() ? "yes" : "no", cuda_why.msg);
     return LC_OK;
 }

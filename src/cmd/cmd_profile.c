@@ -463,7 +463,7 @@ lc_status cmd_profile(const cli_options *o_in)
 {
     cli_options o = *o_in;
     if (o.nloops <= 0)
-        o.nloops = 5;
+        o.nloops = CLI_PROFILE_NLOOPS;
     char tool_path[4096], trace_path[4096];
     lc_status rc = check_request(&o, tool_path, sizeof tool_path);
     if (rc)

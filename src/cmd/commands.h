@@ -15,6 +15,9 @@ lc_status cmd_check(const cli_options *o);
 lc_status cmd_bench(const cli_options *o);
 lc_status cmd_baseline(const cli_options *o);
 lc_status cmd_profile(const cli_options *o);
+/* lstmcheck --version; built_from: git describe's commit of the build
+ * ("<sha>", "<sha>-dirty" or "unknown"), which only main.c is rebuilt for. */
+lc_status cmd_version(const char *built_from);
 
 /* Say why a command stops and return status: one line on stderr and,
  * under --json or --print-json (cli_wants_json), also

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "base/proc.h"
+#include "build_commit.h" /* generated at every build: cmake/build_commit.cmake */
 #include "check/isolate.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
@@ -54,6 +55,8 @@ int main(int argc, char **argv)
         cli_free(&o);
         return lc_status_exit_code(rc);
     }
+    if (o.version)
+        return finish(&o, cmd_version(LSTMCHECK_BUILD_COMMIT));
     if (o.help) {
         fputs(cli_usage(o.command), stdout);
         return finish(&o, LC_OK);

@@ -1,5 +1,9 @@
 /* Device queries for builds without CUDA. */
 #include "device/device.h"
+#include "device/machine.h"
+#include "device/roofline.h"
+
+#include <stdio.h>
 
 #include <string.h>
 
@@ -24,3 +28,17 @@ void device_cuda_describe(char *buf, size_t n)
 }
 
 int device_cuda_used_here(void) { return 0; }
+
+void machine_cuda_versions(char *cuda, size_t ncuda, char *cudnn, size_t ncudnn)
+{
+    snprintf(cuda, ncuda, "not built into this lstmcheck");
+    snprintf(cudnn, ncudnn, "not built into this lstmcheck");
+}
+
+lc_status roofline_cuda_sgemm_gflops(int m, int n, int k, double *gflops, lc_error *err)
+{
+    (void)m, (void)n, (void)k;
+    *gflops = 0;
+    lc_error_set(err, "this build of lstmcheck has no CUDA support (nvcc was not found)");
+    return LC_UNSUPPORTED;
+}

@@ -72,6 +72,13 @@ void machine_key_make_slug(machine_key *k)
     k->slug[j] = '\0';
 }
 
+void machine_blas_version(char *buf, size_t n)
+{
+    const char *config = openblas_get_config(); /* "OpenBLAS 0.3.21 NO_LAPACKE ..." */
+    snprintf(buf, n, "%s (kernels: %s, %d threads)", config + (strncmp(config, "OpenBLAS ", 9) ? 0 : 9),
+             openblas_get_corename(), openblas_get_num_threads());
+}
+
 int machine_key_current(lc_device device, machine_key *k, lc_error *err)
 {
     memset(k, 0, sizeof *k);

@@ -62,6 +62,17 @@ int lstm_shape_equal(const lstm_shape *a, const lstm_shape *b)
            a->hidden_size == b->hidden_size && a->num_layers == b->num_layers;
 }
 
+double lstm_gemm_flops(const lstm_shape *s, const int *lengths)
+{
+    double rows = 0; /* (step, sequence) pairs that run */
+    for (int b = 0; b < s->batch; b++)
+        rows += lengths ? lengths[b] : s->seq_length;
+    double per_row = 0;
+    for (int l = 0; l < s->num_layers; l++)
+        per_row += 2.0 * 4.0 * s->hidden_size * (lstm_layer_input_size(s, l) + s->hidden_size);
+    return rows * per_row;
+}
+
 const char *lstm_shape_format(const lstm_shape *s, lstm_shape_style style, char *buf, size_t n)
 {
     const int T = s->seq_length, B = s->batch, I = s->input_size, H = s->hidden_size, L = s->num_layers;

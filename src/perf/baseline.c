@@ -10,19 +10,42 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef LSTMCHECK_SOURCE_DIR
 #define LSTMCHECK_SOURCE_DIR "."
 #endif
 
+/* 1 for an installed lstmcheck (cmake --install): the program in PREFIX/bin,
+ * beside the runner header installed with it in PREFIX/include. Such a copy
+ * may run long after, or far from, the source tree it was built from, whose
+ * baselines/ are not its user's. */
+static int installed_copy(void)
+{
+    char exe[PATH_MAX], header[PATH_MAX + 64];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return 0;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return 0;
+    *slash = '\0';
+    snprintf(header, sizeof header, "%s/../include/lstmcheck/runner.h", exe);
+    return access(header, F_OK) == 0;
+}
+
 const char *baseline_default_dir(void)
 {
     const char *env = getenv("LSTMCHECK_BASELINE_DIR");
-    return env && *env ? env : LSTMCHECK_SOURCE_DIR "/baselines";
+    if (env && *env)
+        return env;
+    return installed_copy() ? "baselines" : LSTMCHECK_SOURCE_DIR "/baselines";
 }
 
 lc_status baseline_path(const char *dir, const machine_key *k, char *path, size_t n, lc_error *err)

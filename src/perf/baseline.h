@@ -147,7 +147,8 @@ int baseline_reference_commit(const char *dir, lc_device device, const char *run
                               char commit[48], char *why, size_t n);
 
 /* The directory used when --baseline-dir is not given: $LSTMCHECK_BASELINE_DIR,
- * else the source tree's baselines/. */
+ * else the source tree's baselines/, and for an installed lstmcheck (cmake
+ * --install) the current directory's baselines/. */
 const char *baseline_default_dir(void);
 
 #ifdef __cplusplus

@@ -60,11 +60,11 @@ void perf_default_settings(lc_device device, perf_settings *s)
 {
     memset(s, 0, sizeof *s);
     const int cuda = device == LC_DEVICE_CUDA;
-    s->warmup = cuda ? 10 : 3;
+    s->warmup = cuda ? PERF_CUDA_WARMUP : PERF_CPU_WARMUP;
     s->min_samples = cuda ? 30 : 15;
-    s->max_samples = cuda ? 500 : 200;
+    s->max_samples = cuda ? PERF_CUDA_MAX_SAMPLES : PERF_CPU_MAX_SAMPLES;
     s->target_rel_error = 0.003;
-    s->round_budget_s = cuda ? 10 : 15;
+    s->round_budget_s = cuda ? PERF_CUDA_ROUND_BUDGET_S : PERF_CPU_ROUND_BUDGET_S;
     s->baseline_rounds = 5;
     s->compare_budget_s = cuda ? 60 : 60;
 }

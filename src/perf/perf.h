@@ -22,6 +22,13 @@ typedef struct perf_settings {
     double compare_budget_s;        /* a comparison measures more rounds while inconclusive, up to this */
 } perf_settings;
 
+/* The defaults a round starts from (baseline --help quotes these). */
+#define PERF_CPU_WARMUP 3
+#define PERF_CUDA_WARMUP 10
+#define PERF_CPU_MAX_SAMPLES 200
+#define PERF_CUDA_MAX_SAMPLES 500
+#define PERF_CPU_ROUND_BUDGET_S 15
+#define PERF_CUDA_ROUND_BUDGET_S 10
 void perf_default_settings(lc_device device, perf_settings *s);
 
 /* Perf measurements on a CPU use one BLAS thread: on a shared 2-core

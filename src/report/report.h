@@ -7,6 +7,7 @@
 
 #include "check/gate.h"
 #include "device/device.h"
+#include "device/roofline.h"
 #include "perf/harness.h"
 #include "runners/group.h"
 #include "runners/runner.h"
@@ -27,10 +28,27 @@ typedef struct bench_entry {
     int have_trace_stats;
     size_t peak_rss_bytes;
     size_t dev_used_before, dev_used_after;
+    /* the roofline, from the medians (bench_roofline): the forward's GEMM
+     * FLOPs at its group's shape (the backward's are twice), the rates and
+     * the multiples of the machine's limit (0 where no limit was measured) */
+    double gemm_flops;
+    double gflops[2], x_limit[2]; /* [0] forward, [1] backward */
 } bench_entry;
 
-/* The original's columns plus median, min, n and peak device memory;
- * trace_cols adds gpu_util and gemm_share at the end (bench --trace). */
+/* What a run's roofline was measured against: the limit, or why there is none. */
+typedef struct report_limit {
+    lc_status status;   /* LC_OK with a positive limit.gflops: measured */
+    roofline_limit limit;
+    char why[256];      /* else: why not ("" in a value nobody measured) */
+} report_limit;
+
+/* The line above bench's table: the limit (or why none), and the GEMM
+ * FLOPs the GFLOP/s columns count. */
+void report_limit_line(FILE *f, const report_limit *l, double gemm_flops);
+
+/* The original's columns plus median, min, n, peak device memory and the
+ * roofline (GFLOP/s and the multiple of the limit per phase); trace_cols
+ * adds gpu_util and gemm_share at the end (bench --trace). */
 void report_table_header(FILE *f, const char *sep, int trace_cols);
 void report_table_row(FILE *f, const char *sep, const bench_entry *e, int trace_cols);
 
@@ -61,6 +79,7 @@ typedef struct report_run {
     lstm_shape shape;
     uint64_t seed;
     lc_device device;
+    report_limit limit;
 } report_run;
 
 /* The entries in format (numbers as Python's repr, base/json.h), then a

@@ -86,6 +86,9 @@ const runner_ops *registry_find(const char *name);
 lc_status registry_add(const runner_ops *r, const char *origin, lc_error *err);
 /* The plugin file r was loaded from; NULL for a built-in runner. */
 const char *registry_origin(const runner_ops *r);
+/* The oneDNN the onednn runner is built against and runs on ("2.7.3,
+ * built with 2.7.3"), or why it is not built (lstmcheck --version). */
+void onednn_describe_version(char *buf, size_t n);
 /* The i-th runner: the built-in ones, then those loaded; NULL past the last. */
 const runner_ops *registry_runner(int i);
 /* The i-th runner a command takes when none are named (its device and roles

@@ -26,6 +26,7 @@
 #include <dlfcn.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,6 +101,13 @@ static void match_blas_threads(void)
     }
     if (set_threads)
         set_threads(openblas_get_num_threads());
+}
+
+void onednn_describe_version(char *buf, size_t n)
+{
+    const dnnl_version_t *v = dnnl_version();
+    snprintf(buf, n, "%d.%d.%d (built with %d.%d.%d)", v->major, v->minor, v->patch, DNNL_VERSION_MAJOR,
+             DNNL_VERSION_MINOR, DNNL_VERSION_PATCH);
 }
 
 static int onednn_available(lc_error *why)
@@ -516,6 +524,11 @@ static int onednn_absent(lc_error *why)
 {
     lc_error_set(why, "not built: %s", LSTMCHECK_ONEDNN_ABSENT);
     return LC_UNSUPPORTED;
+}
+
+void onednn_describe_version(char *buf, size_t n)
+{
+    snprintf(buf, n, "not built: %s", LSTMCHECK_ONEDNN_ABSENT);
 }
 
 /* never called: available() says no */

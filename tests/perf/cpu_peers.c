@@ -27,7 +27,6 @@
  * A benchmark, not a test: its output goes to docs/perf.md with this command.
  * Exit 0: every row measured or skipped with its reason; 1: a runner failed
  * its gate or broke; 2: bad input, or lstmcheck could not be run. */
-#include <cblas.h>
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -38,7 +37,7 @@
 #include "base/parallel.h"
 #include "base/proc.h"
 #include "check/isolate.h"
-#include "device/timer.h"
+#include "device/roofline.h"
 #include "model/lstm.h"
 
 char *openblas_get_config(void);
@@ -77,64 +76,23 @@ typedef struct peers_row {
 
 /* ---- the machine's limit ---- */
 
-/* The sustained rate of an (m x k)(k x n) sgemm: the best of 5 samples,
- * each as many calls as take 20 ms (one call of a small GEMM is too short
- * to time); 0 without memory. */
-static double sgemm_gflops(int m, int n, int k)
+/* The limit's rate now (device/roofline.h, as bench measures it), its GEMM
+ * into shape; 0 when it could not be measured (why into shape). */
+static double sgemm_peak(const lstm_shape *s, char *shape, size_t n)
 {
-    float *a = malloc((size_t)m * k * sizeof *a), *b = malloc((size_t)k * n * sizeof *b),
-          *c = malloc((size_t)m * n * sizeof *c);
-    double best = 0;
-    if (a && b && c) {
-        for (size_t i = 0; i < (size_t)m * k; i++)
-            a[i] = (float)(i % 7) * 0.1f;
-        for (size_t i = 0; i < (size_t)k * n; i++)
-            b[i] = (float)(i % 5) * 0.1f;
-        double t0 = wall_seconds();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
-        const double once = wall_seconds() - t0;
-        const int calls = once >= 0.02 ? 1 : (int)(0.02 / (once > 1e-7 ? once : 1e-7)) + 1;
-        for (int r = 0; r < 5; r++) {
-            t0 = wall_seconds();
-            for (int i = 0; i < calls; i++)
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
-            const double rate = 2.0 * m * (double)n * k * calls / (wall_seconds() - t0) / 1e9;
-            if (rate > best)
-                best = rate;
-        }
+    roofline_limit l;
+    lc_error err = {{0}};
+    if (roofline_measure(LC_DEVICE_CPU, s, &l, &err)) {
+        snprintf(shape, n, "%s", err.msg);
+        return 0;
     }
-    free(a); free(b); free(c);
-    return best;
+    snprintf(shape, n, "%dx%dx%d", l.m, l.n, l.k);
+    return l.gflops;
 }
 
-/* The best rate over square sizes and the LSTM's own GEMM shapes (input
- * projection, recurrent step, weight gradient, input gradient). */
-static double sgemm_peak(const lstm_shape *s, char *best_shape, size_t n)
-{
-    const int TB = s->seq_length * s->batch, H4 = 4 * s->hidden_size;
-    const int shapes[][3] = {{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048},
-                             {TB, H4, s->input_size}, {s->batch, H4, s->hidden_size},
-                             {H4, s->hidden_size, TB}, {TB, s->input_size, H4}};
-    double peak = 0;
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-        double g = sgemm_gflops(shapes[i][0], shapes[i][1], shapes[i][2]);
-        if (g > peak) {
-            peak = g;
-            snprintf(best_shape, n, "%dx%dx%d", shapes[i][0], shapes[i][1], shapes[i][2]);
-        }
-    }
-    return peak;
-}
-
-/* The forward's FLOPs: per layer and step the two GEMMs into the gates;
- * the backward does twice as many (dgates x both weights, both weight
- * gradients). */
 static double forward_flops(const lstm_shape *s)
 {
-    double flops = 0;
-    for (int l = 0; l < s->num_layers; l++)
-        flops += 2.0 * s->seq_length * s->batch * 4.0 * s->hidden_size * (lstm_layer_input_size(s, l) + s->hidden_size);
-    return flops;
+    return lstm_gemm_flops(s, NULL);
 }
 
 /* ---- the command line ---- */

@@ -15,6 +15,35 @@ def run(exe, fmt):
     return out
 
 
+def close(a, b):
+    return abs(a - b) <= 1e-9 * abs(b)
+
+
+def check_roofline(full, table):
+    """The limit measured, each timed runner's GEMM FLOPs (the backward's
+    twice), GFLOP/s and multiple of the limit from its medians, and the
+    table's columns the same figures."""
+    limit = full["limit"]
+    assert list(limit) == ["what", "gflops", "gemm", "threads"] and limit["gflops"] > 0, limit
+    assert len(limit["gemm"]) == 3 and limit["threads"] >= 1, limit
+    flops = {"lstm": 2 * 4 * 8 * (5 + 8) * 4 * 2}  # 2 * 4H * (I + H) per row, T * B rows
+    for r in full["runners"]:
+        roof = r["roofline"]
+        assert list(roof) == ["gemm_flops", "gflops", "x_limit"], list(roof)
+        if r["group"] == "lstm":
+            assert roof["gemm_flops"]["forward"] == flops["lstm"], roof
+        for phase, factor in (("forward", 1), ("backward", 2)):
+            f, ms = roof["gemm_flops"][phase], r[phase]["median"]
+            assert f == factor * roof["gemm_flops"]["forward"], roof
+            assert close(roof["gflops"][phase], f / ms / 1e6), (phase, roof)
+            assert close(roof["x_limit"][phase], ms / (f / limit["gflops"] / 1e6)), (phase, roof)
+    assert "SGEMM limit: " in table and " GFLOP/s (" in table, table
+    header = next(line for line in table.splitlines() if line.split()[:1] == ["name"]).split()
+    assert header[-4:] == ["GFLOP/s_fwd", "x_limit_fwd", "GFLOP/s_bwd", "x_limit_bwd"], header
+    rows = [line.split() for line in table.splitlines() if line.split()[:1] == ["cpu"]]
+    assert rows and all(float(row[-1]) > 0 and float(row[-3]) > 0 for row in rows), rows
+
+
 def main(exe):
     oss = json.loads(run(exe, "oss"))
     assert list(oss) == ["lstm", "lstm-backward", "vl_lstm", "vl_lstm-backward"], list(oss)
@@ -26,8 +55,10 @@ def main(exe):
         obs = json.loads(doc)
         assert prefix == "Caffe2Observer" and list(obs) == ["type", "metric", "unit", "value"], line
         assert obs["type"] == "NET" and obs["unit"] == "ms" and float(obs["value"]) > 0, line
+    table = subprocess.run([exe] + ARGS + ["full"], check=True, capture_output=True, text=True).stderr
     full = json.loads(run(exe, "full"))
-    assert list(full) == ["version", "device", "seed", "shape", "unit", "runners"], list(full)
+    assert list(full) == ["version", "device", "seed", "shape", "unit", "limit", "runners"], list(full)
+    check_roofline(full, table)
     assert list(full["shape"]) == ["seqLength", "numLayers", "inputSize", "hiddenSize", "miniBatch"]
     first = full["runners"][0]
     assert list(first)[:4] == ["name", "group", "gate", "gate_worst_ratio"], list(first)

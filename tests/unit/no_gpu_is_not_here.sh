@@ -2,7 +2,7 @@
 # Every command asked for --device cuda on a machine without a GPU says so
 # and exits 3 (could not run here), none 4 (an error): check, bench (also
 # under --trace, whose GPU trace needs the device), profile (its built-in
-# trace), baseline show, update, compare.
+# trace), baseline show, update, compare; and list says why once.
 # Skipped where a GPU is there, or where CUDA is not built (exit 2, tested
 # by unit.cli_cuda_not_built).
 #   no_gpu_is_not_here.sh LSTMCHECK WORK_DIR
@@ -10,6 +10,10 @@ set -uo pipefail
 exe=$1 work=$2
 listed=$("$exe" list --device cuda 2>&1)
 grep -q "no: no CUDA device" <<<"$listed" || { echo "SKIP: not a CUDA build without a GPU"; exit 77; }
+# list gives the probe's reason once, below the table, not on every CUDA row
+said=$(grep -c "no CUDA device: " <<<"$listed")
+[ "$said" = 1 ] && grep -q "^CUDA in this build: yes; no CUDA device: " <<<"$listed" ||
+  { echo "FAIL list: the reason for no CUDA device is said $said times, want once below the table"; echo "$listed" | tail -5; exit 1; }
 rm -rf "$work" && mkdir -p "$work"
 small=(--device cuda --seqLength 5 --hiddenSize 7 --inputSize 6 --miniBatch 3)
 fails=0

@@ -10,6 +10,7 @@
 
 #include "base/paths.h"
 #include "base/text.h"
+#include "cmd/baseline_cmd.h"
 #include "cmd/cli.h"
 #include "cmd/session.h"
 
@@ -69,10 +70,14 @@ int test_cli_errors(void)
     struct { const char *argv[6]; int argc; const char *msg; } cases[] = {
         {{"lstmcheck"}, 1, "missing command"},
         {{"lstmcheck", "fly"}, 2, "unknown command"},
-        {{"lstmcheck", "bench", "--seqLength", "0"}, 4, "seq-length"},
-        {{"lstmcheck", "bench", "--hiddenSize", "-3"}, 4, "hidden-size"},
-        {{"lstmcheck", "bench", "--miniBatch", "12x"}, 4, "mini-batch"},
-        {{"lstmcheck", "bench", "--inputSize", "99999999999999999999"}, 4, "input-size"},
+        /* a value's error names the flag as the line spells it */
+        {{"lstmcheck", "bench", "--seqLength", "0"}, 4, "--seqLength expects an integer"},
+        {{"lstmcheck", "bench", "--hiddenSize", "-3"}, 4, "--hiddenSize expects"},
+        {{"lstmcheck", "bench", "--mini_batch", "12x"}, 4, "--mini_batch expects"},
+        {{"lstmcheck", "bench", "--input-size=99999999999999999999"}, 3, "--input-size expects"},
+        {{"lstmcheck", "bench", "--hiddenSize=0"}, 3, "--hiddenSize expects an integer in 1.."},
+        {{"lstmcheck", "bench", "--timeBudget", "x"}, 4, "--timeBudget expects seconds"},
+        {{"lstmcheck", "--version", "now"}, 3, "--version takes nothing after it"},
         {{"lstmcheck", "bench", "--frobnicate"}, 3, "unknown flag"},
         {{"lstmcheck", "bench", "--device", "tpu"}, 4, "--device"},
         {{"lstmcheck", "bench", "--nloops"}, 3, "needs a value"},
@@ -84,12 +89,12 @@ int test_cli_errors(void)
         {{"lstmcheck", "baseline", "erase"}, 3, "subcommand"},
         {{"lstmcheck", "bench", "stray"}, 3, "unexpected argument"},
         /* strict numbers: the whole argument, nothing strtol would skip */
-        {{"lstmcheck", "bench", "--hiddenSize", " 7"}, 4, "hidden-size"},
-        {{"lstmcheck", "bench", "--hiddenSize", "+7"}, 4, "hidden-size"},
-        {{"lstmcheck", "bench", "--hiddenSize", "7 "}, 4, "hidden-size"},
-        {{"lstmcheck", "bench", "--hiddenSize", "\t7"}, 4, "hidden-size"},
-        {{"lstmcheck", "bench", "--hiddenSize", ""}, 4, "hidden-size"},
-        {{"lstmcheck", "bench", "--hiddenSize", "0x10"}, 4, "hidden-size"},
+        {{"lstmcheck", "bench", "--hiddenSize", " 7"}, 4, "--hiddenSize expects"},
+        {{"lstmcheck", "bench", "--hiddenSize", "+7"}, 4, "--hiddenSize expects"},
+        {{"lstmcheck", "bench", "--hiddenSize", "7 "}, 4, "--hiddenSize expects"},
+        {{"lstmcheck", "bench", "--hiddenSize", "\t7"}, 4, "--hiddenSize: a control character"},
+        {{"lstmcheck", "bench", "--hiddenSize", ""}, 4, "--hiddenSize has an empty value"},
+        {{"lstmcheck", "bench", "--hiddenSize", "0x10"}, 4, "--hiddenSize expects"},
         {{"lstmcheck", "bench", "--time-budget", " 1"}, 4, "seconds"},
         {{"lstmcheck", "bench", "--time-budget", "0x10"}, 4, "seconds"},
         {{"lstmcheck", "bench", "--time-budget", "inf"}, 4, "seconds"},
@@ -502,5 +507,71 @@ int test_status_exit_codes(void)
         CHECK(n > k && !strcmp(usage + n - k, codes), "%s --help does not end with the exit codes",
               commands[i] ? commands[i] : "lstmcheck");
     }
+    return 0;
+}
+
+/* Every command's --help: its examples parse as written, every flag line has
+ * its text (a flag whose text differs by command has this command's part),
+ * and no internal flag is shown. */
+int test_cli_help_examples(void)
+{
+    const char *commands[] = {"bench", "check", "list", "baseline", "profile"};
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        char usage[16384];
+        snprintf(usage, sizeof usage, "%s", cli_usage(commands[i]));
+        CHECK(!strstr(usage, "--internal-run") && !strchr(usage, '@'), "%s --help shows an internal text:\n%s",
+              commands[i], usage);
+        const char *ex = strstr(usage, "\nExamples:\n");
+        CHECK(ex, "%s --help has no examples", commands[i]);
+        int examples = 0;
+        for (const char *line = ex + 11; !strncmp(line, "  lstmcheck ", 12); line = strchr(line, '\n') + 1) {
+            char text[512], *argv[32];
+            int argc = 0;
+            snprintf(text, sizeof text, "%.*s", (int)strcspn(line + 2, "\n"), line + 2);
+            for (char *w = strtok(text, " "); w && argc < 31; w = strtok(NULL, " "))
+                argv[argc++] = w;
+            argv[argc] = NULL;
+            cli_options o;
+            lc_error err = {{0}};
+            cli_defaults(&o);
+            const lc_status rc = cli_parse(argc, argv, &o, &err);
+            CHECK(rc == LC_OK && !strcmp(o.command, commands[i]), "%s's example '%.*s' does not parse: %s",
+                  commands[i], (int)strcspn(line, "\n"), line, err.msg);
+            cli_free(&o);
+            examples++;
+        }
+        CHECK(examples >= 2, "%s --help has %d examples", commands[i], examples);
+        for (const char *line = usage; (line = strstr(line, "\n  --")); line++) {
+            const char *end = line + 1 + strcspn(line + 1, "\n");
+            CHECK(end - line > 30 && line[29] == ' ' && line[30] != ' ', "%s --help: a flag without its text: %.*s",
+                  commands[i], (int)(end - line - 1), line + 1);
+        }
+    }
+    CHECK(strstr(cli_usage("bench"), "  --nloops N                 timed iterations (default 100)\n") &&
+              strstr(cli_usage("profile"), "  --nloops N                 profiled iterations (default 5)\n"),
+          "--nloops: each command's own text");
+    return 0;
+}
+
+/* baseline's measuring flags reach its settings, each as its --help says:
+ * --time-budget a round's budget (it was taken and never used), --warmup,
+ * --nloops the most samples of a round. */
+int test_cli_baseline_settings(void)
+{
+    cli_options o;
+    lc_error err = {{0}};
+    cli_defaults(&o);
+    const char *argv[] = {"lstmcheck", "baseline", "update", "--time-budget", "2.5", "--warmup", "4", "--nloops", "9"};
+    CHECK(cli_parse(9, (char **)argv, &o, &err) == LC_OK, "%s", err.msg);
+    perf_settings s, d;
+    baseline_settings_from(&o, LC_DEVICE_CPU, &s);
+    perf_default_settings(LC_DEVICE_CPU, &d);
+    CHECK(s.round_budget_s == 2.5 && s.warmup == 4 && s.max_samples == 9 && s.min_samples == 9,
+          "round budget %g, warmup %d, samples %d..%d", s.round_budget_s, s.warmup, s.min_samples, s.max_samples);
+    cli_free(&o);
+    cli_defaults(&o);
+    baseline_settings_from(&o, LC_DEVICE_CPU, &s);
+    CHECK(s.round_budget_s == d.round_budget_s && s.warmup == d.warmup && s.max_samples == d.max_samples,
+          "without the flags, the device's defaults");
     return 0;
 }

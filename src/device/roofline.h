@@ -1,0 +1,51 @@
+/* The machine's limit for an LSTM, as bench's roofline columns and
+ * tests/perf/cpu_peers give it: the best sustained FP32 GEMM rate this
+ * device reaches now (OpenBLAS on a CPU, strict-FP32 cuBLAS on a GPU), over
+ * square GEMMs and the LSTM's own GEMM shapes. A runner's time over the time
+ * its GEMM FLOPs (lstm_gemm_flops) take at that rate is its multiple of the
+ * limit: near 1 is as fast as the BLAS goes; below 1 a runner fuses or
+ * blocks better than the BLAS does on these shapes (or uses TF32). */
+#ifndef LSTMCHECK_ROOFLINE_H
+#define LSTMCHECK_ROOFLINE_H
+
+#include "device/device.h"
+#include "model/lstm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct roofline_limit {
+    double gflops; /* the best rate seen, GFLOP/s */
+    int m, n, k;   /* the (m x k)(k x n) GEMM that reached it */
+    int threads;   /* a CPU's OpenBLAS threads (as the runners have); 0 on a GPU */
+} roofline_limit;
+
+/* The GEMM shapes tried on a device for shape s (squares, then the input
+ * projection, a recurrent step, a weight gradient and the input gradient),
+ * as {m, n, k} into shapes; how many (at most ROOFLINE_MAX_SHAPES). */
+#define ROOFLINE_MAX_SHAPES 8
+int roofline_shapes(lc_device device, const lstm_shape *s, int shapes[][3]);
+
+/* Measure the limit now: LC_OK, or LC_ERROR with err (out of memory, a
+ * CUDA error); LC_UNSUPPORTED without the device. Each GEMM's rate is the
+ * best of a few samples of as many calls as take about 10 ms, a GEMM that
+ * takes longer than 0.25 s in one call is timed once. On a GPU this makes
+ * CUDA calls in this process: a process that forks GPU runners afterwards
+ * measures it in a child (check/isolate.h). */
+lc_status roofline_measure(lc_device device, const lstm_shape *s, roofline_limit *out, lc_error *err);
+
+/* A phase's rate, GFLOP/s, for flops done in ms milliseconds (0 when ms is not positive). */
+double roofline_gflops(double flops, double ms);
+/* How many times the time flops take at l's rate ms is (0 without a
+ * limit: l NULL or its rate not positive). */
+double roofline_multiple(const roofline_limit *l, double flops, double ms);
+
+/* The CUDA half (kernels/roofline_cuda.cu; device_nocuda.c without CUDA):
+ * the rate of one (m x k)(k x n) SGEMM, as roofline_measure times it. */
+lc_status roofline_cuda_sgemm_gflops(int m, int n, int k, double *gflops, lc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

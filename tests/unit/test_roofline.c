@@ -1,0 +1,63 @@
+/* The roofline: the GEMM FLOPs an LSTM does, the machine's limit measured
+ * on this CPU, and the multiple of it that bench prints. */
+#include "unit.h"
+
+#include "device/roofline.h"
+#include "model/lstm.h"
+#include "report/report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int openblas_get_num_threads(void);
+
+int test_roofline_flops_and_limit(void)
+{
+    /* per row and layer: 2 * 4H * (I_l + H) */
+    const lstm_shape one = {.seq_length = 100, .batch = 64, .input_size = 512, .hidden_size = 512, .num_layers = 1};
+    CHECK(lstm_gemm_flops(&one, NULL) == 100.0 * 64 * 2 * 2048 * 1024, "default shape: %.17g",
+          lstm_gemm_flops(&one, NULL));
+    const lstm_shape three = {.seq_length = 5, .batch = 3, .input_size = 7, .hidden_size = 2, .num_layers = 3};
+    CHECK(lstm_gemm_flops(&three, NULL) == 15.0 * (2 * 8 * 9 + 2 * (2 * 8 * 4)), "three layers: %g",
+          lstm_gemm_flops(&three, NULL));
+    const int lengths[3] = {5, 1, 2}; /* rows that run: 8, not 15 */
+    CHECK(lstm_gemm_flops(&three, lengths) == 8.0 * (2 * 8 * 9 + 2 * (2 * 8 * 4)), "lengths: %g",
+          lstm_gemm_flops(&three, lengths));
+
+    /* the limit, measured here: a positive rate, reached by one of the GEMMs tried, on OpenBLAS's threads */
+    const lstm_shape small = {.seq_length = 10, .batch = 16, .input_size = 64, .hidden_size = 32, .num_layers = 1};
+    roofline_limit l;
+    lc_error err = {{0}};
+    CHECK(roofline_measure(LC_DEVICE_CPU, &small, &l, &err) == LC_OK && l.gflops > 0, "%s", err.msg);
+    int shapes[ROOFLINE_MAX_SHAPES][3], found = 0;
+    const int n = roofline_shapes(LC_DEVICE_CPU, &small, shapes);
+    for (int i = 0; i < n; i++)
+        found |= shapes[i][0] == l.m && shapes[i][1] == l.n && shapes[i][2] == l.k;
+    CHECK(found && l.threads == openblas_get_num_threads(), "limit from %dx%dx%d on %d threads", l.m, l.n, l.k,
+          l.threads);
+    CHECK(n == 7 && shapes[3][0] == 160 && shapes[3][1] == 128 && shapes[3][2] == 64, "the input projection: %dx%dx%d",
+          shapes[3][0], shapes[3][1], shapes[3][2]);
+
+    /* a runner taking exactly its FLOPs' time at the limit is 1x; twice that, 2x; GFLOP/s is flops / time */
+    const roofline_limit at = {.gflops = 100};
+    CHECK_NEAR(roofline_multiple(&at, 1e9, 10.0), 1.0, 1e-12);
+    CHECK_NEAR(roofline_multiple(&at, 1e9, 20.0), 2.0, 1e-12);
+    CHECK_NEAR(roofline_gflops(1e9, 20.0), 50.0, 1e-12);
+    CHECK(roofline_multiple(NULL, 1e9, 10.0) == 0 && roofline_gflops(1e9, 0) == 0, "no limit, no time: 0");
+
+    /* a limit that could not be measured: the line says why, and no x_limit is made up */
+    const report_limit none = {.status = LC_ERROR, .why = "no SGEMM could be timed"};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    CHECK(f, "open_memstream");
+    report_limit_line(f, &none, 1e9);
+    fclose(f);
+    const int said = strstr(text, "SGEMM limit: not measured (no SGEMM could be timed)") != NULL &&
+                     strstr(text, "1 GFLOP forward, 2 backward") != NULL;
+    CHECK(said, "%s", text);
+    free(text);
+    return 0;
+}
