@@ -207,13 +207,16 @@ static const cli_flag flags[] = {
     {"time-budget", "--time-budget S", FLAG_SECONDS, F(time_budget_s), 0, 0, NULL, 0, "bench baseline",
      "@bench: seconds per runner before sampling stops (default " CLI_TEXT(CLI_BENCH_CPU_BUDGET_S)
      " on cpu, none on cuda)"
-     "@baseline: seconds per round before sampling stops (default " CLI_TEXT(PERF_CPU_ROUND_BUDGET_S) " on cpu, "
-     CLI_TEXT(PERF_CUDA_ROUND_BUDGET_S) " on cuda)", NULL},
+     "@baseline: seconds per round before sampling stops, once it has " CLI_TEXT(PERF_CPU_MIN_SAMPLES) " samples on "
+     "cpu, " CLI_TEXT(PERF_CUDA_MIN_SAMPLES) " on cuda (default " CLI_TEXT(PERF_CPU_ROUND_BUDGET_S) " on cpu, "
+     CLI_TEXT(PERF_CUDA_ROUND_BUDGET_S) " on cuda; 0: none)", NULL},
     {"dump", "--dump DIR", FLAG_TEXT, F(dump_dir), 0, 0, NULL, MARK_OUT_DIR, "check bench",
      "write inputs, reference and runner tensors as .npy files and index.json", "check bench"},
     {"trace", "--trace FILE", FLAG_TEXT, F(trace_path), 0, 0, NULL, MARK_OUT_FILE, "bench profile",
-     "write a Chrome trace (Perfetto) of the timed runs (bench: every runner in this process, one timeline: "
-     "a plugin's crash or hang ends the command, --child-timeout does not apply)", "bench profile"},
+     "@bench: write a Chrome trace (Perfetto) of the timed runs: every runner in this process, one timeline "
+     "(a plugin's crash or hang ends the command, --child-timeout does not apply)"
+     "@profile: write the built-in trace (Chrome/Perfetto) to FILE instead of --out-dir's prof_... file",
+     "bench profile"},
     {"progress", "--progress", FLAG_SWITCH, F(progress), 1, 0, NULL, 0, "bench baseline",
      "progress on stderr (default: when it is a terminal)", NULL},
     {"no-progress", "--no-progress", FLAG_SWITCH, F(progress), 0, 0, NULL, 0, "bench baseline",
@@ -245,18 +248,23 @@ static const cli_flag flags[] = {
      "update: record the runners that pass and measure, report the others (the exit code is the worst of theirs)",
      NULL},
     {"tool", "--tool T", FLAG_CHOICE, F(tool), 0, 0, "nsys ncu none", 0, "profile",
-     "run under an external profiler: nsys, ncu or none (default none)", NULL},
+     "run under an external profiler: nsys, ncu (each on PATH, with a GPU) or none (default none)", NULL},
     {"out-dir", "--out-dir DIR", FLAG_TEXT, F(out_dir), 0, 0, NULL, MARK_OUT_DIR, "profile",
      "where prof_<rnns>_s<T>-l<L>-i<I>-h<H>-b<B>_<date>.<ext> goes, made if missing (default .)", "profile"},
     {"sleep-between-seconds", "--sleep-between-seconds S", FLAG_SECONDS, F(sleep_between_s), 0, 0, NULL, 0,
      "profile", "pause between runners (default 1)", NULL},
     {"internal-run", "--internal-run", FLAG_SWITCH, F(internal_run), 1, 0, NULL, MARK_HIDDEN, "profile",
      "(internal) run the runners here: the re-executed child of --tool", NULL},
+#define CHILD_TIMEOUT_HELP(larger)                                                                        \
+    "seconds a plugin's call (loading, available(), forward, ...) or the CUDA probe may take in a child "  \
+    "before it is killed and its runner fails (default " CLI_TEXT(CLI_CHILD_TIMEOUT_S) larger "; 0: no limit)"
     {"child-timeout", "--child-timeout S", FLAG_SECONDS, F(child_timeout_s), 0, 0, NULL, 0,
      "bench check list baseline",
-     "seconds a plugin's call (loading, available(), forward, ...) or the CUDA probe may take in a child "
-     "before it is killed and its runner fails (default " CLI_TEXT(CLI_CHILD_TIMEOUT_S)
-     ", or a larger --time-budget or --max-seconds; 0: no limit)", NULL},
+     "@bench: " CHILD_TIMEOUT_HELP(", or a larger --time-budget")
+     "@check: " CHILD_TIMEOUT_HELP("")
+     "@list: " CHILD_TIMEOUT_HELP("")
+     "@baseline: " CHILD_TIMEOUT_HELP(", or a larger --time-budget or --max-seconds"), NULL},
+#undef CHILD_TIMEOUT_HELP
     {"help", "--help", FLAG_SWITCH, F(help), 1, 0, NULL, 0, "bench check list baseline profile", "this text", NULL},
 };
 #undef F
@@ -576,8 +584,8 @@ static lc_status read_value(const cli_flag *f, cli_args *a, cli_options *o, lc_e
         return LC_OK;
     case FLAG_SECONDS:
         if (cli_parse_double(v, 0, CLI_MAX_SECONDS, &d)) {
-            lc_error_set(err, "--%s expects seconds in 0..%d (digits, a decimal point), got '%s'", f->name,
-                         CLI_MAX_SECONDS, v);
+            lc_error_set(err, "--%s expects seconds in 0..%d written as digits, or digits, a point and digits "
+                         "(30, 0.5), got '%s'", f->name, CLI_MAX_SECONDS, v);
             return LC_BAD_INPUT;
         }
         *(double *)field = d;
@@ -857,7 +865,7 @@ static int field_same(const cli_flag *f, const cli_options *a, const cli_options
 int cli_options_same(const cli_options *a, const cli_options *b)
 {
     if (!text_same(a->command, b->command) || !text_same(a->subcommand, b->subcommand) ||
-        a->shape_given != b->shape_given || a->batch_given != b->batch_given)
+        a->shape_given != b->shape_given || a->batch_given != b->batch_given || a->version != b->version)
         return 0;
     for (size_t k = 0; k < NFLAGS; k++)
         if (!field_same(&flags[k], a, b))
@@ -1016,6 +1024,8 @@ static lc_status reads_back(const cli_options *o, const cli_line *line, int from
 lc_status cli_format(const cli_options *o, cli_line *line, lc_error *err)
 {
     const int from = line->n;
+    if (o->version) /* --version stands alone */
+        return cli_line_add(line, "--version", err) ? LC_ERROR : reads_back(o, line, from, err);
     lc_status rc = o->command ? cli_line_add(line, o->command, err) : LC_OK;
     if (!rc && o->subcommand)
         rc = cli_line_add(line, o->subcommand, err);
@@ -1134,9 +1144,32 @@ static const char *flag_help(const cli_flag *f, const char *command, char *buf, 
     return ""; /* unit.cli_help_examples: every command that takes f has its part */
 }
 
+/* "Flags also take ..." with one of the command's own flags as the example:
+ * --seq-length is also --seqLength and --seq_length. */
+static const char *spellings(const char *command, char *buf, size_t n)
+{
+    const cli_flag *f = NULL;
+    for (size_t k = 0; k < NFLAGS && !f; k++)
+        if (strchr(flags[k].name, '-') && !(flags[k].marks & MARK_HIDDEN) && takes(&flags[k], command, NULL))
+            f = &flags[k];
+    if (!f)
+        return "";
+    char camel[64], snake[64];
+    size_t j = 0;
+    for (const char *p = f->name; *p && j + 1 < sizeof camel; p++)
+        camel[j++] = *p == '-' ? (char)toupper((unsigned char)*++p) : *p;
+    camel[j] = '\0';
+    snprintf(snake, sizeof snake, "%s", f->name);
+    for (char *p = snake; *p; p++)
+        *p = *p == '-' ? '_' : *p;
+    snprintf(buf, n, "Flags take kebab-case, camelCase and snake_case alike: --%s, --%s, --%s.\n", f->name, camel,
+             snake);
+    return buf;
+}
+
 const char *cli_usage(const char *command)
 {
-    char subs[64], help[256];
+    char subs[64], help[512];
     size_t used = 0;
     const cli_command *c = NULL;
     for (size_t i = 0; command && i < NCOMMANDS; i++)
@@ -1154,8 +1187,7 @@ const char *cli_usage(const char *command)
         if (!(flags[k].marks & MARK_HIDDEN) &&
             (takes(&flags[k], c->name, NULL) || *subcommands_taking(&flags[k], c->name, subs, sizeof subs)))
             append(&used, "  %-26s %s\n", flags[k].shown, flag_help(&flags[k], c->name, help, sizeof help));
-    append(&used, "%s%s", "Flags also take camelCase (--seqLength), kebab-case (--seq-length) and snake_case "
-                          "(--seq_length).\n", c->notes);
+    append(&used, "%s%s", spellings(c->name, help, sizeof help), c->notes);
     append(&used, "%s", "\nExamples:\n", "");
     for (const char *line = c->examples; *line; line += strcspn(line, "\n") + 1) {
         snprintf(help, sizeof help, "%.*s", (int)strcspn(line, "\n"), line);

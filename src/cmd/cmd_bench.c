@@ -239,7 +239,7 @@ static int limit_parent(void *arg, int fd, lc_error *err)
 /* The limit on the device's runners' terms (a CPU: OpenBLAS's threads, as
  * the runners have them); a GPU's in a child, so that this process makes no
  * CUDA call before it forks the GPU runners. Its failure is no runner's:
- * the x_limit columns say None and the line above the table says why. */
+ * the x_limit columns say None and the line below the table says why. */
 static void bench_limit(lc_device device, const lstm_shape *shape, report_limit *l)
 {
     limit_job j = {.device = device, .shape = shape};
@@ -252,6 +252,18 @@ static void bench_limit(lc_device device, const lstm_shape *shape, report_limit 
         *l = (report_limit){.status = LC_ERROR};
         snprintf(l->why, sizeof l->why, "%s", err.msg);
     }
+    l->asked = 1;
+}
+
+/* The limit of every device the session's runners run on (a CPU runner
+ * beside GPU ones is held to the CPU's), at the main group's shape. */
+static void bench_limits(const session *s, const lstm_shape *shape, report_limit limits[LC_DEVICE_COUNT])
+{
+    memset(limits, 0, LC_DEVICE_COUNT * sizeof *limits);
+    for (int d = 0; d < LC_DEVICE_COUNT; d++)
+        for (int i = 0; i < s->nrunners && !limits[d].asked; i++)
+            if (s->runners[i].runner->device == d)
+                bench_limit((lc_device)d, shape, &limits[d]);
 }
 
 /* A timed runner's rates and multiples of the limit, from its medians. */
@@ -276,7 +288,7 @@ typedef struct bench_run {
     prof_session *prof;   /* --trace: &prof_storage, else NULL */
     double budget;        /* seconds per runner, 0: none */
     int progress;
-    report_limit limit;   /* the machine's SGEMM limit, measured before the runners */
+    report_limit limit[LC_DEVICE_COUNT]; /* each device's SGEMM limit, measured before the runners */
 } bench_run;
 
 /* The table row, or why there is none; counts into run. */
@@ -329,7 +341,7 @@ static void bench_group(bench_run *run, runner_group group, numerics_context *ct
         bench_runner(&j);
         e->gemm_flops = gemm_flops;
         if (e->timed)
-            bench_roofline(&run->limit, e);
+            bench_roofline(&run->limit[e->runner->device], e);
         bench_report(run, &j);
     }
 }
@@ -346,13 +358,13 @@ static lc_status bench_main_group(bench_run *run)
             o->warmup, o->nloops, (unsigned long long)o->seed);
     const int *lengths = o->nlengths ? o->lengths : NULL;
     const double flops = lstm_gemm_flops(&o->shape, lengths);
-    report_limit_line(stderr, &run->limit, flops);
     fprintf(stderr, "Benchmarking LSTMs...\n");
     report_table_header(stderr, o->sep, run->prof != NULL);
     numerics_context ctx;
     if (numerics_context_init(&ctx, &o->shape, o->seed, lengths, &err))
         return cmd_fail(o, LC_BAD_INPUT, "%s", err.msg);
     bench_group(run, o->nlengths ? RUNNER_GROUP_VL_LSTM : RUNNER_GROUP_LSTM, &ctx, o->dump_dir, flops);
+    report_limit_lines(stderr, run->limit, flops);
     numerics_context_free(&ctx);
     return LC_OK;
 }
@@ -366,7 +378,6 @@ static void bench_variable_group(bench_run *run)
     fprintf(stderr, "\nBenchmarking variable-length LSTMs (lengths %d..%d, seqLength ignored)...\n",
             VL_MIN_LENGTH, VL_MAX_LENGTH);
     const double flops = lstm_gemm_flops(&run->s.vl_shape, run->s.vl_lengths);
-    report_limit_line(stderr, &run->limit, flops);
     report_table_header(stderr, o->sep, run->prof != NULL);
     numerics_context ctx;
     if (numerics_context_init(&ctx, &run->s.vl_shape, o->seed, run->s.vl_lengths, &err)) {
@@ -377,6 +388,7 @@ static void bench_variable_group(bench_run *run)
     if (o->dump_dir)
         snprintf(vl_dump, sizeof vl_dump, "%s/vl_lstm", o->dump_dir);
     bench_group(run, RUNNER_GROUP_VL_LSTM, &ctx, o->dump_dir ? vl_dump : NULL, flops);
+    report_limit_lines(stderr, run->limit, flops);
     numerics_context_free(&ctx);
 }
 
@@ -396,7 +408,7 @@ static lc_status bench_setup(bench_run *run, const cli_options *o_in)
     run->entries = calloc((size_t)run->s.nrunners, sizeof *run->entries);
     if (!run->entries)
         return cmd_fail(o, LC_ERROR, "out of host memory");
-    bench_limit(run->s.device, &o->shape, &run->limit); /* before the trace: it is no runner's */
+    bench_limits(&run->s, &o->shape, run->limit); /* before the trace: it is no runner's */
     if (o->trace_path) {
         if ((rc = prof_begin(&run->prof_storage, run->s.device, 1, 1, &err)))
             return cmd_fail(o, rc, "--trace: %s", err.msg);
@@ -421,8 +433,8 @@ static void bench_outputs(bench_run *run)
                     trace_count(run->prof->trace));
         }
     }
-    const report_run info = {.shape = run->o.shape, .seed = run->o.seed, .device = run->s.device,
-                             .limit = run->limit};
+    report_run info = {.shape = run->o.shape, .seed = run->o.seed, .device = run->s.device};
+    memcpy(info.limit, run->limit, sizeof info.limit);
     if (report_json(stdout, run->o.print_json, run->entries, run->n, &info)) {
         fprintf(stderr, "lstmcheck: out of host memory for the JSON output\n");
         run->status = lc_status_worse(run->status, LC_ERROR);

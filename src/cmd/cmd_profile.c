@@ -428,12 +428,12 @@ static lc_status check_request(const cli_options *o, char *tool_path, size_t n)
     if (find_executable(o->tool, tool_path, n)) {
         fprintf(stderr, "lstmcheck: %s not found on PATH (install Nsight %s, or use --tool none "
                         "for the built-in trace)\n", o->tool, strcmp(o->tool, "nsys") ? "Compute" : "Systems");
-        return LC_BAD_INPUT;
+        return LC_UNSUPPORTED; /* the tool is not here: not the user's mistake */
     }
     lc_error why = {{0}};
     if (device_cuda_count(&why) <= 0) {
         fprintf(stderr, "lstmcheck: --tool %s needs a CUDA device: %s\n", o->tool, why.msg);
-        return LC_BAD_INPUT;
+        return LC_UNSUPPORTED; /* as every command's --device cuda without a GPU */
     }
     return LC_OK;
 }

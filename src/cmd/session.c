@@ -76,7 +76,8 @@ static lc_status check_output(const cli_output *out, const char *path, lc_error 
     }
     if ((out->is_dir ? path_check_writable_dir(path, 1, &why) : path_check_writable_file(path, &why)) == LC_OK)
         return LC_OK;
-    lc_error_set(err, "--%s '%s': %s", out->flag, path, why.msg);
+    /* a default place names its flag as the way to choose another */
+    lc_error_set(err, "--%s%s '%s': %s", out->flag, out->path ? "" : "'s default", path, why.msg);
     return LC_BAD_INPUT;
 }
 

@@ -75,8 +75,9 @@ void machine_key_make_slug(machine_key *k)
 void machine_blas_version(char *buf, size_t n)
 {
     const char *config = openblas_get_config(); /* "OpenBLAS 0.3.21 NO_LAPACKE ..." */
-    snprintf(buf, n, "%s (kernels: %s, %d threads)", config + (strncmp(config, "OpenBLAS ", 9) ? 0 : 9),
-             openblas_get_corename(), openblas_get_num_threads());
+    const int threads = openblas_get_num_threads();
+    snprintf(buf, n, "%s (kernels: %s, %d thread%s)", config + (strncmp(config, "OpenBLAS ", 9) ? 0 : 9),
+             openblas_get_corename(), threads, threads == 1 ? "" : "s");
 }
 
 int machine_key_current(lc_device device, machine_key *k, lc_error *err)

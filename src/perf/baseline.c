@@ -4,6 +4,7 @@
 #include "base/files.h"
 #include "base/gitrev.h"
 #include "base/json.h"
+#include "base/paths.h"
 #include "base/text.h"
 #include "runners/runner.h"
 
@@ -22,9 +23,11 @@
 #endif
 
 /* 1 for an installed lstmcheck (cmake --install): the program in PREFIX/bin,
- * beside the runner header installed with it in PREFIX/include. Such a copy
- * may run long after, or far from, the source tree it was built from, whose
- * baselines/ are not its user's. */
+ * beside the runner header installed with it in PREFIX/include, which is
+ * not the source tree's own (a build folder inside the tree, build/, has
+ * the tree's include/ beside it). Such a copy may run long after, or far
+ * from, the source tree it was built from, whose baselines/ are not its
+ * user's. */
 static int installed_copy(void)
 {
     char exe[PATH_MAX], header[PATH_MAX + 64];
@@ -37,7 +40,8 @@ static int installed_copy(void)
         return 0;
     *slash = '\0';
     snprintf(header, sizeof header, "%s/../include/lstmcheck/runner.h", exe);
-    return access(header, F_OK) == 0;
+    return access(header, F_OK) == 0 &&
+           !path_same_file(header, LSTMCHECK_SOURCE_DIR "/include/lstmcheck/runner.h");
 }
 
 const char *baseline_default_dir(void)

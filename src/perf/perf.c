@@ -61,7 +61,7 @@ void perf_default_settings(lc_device device, perf_settings *s)
     memset(s, 0, sizeof *s);
     const int cuda = device == LC_DEVICE_CUDA;
     s->warmup = cuda ? PERF_CUDA_WARMUP : PERF_CPU_WARMUP;
-    s->min_samples = cuda ? 30 : 15;
+    s->min_samples = cuda ? PERF_CUDA_MIN_SAMPLES : PERF_CPU_MIN_SAMPLES;
     s->max_samples = cuda ? PERF_CUDA_MAX_SAMPLES : PERF_CPU_MAX_SAMPLES;
     s->target_rel_error = 0.003;
     s->round_budget_s = cuda ? PERF_CUDA_ROUND_BUDGET_S : PERF_CPU_ROUND_BUDGET_S;

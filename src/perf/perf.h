@@ -25,6 +25,8 @@ typedef struct perf_settings {
 /* The defaults a round starts from (baseline --help quotes these). */
 #define PERF_CPU_WARMUP 3
 #define PERF_CUDA_WARMUP 10
+#define PERF_CPU_MIN_SAMPLES 15
+#define PERF_CUDA_MIN_SAMPLES 30
 #define PERF_CPU_MAX_SAMPLES 200
 #define PERF_CUDA_MAX_SAMPLES 500
 #define PERF_CPU_ROUND_BUDGET_S 15

@@ -29,25 +29,33 @@ static void fit_num(FILE *f, double v)
 
 static const char *const columns[] = {"name", "avg_fwd", "std_fwd", "info_fwd", "avg_bwd",
                                       "std_bwd", "info_bwd", "median_fwd", "min_fwd",
-                                      "median_bwd", "min_bwd", "n", "peak_dev_MiB",
-                                      "GFLOP/s_fwd", "x_limit_fwd", "GFLOP/s_bwd", "x_limit_bwd", NULL};
+                                      "median_bwd", "min_bwd", "n", "peak_dev_MiB", NULL};
+
+/* the roofline's columns, last (after --trace's: those keep their places) */
+static const char *const roofline_columns[] = {"GFLOP/s_fwd", "x_limit_fwd", "GFLOP/s_bwd", "x_limit_bwd", NULL};
 
 static int limit_measured(const report_limit *l)
 {
     return l->status == LC_OK && l->limit.gflops > 0;
 }
 
-void report_limit_line(FILE *f, const report_limit *l, double gemm_flops)
+void report_limit_lines(FILE *f, const report_limit limits[LC_DEVICE_COUNT], double gemm_flops)
 {
-    const roofline_limit *x = &l->limit;
-    if (limit_measured(l))
-        fprintf(f, "SGEMM limit: %.4g GFLOP/s (%dx%dx%d", x->gflops, x->m, x->n, x->k);
-    else
-        fprintf(f, "SGEMM limit: not measured (%s", l->why[0] ? l->why : "not asked");
-    if (limit_measured(l) && x->threads)
-        fprintf(f, ", %d thread%s", x->threads, x->threads == 1 ? "" : "s");
-    fprintf(f, "); the LSTM's GEMMs: %.4g GFLOP forward, %.4g backward; x_limit = median / their time at the "
-               "limit\n", gemm_flops / 1e9, 2 * gemm_flops / 1e9);
+    for (int d = 0; d < LC_DEVICE_COUNT; d++) {
+        const report_limit *l = &limits[d];
+        const roofline_limit *x = &l->limit;
+        if (!l->asked)
+            continue;
+        fprintf(f, "%s SGEMM limit: ", lc_device_name((lc_device)d));
+        if (limit_measured(l))
+            fprintf(f, "%.4g GFLOP/s (%dx%dx%d", x->gflops, x->m, x->n, x->k);
+        else
+            fprintf(f, "not measured (%s", l->why[0] ? l->why : "unknown why");
+        if (limit_measured(l) && x->threads)
+            fprintf(f, ", %d thread%s", x->threads, x->threads == 1 ? "" : "s");
+        fprintf(f, "); the LSTM's GEMMs: %.4g GFLOP forward, %.4g backward; x_limit = median / their time at the "
+                   "limit\n", gemm_flops / 1e9, 2 * gemm_flops / 1e9);
+    }
 }
 
 /* columns the profiling layer adds at the end (bench --trace) */
@@ -63,6 +71,10 @@ void report_table_header(FILE *f, const char *sep, int trace_cols)
     for (int i = 0; trace_cols && trace_columns[i]; i++) {
         fputs(sep, f);
         fit(f, trace_columns[i]);
+    }
+    for (int i = 0; roofline_columns[i]; i++) {
+        fputs(sep, f);
+        fit(f, roofline_columns[i]);
     }
     fputc('\n', f);
 }
@@ -85,16 +97,16 @@ void report_table_row(FILE *f, const char *sep, const bench_entry *e, int trace_
     snprintf(b, sizeof b, "%d", r->n);
     fputs(sep, f); fit(f, b);
     fputs(sep, f); fit_num(f, (double)r->peak_device_bytes / (1024.0 * 1024.0));
-    for (int phase = 0; phase < 2; phase++) {
-        fputs(sep, f); fit_num(f, e->gflops[phase]);
-        fputs(sep, f);
-        if (e->x_limit[phase] > 0) fit_num(f, e->x_limit[phase]); else fit(f, "None");
-    }
     if (trace_cols) {
         fputs(sep, f);
         if (e->have_trace_stats) fit_num(f, e->gpu_utilization); else fit(f, "None");
         fputs(sep, f);
         if (e->have_trace_stats) fit_num(f, e->gemm_share); else fit(f, "None");
+    }
+    for (int phase = 0; phase < 2; phase++) {
+        fputs(sep, f); fit_num(f, e->gflops[phase]);
+        fputs(sep, f);
+        if (e->x_limit[phase] > 0) fit_num(f, e->x_limit[phase]); else fit(f, "None");
     }
     fputc('\n', f);
 }
@@ -244,7 +256,7 @@ static void json_phases(json_writer *w, const char *key, const double v[2])
 }
 
 /* A timed runner's roofline: its GEMM FLOPs, rates, and multiples of the
- * limit where one was measured (the run's "limit" says which). */
+ * limit where one was measured (the run's "limit" of its device says which). */
 static void json_roofline(json_writer *w, const bench_entry *x)
 {
     json_key(w, "roofline");
@@ -256,23 +268,32 @@ static void json_roofline(json_writer *w, const bench_entry *x)
     json_object_end(w);
 }
 
-/* The run's limit: {"gflops", "gemm": [m, n, k], "threads"}, or {"error"}. */
-static void json_limit(json_writer *w, const report_limit *l)
+/* The limits, per device asked: {"cpu": {"what", "gflops", "gemm": [m, n, k],
+ * "threads"}} or {"cuda": {"error": why}}. */
+static void json_limits(json_writer *w, const report_limit limits[LC_DEVICE_COUNT])
 {
     json_key(w, "limit");
     json_object_begin(w);
-    if (limit_measured(l)) {
-        json_member_string(w, "what", "best sustained FP32 GEMM rate, measured before the runners");
-        json_member_double(w, "gflops", l->limit.gflops);
-        json_key(w, "gemm");
-        json_array_begin(w);
-        json_int(w, l->limit.m);
-        json_int(w, l->limit.n);
-        json_int(w, l->limit.k);
-        json_array_end(w);
-        json_member_int(w, "threads", l->limit.threads);
-    } else {
-        json_member_string(w, "error", l->why[0] ? l->why : "not measured");
+    for (int d = 0; d < LC_DEVICE_COUNT; d++) {
+        const report_limit *l = &limits[d];
+        if (!l->asked)
+            continue;
+        json_key(w, lc_device_name((lc_device)d));
+        json_object_begin(w);
+        if (limit_measured(l)) {
+            json_member_string(w, "what", "best sustained FP32 GEMM rate, measured before the runners");
+            json_member_double(w, "gflops", l->limit.gflops);
+            json_key(w, "gemm");
+            json_array_begin(w);
+            json_int(w, l->limit.m);
+            json_int(w, l->limit.n);
+            json_int(w, l->limit.k);
+            json_array_end(w);
+            json_member_int(w, "threads", l->limit.threads);
+        } else {
+            json_member_string(w, "error", l->why[0] ? l->why : "unknown why");
+        }
+        json_object_end(w);
     }
     json_object_end(w);
 }
@@ -336,7 +357,7 @@ static void json_full(json_writer *w, const bench_entry *e, int n, const report_
     json_key(w, "shape");
     lstm_shape_json(w, &run->shape);
     json_member_string(w, "unit", "ms");
-    json_limit(w, &run->limit);
+    json_limits(w, run->limit);
     json_key(w, "runners");
     json_array_begin(w);
     for (int i = 0; i < n; i++)

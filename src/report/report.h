@@ -35,16 +35,19 @@ typedef struct bench_entry {
     double gflops[2], x_limit[2]; /* [0] forward, [1] backward */
 } bench_entry;
 
-/* What a run's roofline was measured against: the limit, or why there is none. */
+/* What a device's runners' roofline was measured against: the device's
+ * limit, or why there is none. One per device in a run (a run may hold CPU
+ * and GPU runners: each is held to its own device's limit). */
 typedef struct report_limit {
+    int asked;          /* the run has runners on this device */
     lc_status status;   /* LC_OK with a positive limit.gflops: measured */
     roofline_limit limit;
-    char why[256];      /* else: why not ("" in a value nobody measured) */
+    char why[256];      /* else: why not */
 } report_limit;
 
-/* The line above bench's table: the limit (or why none), and the GEMM
- * FLOPs the GFLOP/s columns count. */
-void report_limit_line(FILE *f, const report_limit *l, double gemm_flops);
+/* The lines below a bench table: each asked device's limit (or why none),
+ * and the GEMM FLOPs the GFLOP/s columns count. */
+void report_limit_lines(FILE *f, const report_limit limits[LC_DEVICE_COUNT], double gemm_flops);
 
 /* The original's columns plus median, min, n, peak device memory and the
  * roofline (GFLOP/s and the multiple of the limit per phase); trace_cols
@@ -79,7 +82,7 @@ typedef struct report_run {
     lstm_shape shape;
     uint64_t seed;
     lc_device device;
-    report_limit limit;
+    report_limit limit[LC_DEVICE_COUNT]; /* per device: each runner's x_limit is against its device's */
 } report_run;
 
 /* The entries in format (numbers as Python's repr, base/json.h), then a

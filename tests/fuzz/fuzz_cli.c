@@ -28,8 +28,8 @@
 /* What cli_parse promises about options it accepted. */
 static void check_accepted(const cli_options *o)
 {
-    if (o->help)
-        return; /* --help stops at the command: nothing else is read */
+    if (o->help || o->version)
+        return; /* --help stops at the command, --version is alone: nothing else is read */
     const lstm_shape *s = &o->shape;
     REQUIRE(o->command, "accepted without a command");
     REQUIRE(s->seq_length >= 1 && s->num_layers >= 1 && s->input_size >= 1 && s->hidden_size >= 1 && s->batch >= 1,

@@ -23,7 +23,8 @@ def check_roofline(full, table):
     """The limit measured, each timed runner's GEMM FLOPs (the backward's
     twice), GFLOP/s and multiple of the limit from its medians, and the
     table's columns the same figures."""
-    limit = full["limit"]
+    assert list(full["limit"]) == ["cpu"], full["limit"]  # a limit per device of the run's runners
+    limit = full["limit"]["cpu"]
     assert list(limit) == ["what", "gflops", "gemm", "threads"] and limit["gflops"] > 0, limit
     assert len(limit["gemm"]) == 3 and limit["threads"] >= 1, limit
     flops = {"lstm": 2 * 4 * 8 * (5 + 8) * 4 * 2}  # 2 * 4H * (I + H) per row, T * B rows
@@ -37,10 +38,11 @@ def check_roofline(full, table):
             assert f == factor * roof["gemm_flops"]["forward"], roof
             assert close(roof["gflops"][phase], f / ms / 1e6), (phase, roof)
             assert close(roof["x_limit"][phase], ms / (f / limit["gflops"] / 1e6)), (phase, roof)
-    assert "SGEMM limit: " in table and " GFLOP/s (" in table, table
+    assert "cpu SGEMM limit: " in table and " GFLOP/s (" in table, table
     header = next(line for line in table.splitlines() if line.split()[:1] == ["name"]).split()
     assert header[-4:] == ["GFLOP/s_fwd", "x_limit_fwd", "GFLOP/s_bwd", "x_limit_bwd"], header
-    rows = [line.split() for line in table.splitlines() if line.split()[:1] == ["cpu"]]
+    rows = [line.split() for line in table.splitlines()
+            if line.split()[:1] == ["cpu"] and len(line.split()) == len(header)]
     assert rows and all(float(row[-1]) > 0 and float(row[-3]) > 0 for row in rows), rows
 
 

@@ -33,6 +33,9 @@ expect_3 check check "${small[@]}"
 expect_3 bench bench "${small[@]}" --nloops 2 --warmup 1
 expect_3 bench_trace bench "${small[@]}" --nloops 2 --warmup 1 --trace "$work/bench-trace.json"
 expect_3 profile profile "${small[@]}" --nloops 2 --sleep-between-seconds 0 --out-dir "$work/profile"
+# an external profiler that is there, on a machine without a GPU (a stand-in nsys that must not run)
+mkdir -p "$work/bin" && printf '#!/bin/sh\necho "the stand-in nsys ran"; exit 9\n' > "$work/bin/nsys" && chmod +x "$work/bin/nsys"
+PATH="$work/bin:$PATH" expect_3 profile_nsys profile "${small[@]}" --tool nsys --out-dir "$work/profile-nsys"
 expect_3 baseline_show baseline show "${small[@]}" --baseline-dir "$work/b"
 expect_3 baseline_update baseline update "${small[@]}" --allow-dirty --baseline-dir "$work/b"
 expect_3 baseline_compare baseline compare "${small[@]}" --baseline-dir "$work/b"

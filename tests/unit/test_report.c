@@ -147,7 +147,7 @@ static void fixed_roofline(bench_entry *e, const report_run *run)
         const double ms[2] = {e[i].res.fwd.median, e[i].res.bwd.median};
         for (int p = 0; e[i].timed && p < 2; p++) {
             e[i].gflops[p] = roofline_gflops((p + 1) * e[i].gemm_flops, ms[p]);
-            e[i].x_limit[p] = roofline_multiple(&run->limit.limit, (p + 1) * e[i].gemm_flops, ms[p]);
+            e[i].x_limit[p] = roofline_multiple(&run->limit[LC_DEVICE_CUDA].limit, (p + 1) * e[i].gemm_flops, ms[p]);
         }
     }
 }
@@ -179,7 +179,9 @@ int test_report_json_golden(void)
                                       .num_layers = 1},
                             .seed = 17,
                             .device = LC_DEVICE_CUDA,
-                            .limit = {.status = LC_OK, .limit = {.gflops = 50000, .m = 4096, .n = 4096, .k = 4096}}};
+                            .limit = {[LC_DEVICE_CPU] = {.asked = 1, .status = LC_ERROR, .why = "no \"SGEMM\""},
+                                      [LC_DEVICE_CUDA] = {.asked = 1, .status = LC_OK,
+                                                          .limit = {.gflops = 50000, .m = 4096, .n = 4096, .k = 4096}}}};
     fixed_roofline(e, &run);
     captured oss, pep, full;
     CHECK(!capture_begin(&oss) && !capture_begin(&pep) && !capture_begin(&full), "open_memstream");

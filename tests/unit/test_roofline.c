@@ -47,16 +47,18 @@ int test_roofline_flops_and_limit(void)
     CHECK_NEAR(roofline_gflops(1e9, 20.0), 50.0, 1e-12);
     CHECK(roofline_multiple(NULL, 1e9, 10.0) == 0 && roofline_gflops(1e9, 0) == 0, "no limit, no time: 0");
 
-    /* a limit that could not be measured: the line says why, and no x_limit is made up */
-    const report_limit none = {.status = LC_ERROR, .why = "no SGEMM could be timed"};
+    /* a line per device asked: one measured, one that could not be (it says why) */
+    report_limit limits[LC_DEVICE_COUNT] = {[LC_DEVICE_CUDA] = {.asked = 1, .status = LC_UNSUPPORTED,
+                                                               .why = "no CUDA device"}};
+    limits[LC_DEVICE_CPU] = (report_limit){.asked = 1, .status = LC_OK, .limit = l};
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     CHECK(f, "open_memstream");
-    report_limit_line(f, &none, 1e9);
+    report_limit_lines(f, limits, 1e9);
     fclose(f);
-    const int said = strstr(text, "SGEMM limit: not measured (no SGEMM could be timed)") != NULL &&
-                     strstr(text, "1 GFLOP forward, 2 backward") != NULL;
+    const int said = strstr(text, "cuda SGEMM limit: not measured (no CUDA device)") != NULL &&
+                     strstr(text, "cpu SGEMM limit: ") == text && strstr(text, "1 GFLOP forward, 2 backward") != NULL;
     CHECK(said, "%s", text);
     free(text);
     return 0;
