@@ -371,7 +371,7 @@ typedef struct cli_args {
     int argc, i;
     char **argv;
     const char *inline_value; /* after '=' in --flag=value, or NULL */
-    unsigned char given[NFLAGS]; /* flags seen so far: a second one is refused */
+    int given[NFLAGS];        /* flags seen so far (argv's index + 1): a second one is refused */
 } cli_args;
 
 /* 1 when arg is a flag ("--x", "-h"): never a value, even where one is due */
@@ -637,13 +637,16 @@ static lc_status once(cli_args *a, const cli_flag *f, const char *arg, lc_error 
     for (size_t k = 0; k < NFLAGS; k++) {
         if (!a->given[k] || flags[k].field != f->field || f->kind == FLAG_PLUGINS)
             continue;
+        /* both as the line spells them, without their values */
+        const char *first = a->argv[a->given[k] - 1];
+        const int n1 = (int)strcspn(first, "="), n2 = (int)strcspn(arg, "=");
         if (&flags[k] == f)
-            lc_error_set(err, "flag '--%s' is given twice (again as '%s')", f->name, arg);
+            lc_error_set(err, "flag '%.*s' is given twice (again as '%.*s')", n1, first, n2, arg);
         else
-            lc_error_set(err, "flags '--%s' and '--%s' exclude each other", flags[k].name, f->name);
+            lc_error_set(err, "flags '%.*s' and '%.*s' exclude each other", n1, first, n2, arg);
         return LC_BAD_INPUT;
     }
-    a->given[f - flags] = 1;
+    a->given[f - flags] = a->i + 1;
     return LC_OK;
 }
 

@@ -17,13 +17,25 @@ int openblas_get_num_threads(void);
  * limit of a huge shape must not cost more than its runners' timing */
 #define ROOFLINE_ONE_CALL_S 0.25
 
+/* the LSTM's GEMMs, in roofline_shapes' order after the squares */
+#define ROOFLINE_SQUARES 3
+static const char *const lstm_gemm_names[] = {"the input projection", "a recurrent step", "a weight gradient",
+                                              "the input gradient"};
+
+const char *roofline_shape_name(int which)
+{
+    if (which >= ROOFLINE_SQUARES && which < ROOFLINE_SQUARES + 4)
+        return lstm_gemm_names[which - ROOFLINE_SQUARES];
+    return which >= 0 && which < ROOFLINE_SQUARES ? "a square" : "?";
+}
+
 int roofline_shapes(lc_device device, const lstm_shape *s, int shapes[][3])
 {
     const int TB = s->seq_length * s->batch, H4 = 4 * s->hidden_size, in = s->input_size, hid = s->hidden_size;
     /* a GPU reaches its rate on larger squares than a core does */
     const int square = device == LC_DEVICE_CUDA ? 1024 : 256;
     int n = 0;
-    for (int side = square; side <= 4 * square; side *= 2, n++)
+    for (int side = square; n < ROOFLINE_SQUARES; side *= 2, n++)
         shapes[n][0] = shapes[n][1] = shapes[n][2] = side;
     const int lstm[][3] = {{TB, H4, in}, {s->batch, H4, hid}, {H4, hid, TB}, {TB, in, H4}};
     for (int i = 0; i < 4; i++, n++)
@@ -82,7 +94,7 @@ lc_status roofline_measure(lc_device device, const lstm_shape *s, roofline_limit
                 return rc;
         }
         if (g > out->gflops)
-            *out = (roofline_limit){g, shapes[i][0], shapes[i][1], shapes[i][2], out->threads};
+            *out = (roofline_limit){g, shapes[i][0], shapes[i][1], shapes[i][2], i, out->threads};
     }
     if (out->gflops <= 0) {
         lc_error_set(err, "no SGEMM could be timed (out of host memory?)");

@@ -18,6 +18,7 @@ extern "C" {
 typedef struct roofline_limit {
     double gflops; /* the best rate seen, GFLOP/s */
     int m, n, k;   /* the (m x k)(k x n) GEMM that reached it */
+    int which;     /* its place among roofline_shapes (roofline_shape_name) */
     int threads;   /* a CPU's OpenBLAS threads (as the runners have); 0 on a GPU */
 } roofline_limit;
 
@@ -26,6 +27,9 @@ typedef struct roofline_limit {
  * as {m, n, k} into shapes; how many (at most ROOFLINE_MAX_SHAPES). */
 #define ROOFLINE_MAX_SHAPES 8
 int roofline_shapes(lc_device device, const lstm_shape *s, int shapes[][3]);
+/* What the GEMM at place which of roofline_shapes is: "a square", "the
+ * input projection", ... */
+const char *roofline_shape_name(int which);
 
 /* Measure the limit now: LC_OK, or LC_ERROR with err (out of memory, a
  * CUDA error); LC_UNSUPPORTED without the device. Each GEMM's rate is the

@@ -48,7 +48,7 @@ void report_limit_lines(FILE *f, const report_limit limits[LC_DEVICE_COUNT], dou
             continue;
         fprintf(f, "%s SGEMM limit: ", lc_device_name((lc_device)d));
         if (limit_measured(l))
-            fprintf(f, "%.4g GFLOP/s (%dx%dx%d", x->gflops, x->m, x->n, x->k);
+            fprintf(f, "%.4g GFLOP/s (%dx%dx%d, %s", x->gflops, x->m, x->n, x->k, roofline_shape_name(x->which));
         else
             fprintf(f, "not measured (%s", l->why[0] ? l->why : "unknown why");
         if (limit_measured(l) && x->threads)
@@ -289,6 +289,7 @@ static void json_limits(json_writer *w, const report_limit limits[LC_DEVICE_COUN
             json_int(w, l->limit.n);
             json_int(w, l->limit.k);
             json_array_end(w);
+            json_member_string(w, "gemm_is", roofline_shape_name(l->limit.which));
             json_member_int(w, "threads", l->limit.threads);
         } else {
             json_member_string(w, "error", l->why[0] ? l->why : "unknown why");

@@ -25,7 +25,7 @@ def check_roofline(full, table):
     table's columns the same figures."""
     assert list(full["limit"]) == ["cpu"], full["limit"]  # a limit per device of the run's runners
     limit = full["limit"]["cpu"]
-    assert list(limit) == ["what", "gflops", "gemm", "threads"] and limit["gflops"] > 0, limit
+    assert list(limit) == ["what", "gflops", "gemm", "gemm_is", "threads"] and limit["gflops"] > 0, limit
     assert len(limit["gemm"]) == 3 and limit["threads"] >= 1, limit
     flops = {"lstm": 2 * 4 * 8 * (5 + 8) * 4 * 2}  # 2 * 4H * (I + H) per row, T * B rows
     for r in full["runners"]:

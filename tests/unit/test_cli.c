@@ -102,7 +102,7 @@ int test_cli_errors(void)
         {{"lstmcheck", "bench", "----rnns", "cpu"}, 4, "unknown flag '----rnns'"},
         {{"lstmcheck", "bench", "---seqLength", "3"}, 4, "unknown flag"},
         {{"lstmcheck", "bench", "--rnns", "cpu", "--rnns", "cpu"}, 6, "'--rnns' is given twice"},
-        {{"lstmcheck", "bench", "--seqLength", "3", "--seq-length=4"}, 5, "'--seq-length' is given twice"},
+        {{"lstmcheck", "bench", "--seqLength", "3", "--seq-length=4"}, 5, "'--seqLength' is given twice (again as '--seq-length')"},
         {{"lstmcheck", "bench", "--progress", "--no-progress"}, 4, "exclude each other"},
         {{"lstmcheck", "bench", "--rnns", "cpu", "ref", "cpu"}, 6, "'cpu' is given twice to --rnns"},
         {{"lstmcheck", "bench", "--rnns", "cpu,cpu"}, 4, "separated by spaces, not commas"},

@@ -37,6 +37,10 @@ int test_roofline_flops_and_limit(void)
         found |= shapes[i][0] == l.m && shapes[i][1] == l.n && shapes[i][2] == l.k;
     CHECK(found && l.threads == openblas_get_num_threads(), "limit from %dx%dx%d on %d threads", l.m, l.n, l.k,
           l.threads);
+    CHECK(shapes[l.which][0] == l.m && shapes[l.which][1] == l.n && shapes[l.which][2] == l.k,
+          "which %d names another GEMM", l.which);
+    CHECK(!strcmp(roofline_shape_name(0), "a square") && !strcmp(roofline_shape_name(3), "the input projection") &&
+              !strcmp(roofline_shape_name(6), "the input gradient"), "the GEMMs' names");
     CHECK(n == 7 && shapes[3][0] == 160 && shapes[3][1] == 128 && shapes[3][2] == 64, "the input projection: %dx%dx%d",
           shapes[3][0], shapes[3][1], shapes[3][2]);
 
