@@ -269,10 +269,10 @@ static void bench_limits(const session *s, const lstm_shape *shape, report_limit
 /* A timed runner's rates and multiples of the limit, from its medians. */
 static void bench_roofline(const report_limit *l, bench_entry *e)
 {
-    const double flops[2] = {e->gemm_flops, 2 * e->gemm_flops}, ms[2] = {e->res.fwd.median, e->res.bwd.median};
+    const double ms[2] = {e->res.fwd.median, e->res.bwd.median};
     for (int phase = 0; phase < 2; phase++) {
-        e->gflops[phase] = roofline_gflops(flops[phase], ms[phase]);
-        e->x_limit[phase] = roofline_multiple(l->status == LC_OK ? &l->limit : NULL, flops[phase], ms[phase]);
+        e->gflops[phase] = roofline_gflops(e->gemm_flops[phase], ms[phase]);
+        e->x_limit[phase] = roofline_multiple(l->status == LC_OK ? &l->limit : NULL, e->gemm_flops[phase], ms[phase]);
     }
 }
 
@@ -325,7 +325,7 @@ static void bench_report(bench_run *run, const bench_job *j)
 
 /* Every runner of one group, in the session's order, on ctx's inputs. */
 static void bench_group(bench_run *run, runner_group group, numerics_context *ctx, const char *dump_dir,
-                        double gemm_flops)
+                        const double gemm_flops[2])
 {
     bench_job j = {.o = &run->o, .ctx = ctx, .dump_dir = dump_dir, .prof = run->prof, .budget = run->budget,
                    .progress = run->progress};
@@ -339,7 +339,7 @@ static void bench_group(bench_run *run, runner_group group, numerics_context *ct
         j.e = e;
         j.trace_failed = 0;
         bench_runner(&j);
-        e->gemm_flops = gemm_flops;
+        memcpy(e->gemm_flops, gemm_flops, sizeof e->gemm_flops);
         if (e->timed)
             bench_roofline(&run->limit[e->runner->device], e);
         bench_report(run, &j);
@@ -357,7 +357,8 @@ static lc_status bench_main_group(bench_run *run)
             lc_device_name(run->s.device), lstm_shape_format(&o->shape, LSTM_SHAPE_FLAGS, shape, sizeof shape),
             o->warmup, o->nloops, (unsigned long long)o->seed);
     const int *lengths = o->nlengths ? o->lengths : NULL;
-    const double flops = lstm_gemm_flops(&o->shape, lengths);
+    double flops[2];
+    lstm_gemm_flops(&o->shape, lengths, flops);
     fprintf(stderr, "Benchmarking LSTMs...\n");
     report_table_header(stderr, o->sep, run->prof != NULL);
     numerics_context ctx;
@@ -377,7 +378,8 @@ static void bench_variable_group(bench_run *run)
     lc_error err = {{0}};
     fprintf(stderr, "\nBenchmarking variable-length LSTMs (lengths %d..%d, seqLength ignored)...\n",
             VL_MIN_LENGTH, VL_MAX_LENGTH);
-    const double flops = lstm_gemm_flops(&run->s.vl_shape, run->s.vl_lengths);
+    double flops[2];
+    lstm_gemm_flops(&run->s.vl_shape, run->s.vl_lengths, flops);
     report_table_header(stderr, o->sep, run->prof != NULL);
     numerics_context ctx;
     if (numerics_context_init(&ctx, &run->s.vl_shape, o->seed, run->s.vl_lengths, &err)) {

@@ -30,12 +30,10 @@ lc_status cmd_list(const cli_options *o)
             continue;
         }
         lc_error why = {{0}};
-        int ok;
-        if (r->device == LC_DEVICE_CUDA && cuda != DEVICE_CUDA_READY) /* said once, below the table */
-            ok = 0, snprintf(why.msg, sizeof why.msg, "%s", cuda == DEVICE_CUDA_NONE ? "no CUDA device (below)"
-                                                                                   : "CUDA does not work (below)");
-        else
-            ok = r->available(&why) == LC_OK;
+        const int no_cuda = r->device == LC_DEVICE_CUDA && cuda != DEVICE_CUDA_READY; /* said once, below */
+        if (no_cuda)
+            lc_error_set(&why, "%s", cuda == DEVICE_CUDA_NONE ? "no CUDA device (below)" : "CUDA does not work (below)");
+        const int ok = !no_cuda && r->available(&why) == LC_OK;
         char layers[16];
         if (!(r->caps & RUNNER_MULTILAYER))
             snprintf(layers, sizeof layers, "1");

@@ -35,10 +35,22 @@ void machine_cuda_versions(char *cuda, size_t ncuda, char *cudnn, size_t ncudnn)
     snprintf(cudnn, ncudnn, "not built into this lstmcheck");
 }
 
-lc_status roofline_cuda_sgemm_gflops(int m, int n, int k, double *gflops, lc_error *err)
+lc_status roofline_cuda_gemm_open(int m, int n, int k, void **gemm, lc_error *err)
 {
     (void)m, (void)n, (void)k;
-    *gflops = 0;
+    *gemm = NULL;
     lc_error_set(err, "this build of lstmcheck has no CUDA support (nvcc was not found)");
     return LC_UNSUPPORTED;
+}
+
+lc_status roofline_cuda_gemm_time(void *gemm, int calls, double *seconds, lc_error *err)
+{
+    (void)gemm, (void)calls, (void)err;
+    *seconds = 0;
+    return LC_UNSUPPORTED;
+}
+
+void roofline_cuda_gemm_close(void *gemm)
+{
+    (void)gemm;
 }

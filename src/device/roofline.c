@@ -44,39 +44,88 @@ int roofline_shapes(lc_device device, const lstm_shape *s, int shapes[][3])
     return n;
 }
 
-static double sgemm_calls(int m, int n, int k, const float *a, const float *b, float *c, int calls)
+/* ---- the CPU half: OpenBLAS ---- */
+
+typedef struct cpu_gemm {
+    int m, n, k;
+    float *a, *b, *c;
+} cpu_gemm;
+
+static void cpu_gemm_close(void *gemm)
 {
-    const double t0 = wall_seconds();
-    for (int i = 0; i < calls; i++)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
-    return wall_seconds() - t0;
+    cpu_gemm *g = gemm;
+    if (!g)
+        return;
+    free(g->a);
+    free(g->b);
+    free(g->c);
+    free(g);
 }
 
-/* The sustained rate of one (m x k)(k x n) SGEMM; 0 without memory. */
-static double cpu_sgemm_gflops(int m, int n, int k)
+static lc_status cpu_gemm_open(int m, int n, int k, void **gemm, lc_error *err)
 {
-    float *a = malloc((size_t)m * k * sizeof *a), *b = malloc((size_t)k * n * sizeof *b),
-          *c = malloc((size_t)m * n * sizeof *c);
-    double best = 0;
-    if (a && b && c) {
-        for (size_t i = 0; i < (size_t)m * k; i++)
-            a[i] = (float)(i % 7) * 0.1f;
-        for (size_t i = 0; i < (size_t)k * n; i++)
-            b[i] = (float)(i % 5) * 0.1f;
-        const double once = sgemm_calls(m, n, k, a, b, c, 1);
-        const int calls = once >= ROOFLINE_SAMPLE_S ? 1 : (int)(ROOFLINE_SAMPLE_S / (once > 1e-7 ? once : 1e-7)) + 1;
-        const double flops = 2.0 * m * (double)n * k;
-        best = flops / once;
-        for (int r = 0; once < ROOFLINE_ONE_CALL_S && r < ROOFLINE_SAMPLES; r++) {
-            const double rate = flops * calls / sgemm_calls(m, n, k, a, b, c, calls);
-            if (rate > best)
-                best = rate;
-        }
+    cpu_gemm *g = calloc(1, sizeof *g);
+    if (g) {
+        *g = (cpu_gemm){.m = m, .n = n, .k = k, .a = malloc((size_t)m * k * sizeof(float)),
+                        .b = malloc((size_t)k * n * sizeof(float)), .c = malloc((size_t)m * n * sizeof(float))};
     }
-    free(a);
-    free(b);
-    free(c);
-    return best / 1e9;
+    if (!g || !g->a || !g->b || !g->c) {
+        cpu_gemm_close(g);
+        lc_error_set(err, "out of host memory for a %dx%dx%d SGEMM", m, n, k);
+        return LC_ERROR;
+    }
+    for (size_t i = 0; i < (size_t)m * k; i++)
+        g->a[i] = (float)(i % 7) * 0.1f;
+    for (size_t i = 0; i < (size_t)k * n; i++)
+        g->b[i] = (float)(i % 5) * 0.1f;
+    *gemm = g;
+    return LC_OK;
+}
+
+static lc_status cpu_gemm_time(void *gemm, int calls, double *seconds, lc_error *err)
+{
+    (void)err;
+    const cpu_gemm *g = gemm;
+    const double t0 = wall_seconds();
+    for (int i = 0; i < calls; i++)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g->m, g->n, g->k, 1.0f, g->a, g->k, g->b, g->n, 0.0f,
+                    g->c, g->n);
+    *seconds = wall_seconds() - t0;
+    return LC_OK;
+}
+
+/* ---- the sampling, one for every device ---- */
+
+typedef struct gemm_half {
+    lc_status (*open)(int m, int n, int k, void **gemm, lc_error *err);
+    lc_status (*time)(void *gemm, int calls, double *seconds, lc_error *err);
+    void (*close)(void *gemm);
+} gemm_half;
+
+static const gemm_half halves[LC_DEVICE_COUNT] = {
+    [LC_DEVICE_CPU] = {cpu_gemm_open, cpu_gemm_time, cpu_gemm_close},
+    [LC_DEVICE_CUDA] = {roofline_cuda_gemm_open, roofline_cuda_gemm_time, roofline_cuda_gemm_close},
+};
+
+/* The sustained rate of one (m x k)(k x n) SGEMM, GFLOP/s: one call to warm
+ * up, one to size a sample, then the best of the samples. */
+static lc_status gemm_rate(const gemm_half *h, int m, int n, int k, double *gflops, lc_error *err)
+{
+    void *gemm = NULL;
+    lc_status rc = h->open(m, n, k, &gemm, err);
+    double once = 0, t = 0;
+    if (!rc && !(rc = h->time(gemm, 1, &once, err)))
+        rc = h->time(gemm, 1, &once, err);
+    const double flops = 2.0 * m * (double)n * k;
+    const int calls = once >= ROOFLINE_SAMPLE_S ? 1 : (int)(ROOFLINE_SAMPLE_S / (once > 1e-7 ? once : 1e-7)) + 1;
+    double best = rc || once <= 0 ? 0 : flops / once;
+    for (int r = 0; !rc && once < ROOFLINE_ONE_CALL_S && r < ROOFLINE_SAMPLES; r++)
+        if (!(rc = h->time(gemm, calls, &t, err)) && t > 0 && flops * calls / t > best)
+            best = flops * calls / t;
+    if (gemm)
+        h->close(gemm);
+    *gflops = best / 1e9;
+    return rc;
 }
 
 lc_status roofline_measure(lc_device device, const lstm_shape *s, roofline_limit *out, lc_error *err)
@@ -86,18 +135,14 @@ lc_status roofline_measure(lc_device device, const lstm_shape *s, roofline_limit
     *out = (roofline_limit){.threads = device == LC_DEVICE_CPU ? openblas_get_num_threads() : 0};
     for (int i = 0; i < n; i++) {
         double g = 0;
-        if (device == LC_DEVICE_CPU) {
-            g = cpu_sgemm_gflops(shapes[i][0], shapes[i][1], shapes[i][2]);
-        } else {
-            const lc_status rc = roofline_cuda_sgemm_gflops(shapes[i][0], shapes[i][1], shapes[i][2], &g, err);
-            if (rc)
-                return rc;
-        }
+        const lc_status rc = gemm_rate(&halves[device], shapes[i][0], shapes[i][1], shapes[i][2], &g, err);
+        if (rc)
+            return rc;
         if (g > out->gflops)
             *out = (roofline_limit){g, shapes[i][0], shapes[i][1], shapes[i][2], i, out->threads};
     }
     if (out->gflops <= 0) {
-        lc_error_set(err, "no SGEMM could be timed (out of host memory?)");
+        lc_error_set(err, "no SGEMM could be timed");
         return LC_ERROR;
     }
     return LC_OK;

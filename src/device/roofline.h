@@ -32,9 +32,10 @@ int roofline_shapes(lc_device device, const lstm_shape *s, int shapes[][3]);
 const char *roofline_shape_name(int which);
 
 /* Measure the limit now: LC_OK, or LC_ERROR with err (out of memory, a
- * CUDA error); LC_UNSUPPORTED without the device. Each GEMM's rate is the
- * best of a few samples of as many calls as take about 10 ms, a GEMM that
- * takes longer than 0.25 s in one call is timed once. On a GPU this makes
+ * CUDA error); LC_UNSUPPORTED without the device. Each GEMM's rate, on every
+ * device alike: one call to warm up, then the best of a few samples of as
+ * many calls as take about 10 ms; a GEMM that takes longer than 0.25 s in
+ * one call is timed by that call. On a GPU this makes
  * CUDA calls in this process: a process that forks GPU runners afterwards
  * measures it in a child (check/isolate.h). */
 lc_status roofline_measure(lc_device device, const lstm_shape *s, roofline_limit *out, lc_error *err);
@@ -45,9 +46,13 @@ double roofline_gflops(double flops, double ms);
  * limit: l NULL or its rate not positive). */
 double roofline_multiple(const roofline_limit *l, double flops, double ms);
 
-/* The CUDA half (kernels/roofline_cuda.cu; device_nocuda.c without CUDA):
- * the rate of one (m x k)(k x n) SGEMM, as roofline_measure times it. */
-lc_status roofline_cuda_sgemm_gflops(int m, int n, int k, double *gflops, lc_error *err);
+/* A device's half: one (m x k)(k x n) SGEMM's operands made (open), calls
+ * of it timed back to back (time: seconds), and freed (close). roofline.c
+ * decides how it is sampled; the CUDA half is kernels/roofline_cuda.cu
+ * (device_nocuda.c without CUDA: open says LC_UNSUPPORTED). */
+lc_status roofline_cuda_gemm_open(int m, int n, int k, void **gemm, lc_error *err);
+lc_status roofline_cuda_gemm_time(void *gemm, int calls, double *seconds, lc_error *err);
+void roofline_cuda_gemm_close(void *gemm);
 
 #ifdef __cplusplus
 }

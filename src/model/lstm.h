@@ -35,12 +35,13 @@ static inline int lstm_length(const lstm_problem *p, int b)
     return p->lengths ? p->lengths[b] : p->shape.seq_length;
 }
 
-/* The FLOPs of a forward's GEMMs: per layer and step, x_t W_ih^T and
- * h_{t-1} W_hh^T over the rows still running (lengths: NULL, all T steps of
- * B rows). The backward's are twice as many (dgates times both weights, and
- * both weight gradients). The cell and a model's extras are not counted:
- * this is what the GEMM limit is measured against (device/roofline.h). */
-double lstm_gemm_flops(const lstm_shape *s, const int *lengths);
+/* The FLOPs of the GEMMs, per phase: flops[0] the forward's, per layer and
+ * step x_t W_ih^T and h_{t-1} W_hh^T over the rows still running (lengths:
+ * NULL, all T steps of B rows); flops[1] the backward's, twice as many
+ * (dgates times both weights, and both weight gradients). The cell and a
+ * model's extras are not counted: this is what the GEMM limit is measured
+ * against (device/roofline.h). */
+void lstm_gemm_flops(const lstm_shape *s, const int *lengths, double flops[2]);
 
 /* How a shape is written for people and files. */
 typedef enum lstm_shape_style {

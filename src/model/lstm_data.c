@@ -62,7 +62,7 @@ int lstm_shape_equal(const lstm_shape *a, const lstm_shape *b)
            a->hidden_size == b->hidden_size && a->num_layers == b->num_layers;
 }
 
-double lstm_gemm_flops(const lstm_shape *s, const int *lengths)
+void lstm_gemm_flops(const lstm_shape *s, const int *lengths, double flops[2])
 {
     double rows = 0; /* (step, sequence) pairs that run */
     for (int b = 0; b < s->batch; b++)
@@ -70,7 +70,8 @@ double lstm_gemm_flops(const lstm_shape *s, const int *lengths)
     double per_row = 0;
     for (int l = 0; l < s->num_layers; l++)
         per_row += 2.0 * 4.0 * s->hidden_size * (lstm_layer_input_size(s, l) + s->hidden_size);
-    return rows * per_row;
+    flops[0] = rows * per_row;
+    flops[1] = 2 * flops[0];
 }
 
 const char *lstm_shape_format(const lstm_shape *s, lstm_shape_style style, char *buf, size_t n)

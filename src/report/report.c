@@ -39,7 +39,7 @@ static int limit_measured(const report_limit *l)
     return l->status == LC_OK && l->limit.gflops > 0;
 }
 
-void report_limit_lines(FILE *f, const report_limit limits[LC_DEVICE_COUNT], double gemm_flops)
+void report_limit_lines(FILE *f, const report_limit limits[LC_DEVICE_COUNT], const double gemm_flops[2])
 {
     for (int d = 0; d < LC_DEVICE_COUNT; d++) {
         const report_limit *l = &limits[d];
@@ -54,7 +54,7 @@ void report_limit_lines(FILE *f, const report_limit limits[LC_DEVICE_COUNT], dou
         if (limit_measured(l) && x->threads)
             fprintf(f, ", %d thread%s", x->threads, x->threads == 1 ? "" : "s");
         fprintf(f, "); the LSTM's GEMMs: %.4g GFLOP forward, %.4g backward; x_limit = median / their time at the "
-                   "limit\n", gemm_flops / 1e9, 2 * gemm_flops / 1e9);
+                   "limit\n", gemm_flops[0] / 1e9, gemm_flops[1] / 1e9);
     }
 }
 
@@ -261,7 +261,7 @@ static void json_roofline(json_writer *w, const bench_entry *x)
 {
     json_key(w, "roofline");
     json_object_begin(w);
-    json_phases(w, "gemm_flops", (const double[2]){x->gemm_flops, 2 * x->gemm_flops});
+    json_phases(w, "gemm_flops", x->gemm_flops);
     json_phases(w, "gflops", x->gflops);
     if (x->x_limit[0] > 0)
         json_phases(w, "x_limit", x->x_limit);

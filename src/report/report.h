@@ -28,11 +28,10 @@ typedef struct bench_entry {
     int have_trace_stats;
     size_t peak_rss_bytes;
     size_t dev_used_before, dev_used_after;
-    /* the roofline, from the medians (bench_roofline): the forward's GEMM
-     * FLOPs at its group's shape (the backward's are twice), the rates and
-     * the multiples of the machine's limit (0 where no limit was measured) */
-    double gemm_flops;
-    double gflops[2], x_limit[2]; /* [0] forward, [1] backward */
+    /* the roofline, from the medians (bench_roofline): the GEMM FLOPs at
+     * its group's shape (lstm_gemm_flops), the rates and the multiples of
+     * its device's limit (0 where no limit was measured) */
+    double gemm_flops[2], gflops[2], x_limit[2]; /* [0] forward, [1] backward */
 } bench_entry;
 
 /* What a device's runners' roofline was measured against: the device's
@@ -47,7 +46,7 @@ typedef struct report_limit {
 
 /* The lines below a bench table: each asked device's limit (or why none),
  * and the GEMM FLOPs the GFLOP/s columns count. */
-void report_limit_lines(FILE *f, const report_limit limits[LC_DEVICE_COUNT], double gemm_flops);
+void report_limit_lines(FILE *f, const report_limit limits[LC_DEVICE_COUNT], const double gemm_flops[2]);
 
 /* The original's columns plus median, min, n, peak device memory and the
  * roofline (GFLOP/s and the multiple of the limit per phase); trace_cols

@@ -90,11 +90,6 @@ static double sgemm_peak(const lstm_shape *s, char *shape, size_t n)
     return l.gflops;
 }
 
-static double forward_flops(const lstm_shape *s)
-{
-    return lstm_gemm_flops(s, NULL);
-}
-
 /* ---- the command line ---- */
 
 /* Split a comma list into words (at most max, each non-empty and shorter
@@ -362,8 +357,10 @@ static void measure_at(int threads, const peers_args *a, peers_row *rows, int *n
     double after = sgemm_peak(&a->shape, after_shape, sizeof after_shape);
     double peak = before > after ? before : after;
     limit->status = peak > 0 ? LC_OK : LC_ERROR;
-    limit->fwd_ms = forward_flops(&a->shape) / (peak * 1e9) * 1e3;
-    limit->bwd_ms = 2 * limit->fwd_ms;
+    double flops[2];
+    lstm_gemm_flops(&a->shape, NULL, flops);
+    limit->fwd_ms = flops[0] / (peak * 1e9) * 1e3;
+    limit->bwd_ms = flops[1] / (peak * 1e9) * 1e3;
     snprintf(limit->note, sizeof limit->note, "%.1f GFLOP/s (%s) before, %.1f (%s) after", before, before_shape, after,
              after_shape);
 }
@@ -386,16 +383,18 @@ static void print_row(const peers_row *r, const peers_row *limit)
 static void print_table(const peers_args *a, const peers_row *rows, int nrows)
 {
     const lstm_shape *s = &a->shape;
+    double flops[2];
+    lstm_gemm_flops(s, NULL, flops);
     printf("OpenBLAS: %s, core %s; %d cores online\n", openblas_get_config(), openblas_get_corename(), lc_online_cpus());
     for (int i = 0; i < a->nrunners; i++) {
         const runner_ops *r = registry_find(a->runners[i]);
         if (r)
             printf("%-12s  %s\n", r->name, r->description);
     }
-    printf("\ncpu_peers: s%d-l%d-i%d-h%d-b%d, %.3g GFLOP forward, twice that backward; medians of %d timed "
+    printf("\ncpu_peers: s%d-l%d-i%d-h%d-b%d, %.3g GFLOP forward, %.3g backward; medians of %d timed "
            "iterations after %d warm-up (lstmcheck bench); x limit = median / limit\n",
-           s->seq_length, s->num_layers, s->input_size, s->hidden_size, s->batch, forward_flops(s) / 1e9, a->nloops,
-           a->warmup);
+           s->seq_length, s->num_layers, s->input_size, s->hidden_size, s->batch, flops[0] / 1e9, flops[1] / 1e9,
+           a->nloops, a->warmup);
     printf("%-7s  %-12s  %10s  %7s  %11s  %7s  %-7s  %s\n", "threads", "runner", "forward ms", "x limit", "backward ms",
            "x limit", "OpenMP", "note");
     for (int i = 0; i < nrows; i += a->nrunners + 1)

@@ -142,12 +142,14 @@ static void fixed_roofline(bench_entry *e, const report_run *run)
     const int lengths[2] = {30, 99};
     const lstm_shape vl = {.seq_length = 99, .batch = 2, .input_size = 512, .hidden_size = 512, .num_layers = 1};
     for (int i = 0; i < NENTRIES; i++) {
-        e[i].gemm_flops = e[i].group == RUNNER_GROUP_LSTM ? lstm_gemm_flops(&run->shape, NULL)
-                                                          : lstm_gemm_flops(&vl, lengths);
+        if (e[i].group == RUNNER_GROUP_LSTM)
+            lstm_gemm_flops(&run->shape, NULL, e[i].gemm_flops);
+        else
+            lstm_gemm_flops(&vl, lengths, e[i].gemm_flops);
         const double ms[2] = {e[i].res.fwd.median, e[i].res.bwd.median};
         for (int p = 0; e[i].timed && p < 2; p++) {
-            e[i].gflops[p] = roofline_gflops((p + 1) * e[i].gemm_flops, ms[p]);
-            e[i].x_limit[p] = roofline_multiple(&run->limit[LC_DEVICE_CUDA].limit, (p + 1) * e[i].gemm_flops, ms[p]);
+            e[i].gflops[p] = roofline_gflops(e[i].gemm_flops[p], ms[p]);
+            e[i].x_limit[p] = roofline_multiple(&run->limit[LC_DEVICE_CUDA].limit, e[i].gemm_flops[p], ms[p]);
         }
     }
 }
