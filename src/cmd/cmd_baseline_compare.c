@@ -5,6 +5,7 @@
  * printers of report/compare_report.h read it (the table as rows come). */
 #include "cmd/baseline_cmd.h"
 #include "cmd/commands.h"
+#include "cmd/session.h"
 
 #include "base/gitrev.h"
 #include "base/paths.h"
@@ -232,6 +233,10 @@ static lc_status compare_begin(compare_run *cr, const char *path, const char *de
     snprintf(r->device, sizeof r->device, "%s", lc_device_name(cr->device));
     r->ab_asked = o->ab || o->against;
     r->budget_s = cr->settings.compare_budget_s;
+    int asked[LC_DEVICE_COUNT] = {0};
+    asked[cr->device] = 1;
+    run_context_collect(&r->context, session_built_from(), asked);
+    r->context_known = 1;
     return LC_OK;
 }
 

@@ -289,6 +289,7 @@ typedef struct bench_run {
     double budget;        /* seconds per runner, 0: none */
     int progress;
     report_limit limit[LC_DEVICE_COUNT]; /* each device's SGEMM limit, measured before the runners */
+    run_context context;                 /* where, when and with what: collected before the runners */
 } bench_run;
 
 /* The table row, or why there is none; counts into run. */
@@ -410,6 +411,10 @@ static lc_status bench_setup(bench_run *run, const cli_options *o_in)
     run->entries = calloc((size_t)run->s.nrunners, sizeof *run->entries);
     if (!run->entries)
         return cmd_fail(o, LC_ERROR, "out of host memory");
+    int asked[LC_DEVICE_COUNT] = {0};
+    for (int i = 0; i < run->s.nrunners; i++)
+        asked[run->s.runners[i].runner->device] = 1;
+    run_context_collect(&run->context, session_built_from(), asked);
     bench_limits(&run->s, &o->shape, run->limit); /* before the trace: it is no runner's */
     if (o->trace_path) {
         if ((rc = prof_begin(&run->prof_storage, run->s.device, 1, 1, &err)))
@@ -435,7 +440,7 @@ static void bench_outputs(bench_run *run)
                     trace_count(run->prof->trace));
         }
     }
-    report_run info = {.shape = run->o.shape, .seed = run->o.seed, .device = run->s.device};
+    report_run info = {.context = &run->context, .shape = run->o.shape, .seed = run->o.seed, .device = run->s.device};
     memcpy(info.limit, run->limit, sizeof info.limit);
     if (report_json(stdout, run->o.print_json, run->entries, run->n, &info)) {
         fprintf(stderr, "lstmcheck: out of host memory for the JSON output\n");

@@ -55,6 +55,7 @@ int main(int argc, char **argv)
         cli_free(&o);
         return lc_status_exit_code(rc);
     }
+    session_set_built_from(LSTMCHECK_BUILD_COMMIT);
     if (o.version)
         return finish(&o, cmd_version(LSTMCHECK_BUILD_COMMIT));
     if (o.help) {

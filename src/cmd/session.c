@@ -28,6 +28,18 @@ int session_check_memory(const lstm_shape *s, lc_error *err)
     return 0;
 }
 
+static const char *built_from = "unknown";
+
+void session_set_built_from(const char *commit)
+{
+    built_from = commit;
+}
+
+const char *session_built_from(void)
+{
+    return built_from;
+}
+
 double session_child_timeout(const cli_options *o)
 {
     if (o->child_timeout_s >= 0)

@@ -67,6 +67,12 @@ void session_free(session *s);
  * so a call as long as the whole budget is no reason to kill it. */
 double session_child_timeout(const cli_options *o);
 
+/* The commit this program was built from (main.c has it from
+ * cmake/build_commit.cmake): set once at start, read by what collects a
+ * run's context (perf/context.h). "unknown" until set. */
+void session_set_built_from(const char *commit);
+const char *session_built_from(void);
+
 /* The share of this machine's memory a shape may need: the rest is the
  * system's and the other processes'. */
 #define SESSION_MEMORY_SHARE 0.8

@@ -12,6 +12,7 @@
 #define LSTMCHECK_COMPARISON_H
 
 #include "perf/ab.h"
+#include "perf/context.h"
 #include "perf/perf.h"
 
 #ifdef __cplusplus
@@ -59,6 +60,8 @@ typedef struct comparison_result {
     int comparisons;     /* the family size m of the verdict */
     int ab_asked;        /* every row is A/B, as asked (--ab, --against) */
     double budget_s;     /* the time a comparison may take while inconclusive */
+    run_context context; /* where, when and with what this build measured */
+    int context_known;   /* context was collected (0: the printers say nothing of it) */
     /* the rows, in the order taken */
     comparison_row *rows;
     int nrows;

@@ -1,10 +1,12 @@
 /* `baseline compare --json`: the one comparison_result as a document (see
  * compare_report.h). Keys: baseline (this machine's file compared against,
  * null when none was: it has no entries, or A/B was asked), machine,
- * current, comparisons, counts, results (decided rows), skipped, failed. */
+ * current, comparisons, context (perf/context.h), counts, results (decided
+ * rows), skipped, failed. */
 #include "report/compare_report.h"
 
 #include "base/json.h"
+#include "report/context_report.h"
 
 #include <stdio.h>
 
@@ -121,6 +123,11 @@ int compare_report_json(FILE *f, const comparison_result *r)
     json_member_string(&w, "machine", r->machine);
     json_member_string(&w, "current", r->current);
     json_member_int(&w, "comparisons", r->comparisons);
+    json_key(&w, "context");
+    if (r->context_known)
+        report_context_json(&w, &r->context);
+    else
+        json_null(&w);
     put_counts(&w, r);
     put_rows(&w, r, "results", COMPARISON_DECIDED);
     put_rows(&w, r, "skipped", COMPARISON_SKIPPED);

@@ -5,6 +5,7 @@
 #include "report/compare_report.h"
 
 #include "base/text.h"
+#include "report/context_report.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,6 +171,47 @@ static void put_footer(FILE *f, const comparison_result *r)
     }
 }
 
+static void put_context_row(FILE *f, const char *label, const char *value)
+{
+    fprintf(f, "| %s | ", label);
+    put_inline(f, value[0] ? value : "-");
+    fputs(" |\n", f);
+}
+
+/* Where, when and with what this build measured (perf/context.h), folded
+ * away below the verdicts: the rows of --json's context. */
+static void put_context(FILE *f, const comparison_result *r)
+{
+    if (!r->context_known)
+        return;
+    const run_context *c = &r->context;
+    fputs("\n<details><summary>Context of this run</summary>\n\n| | |\n| --- | --- |\n", f);
+#define PUT_ROW(member, size, key, label) put_context_row(f, label, c->member);
+    RUN_CONTEXT_TEXTS(PUT_ROW)
+#undef PUT_ROW
+    put_context_row(f, "tree built", run_context_tree_name(c->tree));
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%d CPUs online, %d allowed to this process; OpenBLAS %d", c->cpus_online,
+             c->cpus_allowed, c->openblas_threads);
+    put_context_row(f, "threads", buf);
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < RUN_CONTEXT_ENVS && at < sizeof buf; i++)
+        if (c->env_set[i])
+            at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s=%s", at ? ", " : "", run_context_env_name(i),
+                                   c->env[i]);
+    put_context_row(f, "environment", buf[0] ? buf : "none of the thread or GPU variables set");
+    for (int d = 0; d < LC_DEVICE_COUNT; d++) {
+        if (!c->machine[d].asked)
+            continue;
+        char label[32];
+        snprintf(label, sizeof label, "%s machine", lc_device_name((lc_device)d));
+        report_context_machine(&c->machine[d], buf, sizeof buf);
+        put_context_row(f, label, buf);
+    }
+    fputs("\n</details>\n", f);
+}
+
 static void put_markdown(FILE *f, const comparison_result *r)
 {
     put_header(f, r);
@@ -179,6 +221,7 @@ static void put_markdown(FILE *f, const comparison_result *r)
             put_row(f, &r->rows[i], &ph);
         }
     put_footer(f, r);
+    put_context(f, r);
 }
 
 lc_status compare_report_markdown(const comparison_result *r, const char *path, lc_error *err)

@@ -1,6 +1,8 @@
 /* Bench output (see report.h). */
 #include "report/report.h"
 
+#include "report/context_report.h"
+
 #include "base/json.h"
 #include "device/memstats.h"
 
@@ -358,6 +360,10 @@ static void json_full(json_writer *w, const bench_entry *e, int n, const report_
     json_key(w, "shape");
     lstm_shape_json(w, &run->shape);
     json_member_string(w, "unit", "ms");
+    if (run->context) {
+        json_key(w, "context");
+        report_context_json(w, run->context);
+    }
     json_limits(w, run->limit);
     json_key(w, "runners");
     json_array_begin(w);

@@ -8,6 +8,7 @@
 #include "check/gate.h"
 #include "device/device.h"
 #include "device/roofline.h"
+#include "perf/context.h"
 #include "perf/harness.h"
 #include "runners/group.h"
 #include "runners/runner.h"
@@ -78,6 +79,7 @@ typedef enum report_json_format {
 
 /* What the full format says of the run besides its runners. */
 typedef struct report_run {
+    const run_context *context; /* where, when and with what it ran; NULL: not said */
     lstm_shape shape;
     uint64_t seed;
     lc_device device;

@@ -1,7 +1,8 @@
 /* The markdown of `baseline compare --markdown` against the --json of the
  * same run: every result of the JSON has its two rows (forward, backward)
  * in the markdown table with the same verdict and the same numbers, up to
- * the markdown's rounding, and the table has no other rows. Nothing
+ * the markdown's rounding, and the table has no other rows; the context
+ * section holds the JSON's context. Nothing
  * compared (no result), or a run that failed, does not pass.
  *   markdown_vs_json JSON MARKDOWN   (exit 0: they agree) */
 #include <cjson/cJSON.h>
@@ -99,6 +100,57 @@ static int check_phase(const char *md, const char *runner, const char *shape, co
     return ok;
 }
 
+/* The markdown's context section with its backslash escapes taken out
+ * (markdown.c escapes punctuation: "sm\\_90"), or NULL when it has none. */
+static char *context_section(const char *md)
+{
+    const char *from = strstr(md, "<details><summary>Context"), *to = from ? strstr(from, "</details>") : NULL;
+    char *plain = to ? malloc((size_t)(to - from) + 1) : NULL;
+    size_t n = 0;
+    for (const char *at = from; plain && at < to; at++)
+        if (!(at[0] == '\\' && at + 1 < to && strchr("\\|`*_[]#!", at[1])))
+            plain[n++] = *at;
+    if (plain)
+        plain[n] = '\0';
+    return plain;
+}
+
+/* The JSON's context is the markdown's: every text field and every
+ * machine key has its row (a text with '<', '>' or '&' is not checked: the
+ * markdown writes entities). */
+static int check_context(const char *md, const cJSON *doc)
+{
+    const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(doc, "context"), *v;
+    char *section = context_section(md);
+    int ok = section && cJSON_IsObject(ctx), texts = 0;
+    cJSON_ArrayForEach(v, ctx) {
+        if (!ok || !cJSON_IsString(v) || strpbrk(v->valuestring, "<>&"))
+            continue;
+        char cell[1100];
+        snprintf(cell, sizeof cell, " | %s |", v->valuestring);
+        texts++;
+        if (!strstr(section, cell)) {
+            fprintf(stderr, "FAIL: the context's %s '%s' is not in the markdown\n", v->string, v->valuestring);
+            ok = 0;
+        }
+    }
+    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(ctx, "machines")) {
+        const cJSON *key = cJSON_GetObjectItemCaseSensitive(v, "key");
+        if (ok && (!cJSON_IsString(key) || !strstr(section, key->valuestring))) {
+            fprintf(stderr, "FAIL: the %s machine's key is not in the markdown\n", v->string);
+            ok = 0;
+        }
+    }
+    if (ok && texts < 8) {
+        fprintf(stderr, "FAIL: only %d of the context's texts compared\n", texts);
+        ok = 0;
+    }
+    if (!section || !cJSON_IsObject(ctx))
+        fprintf(stderr, "FAIL: no context in the %s\n", section ? "JSON" : "markdown");
+    free(section);
+    return ok;
+}
+
 /* Table rows: lines that start with "| `". */
 static int count_rows(const char *md)
 {
@@ -143,8 +195,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "FAIL: %d table rows for %d results\n", count_rows(md), n);
         ok = 0;
     }
+    ok &= check_context(md, doc);
     if (ok)
-        printf("PASS: %d results, %d markdown rows agree with the JSON\n", n, 2 * n);
+        printf("PASS: %d results, %d markdown rows and the context agree with the JSON\n", n, 2 * n);
     cJSON_Delete(doc);
     free(json_text);
     free(md);

@@ -46,6 +46,27 @@ def check_roofline(full, table):
     assert rows and all(float(row[-1]) > 0 and float(row[-3]) > 0 for row in rows), rows
 
 
+def check_context(full, exe):
+    """Where, when and with what the run measured: every key, filled as
+    --version and this machine say (a CPU run: the CPU's key alone)."""
+    ctx = full["context"]
+    texts = ["date", "lstmcheck_version", "commit", "build_type", "c_compiler", "cuda_compiler", "openblas",
+             "onednn", "cuda", "cudnn"]
+    assert list(ctx) == texts + ["tree_clean", "threads", "env", "machines"], list(ctx)
+    assert all(ctx[k] for k in texts if k != "cuda_compiler"), ctx
+    assert ctx["date"].endswith("Z") and len(ctx["date"]) == 20, ctx["date"]
+    version = subprocess.run([exe, "--version"], check=True, capture_output=True, text=True).stdout
+    assert ("commit:     " + ctx["commit"]) in version and ctx["openblas"].split(" (")[0] in version, version
+    assert ctx["tree_clean"] == ("with uncommitted changes" not in version and "not built" not in version), ctx
+    assert ctx["threads"]["openblas"] >= 1 and ctx["threads"]["cpus_online"] >= ctx["threads"]["cpus_allowed"] >= 1
+    assert list(ctx["env"]) == ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "OMP_WAIT_POLICY",
+                                "CUDA_VISIBLE_DEVICES"], ctx["env"]
+    assert list(ctx["machines"]) == ["cpu"], ctx["machines"]
+    cpu = ctx["machines"]["cpu"]
+    assert cpu["key"].startswith("cpu-") and {"cpu_model", "cores", "blas", "blas_core", "blas_threads"} <= set(
+        cpu["fields"]), cpu
+
+
 def main(exe):
     oss = json.loads(run(exe, "oss"))
     assert list(oss) == ["lstm", "lstm-backward", "vl_lstm", "vl_lstm-backward"], list(oss)
@@ -59,7 +80,8 @@ def main(exe):
         assert obs["type"] == "NET" and obs["unit"] == "ms" and float(obs["value"]) > 0, line
     table = subprocess.run([exe] + ARGS + ["full"], check=True, capture_output=True, text=True).stderr
     full = json.loads(run(exe, "full"))
-    assert list(full) == ["version", "device", "seed", "shape", "unit", "limit", "runners"], list(full)
+    assert list(full) == ["version", "device", "seed", "shape", "unit", "context", "limit", "runners"], list(full)
+    check_context(full, exe)
     check_roofline(full, table)
     assert list(full["shape"]) == ["seqLength", "numLayers", "inputSize", "hiddenSize", "miniBatch"]
     first = full["runners"][0]

@@ -172,12 +172,45 @@ static void capture_end(captured *c)
     fclose(c->f);
 }
 
+/* A context with every kind of field: a GPU whose key was read, a CPU
+ * whose was not, set and unset variables, a text with quotes. */
+static void fixed_context(run_context *c)
+{
+    memset(c, 0, sizeof *c);
+#define FIXED_TEXT(member, size, key, label) snprintf(c->member, sizeof c->member, "<%s>", key);
+    RUN_CONTEXT_TEXTS(FIXED_TEXT)
+#undef FIXED_TEXT
+    snprintf(c->date, sizeof c->date, "2026-11-27T12:00:00Z");
+    snprintf(c->lstmcheck_version, sizeof c->lstmcheck_version, "0.1.0");
+    snprintf(c->commit, sizeof c->commit, "0123456789abcdef0123456789abcdef01234567");
+    snprintf(c->c_compiler, sizeof c->c_compiler, "GNU \"12\"");
+    c->cuda_compiler[0] = '\0'; /* built without CUDA: null */
+    c->tree = RUN_TREE_DIRTY;
+    c->cpus_online = 16;
+    c->cpus_allowed = 8;
+    c->openblas_threads = 8;
+    c->env_set[RUN_CONTEXT_ENV_OMP_NUM_THREADS] = 1;
+    snprintf(c->env[RUN_CONTEXT_ENV_OMP_NUM_THREADS], sizeof c->env[0], "8");
+    c->env_set[RUN_CONTEXT_ENV_CUDA_VISIBLE_DEVICES] = 1; /* set, empty */
+    c->machine[LC_DEVICE_CPU] = (run_context_machine){.asked = 1, .why = "no /proc/cpuinfo"};
+    run_context_machine *gpu = &c->machine[LC_DEVICE_CUDA];
+    *gpu = (run_context_machine){.asked = 1, .known = 1, .key = {.device = LC_DEVICE_CUDA, .nfields = 2}};
+    snprintf(gpu->key.names[0], sizeof gpu->key.names[0], "gpu_name");
+    snprintf(gpu->key.values[0], sizeof gpu->key.values[0], "NVIDIA H100 80GB HBM3");
+    snprintf(gpu->key.names[1], sizeof gpu->key.names[1], "sm_count");
+    snprintf(gpu->key.values[1], sizeof gpu->key.values[1], "132");
+    machine_key_make_slug(&gpu->key);
+}
+
 int test_report_json_golden(void)
 {
     bench_entry e[NENTRIES];
     runner_ops ops[NENTRIES];
     fixed_entries(e, ops);
-    const report_run run = {.shape = {.seq_length = 100, .batch = 64, .input_size = 512, .hidden_size = 512,
+    run_context context;
+    fixed_context(&context);
+    const report_run run = {.context = &context,
+                            .shape = {.seq_length = 100, .batch = 64, .input_size = 512, .hidden_size = 512,
                                       .num_layers = 1},
                             .seed = 17,
                             .device = LC_DEVICE_CUDA,
