@@ -66,7 +66,7 @@ typedef struct run_context {
     int cpus_online, cpus_allowed; /* the machine's, and this process's affinity */
     int openblas_threads;          /* what OpenBLAS (and every CPU runner's team) runs with */
     int env_set[RUN_CONTEXT_ENVS];
-    char env[RUN_CONTEXT_ENVS][64];
+    char env[RUN_CONTEXT_ENVS][512]; /* a value beyond 511 bytes is cut */
     run_context_machine machine[LC_DEVICE_COUNT];
 } run_context;
 
