@@ -184,8 +184,11 @@ static void compare_with_entry(compare_run *cr, const work_item *it, numerics_co
     char note[256];
     if (comparison_falls_back_to_ab(e, &c, registry_origin(it->runner) != NULL, note, sizeof note))
         compare_ab(cr, it, tag, e, note);
-    else
-        shown(cr, comparison_add_decided(&cr->result, it->runner->name, tag, &c, NULL, NULL, NULL));
+    else {
+        const int i = comparison_add_decided(&cr->result, it->runner->name, tag, &c, NULL, NULL, NULL);
+        comparison_set_entry(&cr->result, i, e->git_commit, e->date);
+        shown(cr, i);
+    }
 }
 
 static void compare_item(compare_run *cr, const work_item *it)

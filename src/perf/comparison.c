@@ -63,6 +63,14 @@ int comparison_add_decided(comparison_result *r, const char *runner, const char 
     return r->nrows - 1;
 }
 
+void comparison_set_entry(comparison_result *r, int i, const char *commit, const char *date)
+{
+    if (i < 0 || i >= r->nrows)
+        return;
+    snprintf(r->rows[i].entry_commit, sizeof r->rows[i].entry_commit, "%s", commit);
+    snprintf(r->rows[i].entry_date, sizeof r->rows[i].entry_date, "%s", date);
+}
+
 int comparison_add_skipped(comparison_result *r, const char *runner, const char *shape, const char *reason)
 {
     return comparison_add_failed(r, runner, shape, COMPARISON_SKIPPED, reason, NULL);

@@ -44,6 +44,9 @@ typedef struct comparison_row {
     /* decided: */
     comparison_against against;
     char drift_note[256]; /* why an entry's comparison became an A/B (control drift), or "" */
+    /* against this machine's baseline entry: the commit and date it was
+     * measured at, as the file records them ("" in an A/B comparison) */
+    char entry_commit[48], entry_date[32];
     perf_comparison cmp;
     /* run-to-run noise beside each verdict: the baseline entry's, or in an
      * A/B comparison the spread of the process medians */
@@ -86,6 +89,9 @@ void comparison_free(comparison_result *r);
  * why), NULL against this machine's baseline entry. */
 int comparison_add_decided(comparison_result *r, const char *runner, const char *shape, const perf_comparison *c,
                            const ab_outcome *ab, const comparison_against *against, const char *drift_note);
+/* Row i (when i >= 0) was decided against the entry measured at commit on
+ * date (baseline_entry's git_commit and date). */
+void comparison_set_entry(comparison_result *r, int i, const char *commit, const char *date);
 int comparison_add_skipped(comparison_result *r, const char *runner, const char *shape, const char *reason);
 /* detail: for COMPARISON_WRONG, the line that tells what to fix; may be
  * NULL, and is dropped for any other outcome. */

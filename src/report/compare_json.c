@@ -47,6 +47,13 @@ static void put_decided(json_writer *w, const comparison_result *r, const compar
         json_member_int(w, "processes_b", a->processes[1]);
         json_object_end(w);
     }
+    if (row->entry_commit[0]) { /* where the baseline side came from */
+        json_key(w, "entry");
+        json_object_begin(w);
+        json_member_string(w, "commit", row->entry_commit);
+        json_member_string(w, "date", row->entry_date);
+        json_object_end(w);
+    }
     if (row->drift_note[0])
         json_member_string(w, "note", row->drift_note);
     json_member_int(w, "samples", row->cmp.samples);

@@ -42,6 +42,24 @@ static const char *verdict_cell(verdict_kind k)
     }
 }
 
+/* The commits and dates the baseline entries compared against were
+ * measured at, each once, into buf ("" when no row was against an entry). */
+static void entries_measured_at(const comparison_result *r, char *buf, size_t n)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < r->nrows && at < n; i++) {
+        const comparison_row *row = &r->rows[i];
+        int seen = !row->entry_commit[0];
+        for (int j = 0; j < i && !seen; j++)
+            seen = !strcmp(r->rows[j].entry_commit, row->entry_commit) &&
+                   !strcmp(r->rows[j].entry_date, row->entry_date);
+        if (!seen)
+            at += (size_t)snprintf(buf + at, n - at, "%s%s at %s", at ? ", " : "", row->entry_commit,
+                                   row->entry_date);
+    }
+}
+
 static void put_header(FILE *f, const comparison_result *r)
 {
     fprintf(f, "### lstmcheck baseline compare\n\n");
@@ -57,6 +75,13 @@ static void put_header(FILE *f, const comparison_result *r)
         fputs("Against: ", f);
         put_inline(f, r->baseline);
         fprintf(f, "%s  \n", ab ? " (rows marked A/B: the commit named, built and measured beside this build)" : "");
+        char at[1024];
+        entries_measured_at(r, at, sizeof at);
+        if (at[0]) {
+            fputs("Its entries measured at: ", f);
+            put_inline(f, at);
+            fputs("  \n", f);
+        }
     } else {
         fprintf(f, "Against: A/B, the commit named in the table built and measured beside this build  \n");
     }

@@ -39,7 +39,8 @@ static void fixed_result(comparison_result *r)
     c.base_fwd.median = 12.3456, c.cur_fwd.median = 12.9781, c.base_bwd.median = 20.5, c.cur_bwd.median = 20.6;
     c.on_fwd = (perf_decided_on){box(1.0, 0.01, 75), box(1.0512, 0.01, 60), 0.004};
     c.on_bwd = (perf_decided_on){box(1.7, 0.02, 75), box(1.707, 0.02, 60), 0.005};
-    comparison_add_decided(r, "cpu", "s20-l1-i128-h128-b16", &c, NULL, NULL, NULL);
+    const int i = comparison_add_decided(r, "cpu", "s20-l1-i128-h128-b16", &c, NULL, NULL, NULL);
+    comparison_set_entry(r, i, "96a2cbd8c3b45183d2470c85b6644f46b007badb", "2026-11-25T06:55:16Z");
     perf_comparison a = {0};
     a.fwd = verdict(VERDICT_INCONCLUSIVE, 0.02, -0.01, 0.05, 0.03, "interval straddles | the minimum effect");
     a.bwd = verdict(VERDICT_FASTER, -0.1, -0.12, -0.08, 0.03, "faster by 10.0%: run 'lstmcheck baseline update'");
@@ -305,6 +306,13 @@ static int phase_disagrees(const printed *p, const cJSON *doc, const comparison_
     if (strcmp(json_str(j, "verdict"), verdict) || !cJSON_IsNumber(base) || base->valuedouble != ph.base_ms->median)
         return snprintf(why, n, "json: %s %s %s is not %s at %.17g ms", row->runner, row->shape, ph.name, verdict,
                         ph.base_ms->median), 1;
+    const cJSON *entry = cJSON_GetObjectItemCaseSensitive(json_row(doc, "results", row), "entry");
+    if (row->entry_commit[0] != '\0' ? strcmp(json_str(entry, "commit"), row->entry_commit) ||
+                                            strcmp(json_str(entry, "date"), row->entry_date) ||
+                                            !strstr(p->md, row->entry_commit) || !strstr(p->md, row->entry_date)
+                                      : entry != NULL)
+        return snprintf(why, n, "json or markdown: %s %s's baseline entry is not '%s' of %s", row->runner,
+                        row->shape, row->entry_commit, row->entry_date), 1;
     char caption[128];
     snprintf(caption, sizeof caption, ">%s %+.1f%%", verdict, 100 * ph.v->change);
     if (!strstr(p->svg, caption))
