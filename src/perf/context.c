@@ -58,6 +58,22 @@ static void build_and_libraries(run_context *c)
     machine_cuda_versions(c->cuda, sizeof c->cuda, c->cudnn, sizeof c->cudnn); /* no CUDA context */
 }
 
+/* v into dst (n bytes); a value that does not fit is cut at a character
+ * (UTF-8) boundary and ends in "...", so that a cut never reads as given. */
+static void copy_value(char *dst, size_t n, const char *v)
+{
+    const size_t len = strlen(v);
+    if (len < n) {
+        memcpy(dst, v, len + 1);
+        return;
+    }
+    size_t keep = n - 4;
+    while (keep > 0 && ((unsigned char)v[keep] & 0xC0) == 0x80) /* not inside a character */
+        keep--;
+    memcpy(dst, v, keep);
+    memcpy(dst + keep, "...", 4);
+}
+
 static void threads_and_env(run_context *c)
 {
     cpu_set_t set;
@@ -67,7 +83,7 @@ static void threads_and_env(run_context *c)
     for (int i = 0; i < RUN_CONTEXT_ENVS; i++) {
         const char *v = getenv(run_context_env_name(i));
         c->env_set[i] = v != NULL;
-        snprintf(c->env[i], sizeof c->env[i], "%s", v ? v : "");
+        copy_value(c->env[i], sizeof c->env[i], v ? v : "");
     }
 }
 
@@ -96,7 +112,15 @@ static int machine_parent(void *arg, int fd, lc_error *err)
         lc_error_set(err, "the process reading the GPU's key sent nothing");
         return 1;
     }
+    /* our own child's bytes, but read as any: every text ends, the count holds */
     m->why[sizeof m->why - 1] = '\0';
+    m->key.slug[sizeof m->key.slug - 1] = '\0';
+    if (m->key.nfields < 0 || m->key.nfields > MACHINE_FIELDS)
+        m->key.nfields = 0;
+    for (int i = 0; i < MACHINE_FIELDS; i++) {
+        m->key.names[i][sizeof m->key.names[i] - 1] = '\0';
+        m->key.values[i][sizeof m->key.values[i] - 1] = '\0';
+    }
     return 0;
 }
 

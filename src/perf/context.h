@@ -28,13 +28,21 @@ extern "C" {
     X(cuda, 160, "cuda", "CUDA")                                              \
     X(cudnn, 96, "cudnn", "cuDNN")
 
-/* The environment variables that set thread counts or the GPU seen,
- * X(name), recorded as given (unset is not the same as empty). */
-#define RUN_CONTEXT_ENV(X) \
-    X(OPENBLAS_NUM_THREADS) \
-    X(OMP_NUM_THREADS)      \
-    X(OMP_WAIT_POLICY)      \
-    X(CUDA_VISIBLE_DEVICES)
+/* The environment variables that change what is measured, X(name): thread
+ * counts, the GPU seen, and lstmcheck's own (the cpu runner's kernels,
+ * cuBLAS's math, GPU runners in a child or not, NVTX ranges in a trace).
+ * Recorded as given (unset is not the same as empty). */
+#define RUN_CONTEXT_ENV(X)      \
+    X(OPENBLAS_NUM_THREADS)     \
+    X(OMP_NUM_THREADS)          \
+    X(OMP_WAIT_POLICY)          \
+    X(CUDA_VISIBLE_DEVICES)     \
+    X(LSTMCHECK_CPU_KERNELS)    \
+    X(LSTMCHECK_CUBLAS_MATH)    \
+    X(LSTMCHECK_ISOLATE)        \
+    X(LSTMCHECK_TRACE_NVTX)
+
+#define RUN_CONTEXT_ENV_MAX 512
 
 enum {
 #define RUN_CONTEXT_ENV_ID(name) RUN_CONTEXT_ENV_##name,
@@ -66,7 +74,7 @@ typedef struct run_context {
     int cpus_online, cpus_allowed; /* the machine's, and this process's affinity */
     int openblas_threads;          /* what OpenBLAS (and every CPU runner's team) runs with */
     int env_set[RUN_CONTEXT_ENVS];
-    char env[RUN_CONTEXT_ENVS][512]; /* a value beyond 511 bytes is cut */
+    char env[RUN_CONTEXT_ENVS][RUN_CONTEXT_ENV_MAX]; /* a longer value is cut, ending in "..." */
     run_context_machine machine[LC_DEVICE_COUNT];
 } run_context;
 

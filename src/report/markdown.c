@@ -11,10 +11,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The code point of the 3-byte character at s when it is a bidirectional
+ * embedding, override or isolate (U+202A..U+202E, U+2066..U+2069), else 0:
+ * shown, they reorder the text around them. */
+static unsigned bidi_control(const unsigned char *s)
+{
+    const unsigned cp = (s[0] & 0x0fu) << 12 | (s[1] & 0x3fu) << 6 | (s[2] & 0x3fu);
+    return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ? cp : 0;
+}
+
 /* Text on one line of the table or a list, shown as it reads: what a
- * message may quote (a plugin's words) is no markup. HTML's characters
- * become entities, markdown's are escaped ('|' would end a cell), and
- * control characters or invalid UTF-8 are shown escaped (base/text.h). */
+ * message may quote (a plugin's words, an environment variable) is no
+ * markup. HTML's characters become entities, markdown's are escaped ('|'
+ * would end a cell; '~' strikes through, '$' starts math, '@' mentions
+ * someone where the report is posted), and control characters, bidi
+ * controls or invalid UTF-8 are shown escaped (base/text.h). */
 static void put_inline(FILE *f, const char *s)
 {
     char esc[TEXT_ESCAPE_MAX];
@@ -22,9 +33,11 @@ static void put_inline(FILE *f, const char *s)
         const int n = text_char(s, esc);
         if (esc[0])
             fputs(esc, f); /* "\x1b" shows as it is: '\' escapes punctuation only */
+        else if (n == 3 && bidi_control((const unsigned char *)s))
+            fprintf(f, "\\u%04x", bidi_control((const unsigned char *)s));
         else if (*s == '<' || *s == '>' || *s == '&')
             fputs(*s == '<' ? "&lt;" : *s == '>' ? "&gt;" : "&amp;", f);
-        else if (n == 1 && strchr("\\|`*_[]#!", *s))
+        else if (n == 1 && strchr("\\|`*_[]#!~$@", *s))
             fprintf(f, "\\%c", *s);
         else
             fwrite(s, 1, (size_t)n, f);
@@ -219,13 +232,14 @@ static void put_context(FILE *f, const comparison_result *r)
     snprintf(buf, sizeof buf, "%d CPUs online, %d allowed to this process; OpenBLAS %d", c->cpus_online,
              c->cpus_allowed, c->openblas_threads);
     put_context_row(f, "threads", buf);
-    size_t at = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < RUN_CONTEXT_ENVS && at < sizeof buf; i++)
-        if (c->env_set[i])
-            at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s=%s", at ? ", " : "", run_context_env_name(i),
-                                   c->env[i]);
-    put_context_row(f, "environment", buf[0] ? buf : "none of the thread or GPU variables set");
+    int set = 0;
+    for (int i = 0; i < RUN_CONTEXT_ENVS; i++) /* a row each: no value can read as another's */
+        if (c->env_set[i]) {
+            put_context_row(f, run_context_env_name(i), c->env[i][0] ? c->env[i] : "(set, empty)");
+            set++;
+        }
+    if (!set)
+        put_context_row(f, "environment", "none of the variables recorded is set");
     for (int d = 0; d < LC_DEVICE_COUNT; d++) {
         if (!c->machine[d].asked)
             continue;

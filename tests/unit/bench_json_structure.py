@@ -59,8 +59,9 @@ def check_context(full, exe):
     assert ("commit:     " + ctx["commit"]) in version and ctx["openblas"].split(" (")[0] in version, version
     assert ctx["tree_clean"] == ("with uncommitted changes" not in version and "not built" not in version), ctx
     assert ctx["threads"]["openblas"] >= 1 and ctx["threads"]["cpus_online"] >= ctx["threads"]["cpus_allowed"] >= 1
-    assert list(ctx["env"]) == ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "OMP_WAIT_POLICY",
-                                "CUDA_VISIBLE_DEVICES"], ctx["env"]
+    assert list(ctx["env"]) == ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "CUDA_VISIBLE_DEVICES",
+                                "LSTMCHECK_CPU_KERNELS", "LSTMCHECK_CUBLAS_MATH", "LSTMCHECK_ISOLATE",
+                                "LSTMCHECK_TRACE_NVTX"], ctx["env"]
     assert list(ctx["machines"]) == ["cpu"], ctx["machines"]
     cpu = ctx["machines"]["cpu"]
     assert cpu["key"].startswith("cpu-") and {"cpu_model", "cores", "blas", "blas_core", "blas_threads"} <= set(

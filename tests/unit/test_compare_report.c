@@ -175,7 +175,7 @@ int test_report_markdown_hostile_text(void)
     comparison_init(&r, "cpu`<img src=x>`", "/tmp/md`<b>`/x.json", 1, 2);
     comparison_add_skipped(&r, "cpu", "s20-l1-i128-h128-b16",
                         "<img src=x onerror=alert(1)> & **bold** [a](javascript:x) `c` _i_ #h\r\x1b[31m"
-                        "\xc2\x9b" "2J \xff\xfe end");
+                        "\xc2\x9b" "2J \xff\xfe ~~s~~ $x$ @user \xe2\x80\xae" "gnp.exe end");
     out_file out;
     CHECK(!open_out(&out, "report_markdown_hostile_text.md"), "a folder for the file");
     lc_error err = {{0}};
@@ -183,9 +183,11 @@ int test_report_markdown_hostile_text(void)
     const char *md = read_text(out.path);
     CHECK(md, "the file was written");
     const char *want = "&lt;img src=x onerror=alert(1)&gt; &amp; \\*\\*bold\\*\\* \\[a\\](javascript:x) \\`c\\` "
-                       "\\_i\\_ \\#h\\\\r\\\\x1b\\[31m\\\\u009b2J \\\\xff\\\\xfe end\n";
+                       "\\_i\\_ \\#h\\\\r\\\\x1b\\[31m\\\\u009b2J \\\\xff\\\\xfe \\~\\~s\\~\\~ \\$x\\$ \\@user "
+                       "\\u202egnp.exe end\n";
     /* the value holds the reason as one printable line (\r, \x1b written out); markdown escapes the
-     * backslashes of that, so a reader sees them as written */
+     * backslashes of that, so a reader sees them as written; strike-through, math and a mention are
+     * escaped, a right-to-left override written out */
     CHECK(strstr(md, want), "the reason escaped as\n%s\nin:\n%s", want, md);
     CHECK(strstr(md, "Machine: cpu\\`&lt;img src=x&gt;\\`  \n") && strstr(md, "Against: /tmp/md\\`&lt;b&gt;\\`/x.json  \n"),
           "machine and folder escaped, not quoted:\n%s", md);

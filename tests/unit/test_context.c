@@ -87,8 +87,35 @@ static int check_document(const run_context *c)
     return bad;
 }
 
+/* A value longer than the context holds is cut at a character's end and
+ * says so ("..."); one that fits is kept whole. */
+static int check_cut_value(void)
+{
+    char *saved = getenv("CUDA_VISIBLE_DEVICES") ? strdup(getenv("CUDA_VISIBLE_DEVICES")) : NULL;
+    char value[3 * RUN_CONTEXT_ENV_MAX + 1] = "";
+    for (int i = 0; i < RUN_CONTEXT_ENV_MAX; i++)
+        strcat(value, "\xe2\x82\xac"); /* €: a cut at the byte count would split one */
+    setenv("CUDA_VISIBLE_DEVICES", value, 1);
+    run_context c;
+    run_context_collect(&c, "unknown", NULL);
+    char got[RUN_CONTEXT_ENV_MAX];
+    memcpy(got, c.env[RUN_CONTEXT_ENV_CUDA_VISIBLE_DEVICES], sizeof got);
+    const size_t len = strlen(got);
+    const int cut_right = len < RUN_CONTEXT_ENV_MAX && len > RUN_CONTEXT_ENV_MAX - 8 && !strcmp(got + len - 3, "...") &&
+                          (len - 3) % 3 == 0 && !strncmp(got, value, len - 3);
+    setenv("CUDA_VISIBLE_DEVICES", "GPU-0123", 1);
+    run_context_collect(&c, "unknown", NULL);
+    const int whole = !strcmp(c.env[RUN_CONTEXT_ENV_CUDA_VISIBLE_DEVICES], "GPU-0123");
+    if (saved) setenv("CUDA_VISIBLE_DEVICES", saved, 1); else unsetenv("CUDA_VISIBLE_DEVICES");
+    free(saved);
+    CHECK(cut_right && whole, "a long value is '%.40s...' (%zu bytes), a short one %s", got, len, whole ? "whole" : "cut");
+    return 0;
+}
+
 int test_run_context_filled(void)
 {
+    if (check_cut_value())
+        return 1;
     char *omp = getenv("OMP_NUM_THREADS") ? strdup(getenv("OMP_NUM_THREADS")) : NULL;
     char *policy = getenv("OMP_WAIT_POLICY") ? strdup(getenv("OMP_WAIT_POLICY")) : NULL;
     setenv("OMP_WAIT_POLICY", "PASSIVE", 1); /* set is recorded as given, unset as null */
