@@ -255,15 +255,15 @@ static void bench_limit(lc_device device, const lstm_shape *shape, report_limit 
     l->asked = 1;
 }
 
-/* The limit of every device the session's runners run on (a CPU runner
- * beside GPU ones is held to the CPU's), at the main group's shape. */
-static void bench_limits(const session *s, const lstm_shape *shape, report_limit limits[LC_DEVICE_COUNT])
+/* The limit of every device the session's runners run on (asked; a CPU
+ * runner beside GPU ones is held to the CPU's), at the main group's shape. */
+static void bench_limits(const int asked[LC_DEVICE_COUNT], const lstm_shape *shape,
+                         report_limit limits[LC_DEVICE_COUNT])
 {
     memset(limits, 0, LC_DEVICE_COUNT * sizeof *limits);
     for (int d = 0; d < LC_DEVICE_COUNT; d++)
-        for (int i = 0; i < s->nrunners && !limits[d].asked; i++)
-            if (s->runners[i].runner->device == d)
-                bench_limit((lc_device)d, shape, &limits[d]);
+        if (asked[d])
+            bench_limit((lc_device)d, shape, &limits[d]);
 }
 
 /* A timed runner's rates and multiples of the limit, from its medians. */
@@ -411,11 +411,11 @@ static lc_status bench_setup(bench_run *run, const cli_options *o_in)
     run->entries = calloc((size_t)run->s.nrunners, sizeof *run->entries);
     if (!run->entries)
         return cmd_fail(o, LC_ERROR, "out of host memory");
-    int asked[LC_DEVICE_COUNT] = {0};
+    int asked[LC_DEVICE_COUNT] = {0}; /* the devices of the session's runners */
     for (int i = 0; i < run->s.nrunners; i++)
         asked[run->s.runners[i].runner->device] = 1;
     run_context_collect(&run->context, session_built_from(), asked);
-    bench_limits(&run->s, &o->shape, run->limit); /* before the trace: it is no runner's */
+    bench_limits(asked, &o->shape, run->limit); /* before the trace: it is no runner's */
     if (o->trace_path) {
         if ((rc = prof_begin(&run->prof_storage, run->s.device, 1, 1, &err)))
             return cmd_fail(o, rc, "--trace: %s", err.msg);

@@ -15,9 +15,9 @@ lc_status cmd_check(const cli_options *o);
 lc_status cmd_bench(const cli_options *o);
 lc_status cmd_baseline(const cli_options *o);
 lc_status cmd_profile(const cli_options *o);
-/* lstmcheck --version; built_from: git describe's commit of the build
- * ("<sha>", "<sha>-dirty" or "unknown"), which only main.c is rebuilt for. */
-lc_status cmd_version(const char *built_from);
+/* lstmcheck --version: the build's commit (session_built_from(), which main.c
+ * sets: only main.c is rebuilt when the commit changes), build and libraries. */
+lc_status cmd_version(void);
 
 /* Say why a command stops and return status: one line on stderr and,
  * under --json or --print-json (cli_wants_json), also

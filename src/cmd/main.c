@@ -57,7 +57,7 @@ int main(int argc, char **argv)
     }
     session_set_built_from(LSTMCHECK_BUILD_COMMIT);
     if (o.version)
-        return finish(&o, cmd_version(LSTMCHECK_BUILD_COMMIT));
+        return finish(&o, cmd_version());
     if (o.help) {
         fputs(cli_usage(o.command), stdout);
         return finish(&o, LC_OK);

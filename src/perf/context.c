@@ -5,7 +5,6 @@
 #include "base/files.h"
 #include "build_config.h" /* generated: perf/build_config.h.in */
 #include "check/isolate.h"
-#include "lstmcheck/runner.h"
 #include "runners/runner.h"
 
 #include <sched.h>
