@@ -4,6 +4,7 @@
 #include "base/proc.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -158,4 +159,125 @@ lc_status git_resolve_buildable(const char *dir, const char *rev, char sha[GIT_S
     }
     lc_error_set(err, "unknown revision '%s' in %s", rev, dir);
     return LC_BAD_INPUT;
+}
+
+/* ---- a file's history ---- */
+
+/* file as the folder git is asked in and "./name" there (a pathspec and a
+ * <rev>:<path> relative to that folder, never taken for an option). */
+static int split_file(const char *file, char *dir, size_t ndir, char *rel, size_t nrel)
+{
+    const char *slash = strrchr(file, '/');
+    const char *name = slash ? slash + 1 : file;
+    int k = slash ? snprintf(dir, ndir, "%.*s", slash == file ? 1 : (int)(slash - file), file)
+                  : snprintf(dir, ndir, ".");
+    return !*name || k < 0 || (size_t)k >= ndir || (size_t)snprintf(rel, nrel, "./%s", name) >= nrel;
+}
+
+/* One "sha\tdate\tsubject" line of git log into c; 0 when it is one. */
+static int parse_log_line(char *line, git_file_commit *c)
+{
+    char *date = strchr(line, '\t'), *subject = date ? strchr(date + 1, '\t') : NULL;
+    if (!subject)
+        return 1;
+    *date++ = '\0';
+    *subject++ = '\0';
+    if (!is_full_sha(line) || strlen(date) >= sizeof c->date)
+        return 1;
+    size_t end = strlen(subject); /* git pads a cut subject with spaces */
+    while (end && subject[end - 1] == ' ')
+        subject[--end] = '\0';
+    snprintf(c->sha, sizeof c->sha, "%s", line);
+    snprintf(c->date, sizeof c->date, "%s", date);
+    snprintf(c->subject, sizeof c->subject, "%s", subject);
+    return 0;
+}
+
+/* The log's lines, newest first, into commits oldest first. */
+static int parse_log(char *out, git_file_commit *commits, int *n, int *cut)
+{
+    int lines = 0;
+    for (char *p = out; *p; lines++)
+        p += strcspn(p, "\n") + (p[strcspn(p, "\n")] != '\0');
+    *cut = lines > GIT_LOG_MAX;
+    *n = lines < GIT_LOG_MAX ? lines : GIT_LOG_MAX;
+    char *line = strtok(out, "\n");
+    for (int i = *n - 1; i >= 0; i--, line = strtok(NULL, "\n"))
+        if (!line || parse_log_line(line, &commits[i]))
+            return 1;
+    return 0;
+}
+
+lc_status git_file_log(const char *file, git_file_commit **commits, int *n, int *cut, lc_error *err)
+{
+    char dir[4096], rel[1024], sha[GIT_SHA_LEN + 1], count[32];
+    *commits = NULL;
+    *n = *cut = 0;
+    if (split_file(file, dir, sizeof dir, rel, sizeof rel)) {
+        lc_error_set(err, "'%s' does not name a file", file);
+        return LC_BAD_INPUT;
+    }
+    if (!is_checkout(dir)) {
+        lc_error_set(err, "%s is not in a git checkout (or git is missing): its history is git's", file);
+        return LC_UNSUPPORTED;
+    }
+    if (git_head(dir, sha) != LC_OK)
+        return LC_OK; /* no commit yet */
+    snprintf(count, sizeof count, "--max-count=%d", GIT_LOG_MAX + 1);
+    /* a line: 40 + 1 + the date (25) + 1 + the subject (72 columns, 4 bytes each at most) + 1 */
+    const size_t size = (size_t)(GIT_LOG_MAX + 1) * 360 + 1;
+    char *out = malloc(size);
+    *commits = calloc(GIT_LOG_MAX, sizeof **commits);
+    const char *args[] = {"log", count, "--format=%H%x09%cI%x09%<(72,trunc)%s", "HEAD", "--", rel, NULL};
+    int rc = out && *commits ? git(dir, args, out, size) : -2;
+    if (rc == 0 && parse_log(out, *commits, n, cut))
+        rc = -3;
+    free(out);
+    if (rc != 0) {
+        free(*commits);
+        *commits = NULL;
+        *n = 0;
+        lc_error_set(err, rc == -2 ? "out of host memory" : "git log of %s failed", file);
+        return LC_ERROR;
+    }
+    return LC_OK;
+}
+
+lc_status git_file_at(const char *file, const char *sha, size_t max, char **text, size_t *len, lc_error *err)
+{
+    char dir[4096], rel[1024], spec[GIT_SHA_LEN + 1 + 1024 + 2], out[64];
+    *text = NULL;
+    *len = 0;
+    if (split_file(file, dir, sizeof dir, rel, sizeof rel) || !is_full_sha(sha)) {
+        lc_error_set(err, "'%s' at '%s' names no file of a commit", file, sha);
+        return LC_BAD_INPUT;
+    }
+    snprintf(spec, sizeof spec, "%s:%s", sha, rel);
+    const char *size_args[] = {"cat-file", "-s", spec, NULL};
+    if (git(dir, size_args, out, sizeof out) != 0)
+        return LC_MISSING; /* the commit deleted it */
+    chomp(out);
+    char *end;
+    const unsigned long long size = strtoull(out, &end, 10);
+    if (end == out || size > max) {
+        lc_error_set(err, "%s at %.12s: %s bytes, more than %zu", file, sha, end == out ? "?" : out, max);
+        return LC_BAD_INPUT;
+    }
+    char *buf = malloc((size_t)size + 2); /* room for the end of the pipe to be read */
+    if (!buf) {
+        lc_error_set(err, "out of host memory for %s at %.12s", file, sha);
+        return LC_ERROR;
+    }
+    const char *blob_args[] = {"cat-file", "blob", spec, NULL};
+    buf[0] = '\0';
+    const int read = git(dir, blob_args, buf, (size_t)size + 2) == 0;
+    if (!read || strlen(buf) != size) {
+        const int nul = read && strlen(buf) < size;
+        free(buf);
+        lc_error_set(err, nul ? "%s at %.12s holds a NUL byte" : "%s at %.12s is no file git can read", file, sha);
+        return LC_BAD_INPUT; /* that version cannot be read; the others may */
+    }
+    *text = buf;
+    *len = (size_t)size;
+    return LC_OK;
 }

@@ -45,6 +45,33 @@ int git_is_shallow(const char *dir);
  * without "-dirty" (git describe's mark of uncommitted changes) or "unknown". */
 int git_commit_is_reproducible(const char *commit);
 
+/* ---- a file's history (baseline history) ---- */
+
+/* The most commits git_file_log returns: the newest ones. */
+#define GIT_LOG_MAX 1000
+#define GIT_SUBJECT_MAX 96
+
+/* A commit that changed a file: its hash, its committer date (ISO 8601)
+ * and its subject (cut to about 72 columns). */
+typedef struct git_file_commit {
+    char sha[GIT_SHA_LEN + 1];
+    char date[40];
+    char subject[GIT_SUBJECT_MAX];
+} git_file_commit;
+
+/* The commits of HEAD's history that changed file (a path in a checkout:
+ * its folder is asked), oldest first; the newest GIT_LOG_MAX of them,
+ * *cut set when there were more. LC_OK (*n may be 0: never committed, or
+ * no commit yet); LC_UNSUPPORTED when the file's folder is not a checkout
+ * (or git is missing); LC_ERROR. *commits is malloc'ed. */
+lc_status git_file_log(const char *file, git_file_commit **commits, int *n, int *cut, lc_error *err);
+
+/* The file's bytes at commit sha (malloc'ed, NUL-terminated, *len bytes).
+ * LC_MISSING when that commit has no such file (it deleted it);
+ * LC_BAD_INPUT when it holds more than max bytes or a NUL byte, or is no
+ * file there (a folder); LC_ERROR. */
+lc_status git_file_at(const char *file, const char *sha, size_t max, char **text, size_t *len, lc_error *err);
+
 #ifdef __cplusplus
 }
 #endif

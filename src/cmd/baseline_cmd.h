@@ -1,6 +1,6 @@
-/* What the three `baseline` subcommands share (cmd_baseline.c: the plan
- * and show; cmd_baseline_update.c; cmd_baseline_compare.c). Internal to
- * the command layer. */
+/* What the `baseline` subcommands share (cmd_baseline.c: the plan and
+ * show; cmd_baseline_update.c; cmd_baseline_compare.c;
+ * cmd_baseline_history.c). Internal to the command layer. */
 #ifndef LSTMCHECK_BASELINE_CMD_H
 #define LSTMCHECK_BASELINE_CMD_H
 
@@ -42,7 +42,13 @@ typedef struct machine_file {
 lc_status baseline_open_machine_file(const cli_options *o, lc_device device, const char *dir, machine_file *f,
                                      const char *bad_file_note);
 
+/* LC_OK, or LC_BAD_INPUT (said) when --markdown or --plot names the
+ * baseline file at path (the one role says: "compared against"). */
+lc_status baseline_reports_spare(const cli_options *o, const char *path, const char *role);
+
 lc_status baseline_update_items(const cli_options *o, lc_device device, const char *dir, work_item *items, int n);
 lc_status baseline_compare_items(const cli_options *o, lc_device device, const char *dir, work_item *items, int n);
+/* history (cmd_baseline_history.c): this machine's file in dir, or --baseline-file. */
+lc_status baseline_history(const cli_options *o, lc_device device, const char *dir);
 
 #endif

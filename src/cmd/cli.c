@@ -227,8 +227,8 @@ static const cli_flag flags[] = {
     {"baseline-dir", "--baseline-dir DIR", FLAG_TEXT, F(baseline_dir), 0, 0, NULL, MARK_OUT_DIR | MARK_OUT_DEFAULT,
      "baseline", "where the baseline files are (default: the source tree's baselines/; installed: ./baselines)",
      "baseline:update"}, /* show and compare only read: a missing folder there is "no baseline" */
-    {"json", "--json", FLAG_SWITCH, F(json), 1, 0, NULL, 0, "baseline:show baseline:compare",
-     "machine-readable output (show, compare)", NULL},
+    {"json", "--json", FLAG_SWITCH, F(json), 1, 0, NULL, 0, "baseline:show baseline:compare baseline:history",
+     "machine-readable output (show, compare, history)", NULL},
     {"max-seconds", "--max-seconds S", FLAG_SECONDS, F(max_seconds), 0, 0, NULL, 0, "baseline:compare",
      "compare: measuring budget per (runner, shape) (default 60)", NULL},
     {"against", "--against REV", FLAG_TEXT, F(against), 0, 0, NULL, 0, "baseline:compare",
@@ -236,10 +236,17 @@ static const cli_flag flags[] = {
     {"ab", "--ab", FLAG_SWITCH, F(ab), 1, 0, NULL, 0, "baseline:compare",
      "compare: A/B against the commit of the newest committed baseline, even with a baseline here", NULL},
     {"markdown", "--markdown FILE", FLAG_TEXT, F(markdown_path), 0, 0, NULL, MARK_OUT_FILE | MARK_OUT_STDOUT,
-     "baseline:compare", "compare: also write the results as a markdown table to FILE ('-': stdout), for a pull request",
-     "baseline:compare"},
-    {"plot", "--plot FILE.svg", FLAG_TEXT, F(plot_path), 0, 0, NULL, MARK_OUT_FILE, "baseline:compare",
-     "compare: also draw baseline and current distributions with the minimum effect, as SVG", "baseline:compare"},
+     "baseline:compare baseline:history",
+     "compare, history: also write the results as a markdown table to FILE ('-': stdout), for a pull request",
+     "baseline:compare baseline:history"},
+    {"plot", "--plot FILE.svg", FLAG_TEXT, F(plot_path), 0, 0, NULL, MARK_OUT_FILE,
+     "baseline:compare baseline:history",
+     "also draw, as SVG: compare: baseline and current distributions with the minimum effect; history: each "
+     "runner's lines over the commits",
+     "baseline:compare baseline:history"},
+    {"baseline-file", "--baseline-file FILE", FLAG_TEXT, F(baseline_file), 0, 0, NULL, 0, "baseline:history",
+     "history: the history of this baseline file (another machine's) instead of this machine's in --baseline-dir",
+     NULL},
     {"plugin", "--plugin LIB.so ...", FLAG_PLUGINS, F(plugins), 0, 0, NULL, 0, "bench check list baseline",
      "load runners from shared libraries built against lstmcheck/runner.h (repeatable)", NULL},
     {"allow-dirty", "--allow-dirty", FLAG_SWITCH, F(allow_dirty), 1, 0, NULL, 0, "baseline:update",
@@ -292,10 +299,13 @@ static const cli_command commands[] = {
     {"list", "list [flags]", "the runners, what they support, and whether they can run here", "",
      "lstmcheck list\n"
      "lstmcheck list --names --device cpu\n"},
-    {"baseline", "baseline update|show|compare [flags]",
-     "update | show | compare timings against committed per-machine baselines",
+    {"baseline", "baseline update|show|compare|history [flags]",
+     "update | show | compare timings against committed per-machine baselines, and their history",
      "  update   gate, measure and write the baseline of this machine (atomically)\n"
      "  show     print the baseline entries of this machine\n"
+     "  history  per runner and shape, the medians at each commit that changed this\n"
+     "           machine's baseline file, and the verdict between consecutive entries;\n"
+     "           exit 0 whatever the verdicts (they were committed)\n"
      "  compare  measure now and give the verdict against the baseline (as ctest -L perf);\n"
      "           without a baseline entry here, A/B against the commit of the newest\n"
      "           committed baseline of the device (docs/perf.md)\n"
@@ -303,14 +313,24 @@ static const cli_command commands[] = {
      "recorded; 3 when the host's noise kept an entry from being recorded now.\n",
      "lstmcheck baseline show --device cpu\n"
      "lstmcheck baseline compare --device cpu --rnns cpu --shape-set small --markdown report.md\n"
-     "lstmcheck baseline update --device cpu --rnns cpu --shape-set small\n"},
+     "lstmcheck baseline update --device cpu --rnns cpu --shape-set small\n"
+     "lstmcheck baseline history --device cpu --rnns cpu --plot history.svg\n"},
     {"profile", "profile [flags]", "run runners under nsys/ncu or with a built-in trace", "",
      "lstmcheck profile --device cpu --rnns cpu --seqLength 20 --trace trace.json\n"
      "lstmcheck profile --device cuda --rnns cudnn --tool nsys --out-dir prof\n"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
-static const char *const subcommands[] = {"update", "show", "compare", NULL};
+static const char *const subcommands[] = {"update", "show", "compare", "history", NULL};
+
+const char *cli_baseline_subcommands(void)
+{
+    static char words[64];
+    size_t used = 0;
+    for (int k = 0; subcommands[k]; k++)
+        used += (size_t)snprintf(words + used, sizeof words - used, "%s%s", k ? ", " : "", subcommands[k]);
+    return words;
+}
 
 /* The position of word among the space-separated words of list, or -1. */
 static int word_index(const char *word, const char *list)
@@ -621,7 +641,7 @@ static lc_status parse_command(int argc, char **argv, cli_options *o, int *next,
             if (!strcmp(argv[2], subcommands[k]))
                 o->subcommand = subcommands[k];
         if (!o->subcommand) {
-            lc_error_set(err, "unknown baseline subcommand '%s': one of update, show, compare", argv[2]);
+            lc_error_set(err, "unknown baseline subcommand '%s': one of %s", argv[2], cli_baseline_subcommands());
             return LC_BAD_INPUT;
         }
         *next = 3;

@@ -42,7 +42,7 @@ extern "C" {
 
 typedef struct cli_options {
     const char *command;     /* bench, check, list, baseline, profile */
-    const char *subcommand;  /* baseline: update, show, compare */
+    const char *subcommand;  /* baseline: update, show, compare, history (cli_baseline_subcommands) */
     lstm_shape shape;
     int batch_given;
     int shape_given;         /* any of the five shape flags was given */
@@ -72,8 +72,9 @@ typedef struct cli_options {
     int ab;                  /* compare: A/B even where this machine has a baseline */
     int allow_dirty;         /* update: record a modified tree (marked not reproducible) */
     int keep_going;          /* update: record what passed when other runners fail */
-    const char *markdown_path; /* compare: a markdown report here ("-": stdout) */
-    const char *plot_path;   /* compare: an SVG plot of the distributions here */
+    const char *markdown_path; /* compare, history: a markdown report here ("-": stdout) */
+    const char *plot_path;   /* compare, history: an SVG plot here */
+    const char *baseline_file; /* history: this baseline file instead of this machine's */
     /* plugins: shared libraries of runners (runners/plugin.h), loaded before any work */
     const char *plugins[CLI_MAX_PLUGINS];
     int nplugins;
@@ -159,6 +160,8 @@ int cli_parse_double(const char *s, double lo, double hi, double *out);
 void cli_normalize_flag(const char *flag, char *out, size_t n);
 
 const char *cli_usage(const char *command);
+/* The baseline subcommands, as a message lists them: "update, show, ...". */
+const char *cli_baseline_subcommands(void);
 
 #ifdef __cplusplus
 }

@@ -1,10 +1,12 @@
-/* lstmcheck baseline update | show | compare: per-machine baselines and
- * the perf verdict. `ctest -L perf` runs `baseline compare`. Here: the
- * plan (which runners at which shapes), what the subcommands share, and
- * show; update and compare have a file each (baseline_cmd.h). */
+/* lstmcheck baseline update | show | compare | history: per-machine
+ * baselines and the perf verdict. `ctest -L perf` runs `baseline compare`.
+ * Here: the plan (which runners at which shapes), what the subcommands
+ * share, and show; update, compare and history have a file each
+ * (baseline_cmd.h). */
 #include "cmd/baseline_cmd.h"
 #include "cmd/commands.h"
 
+#include "base/paths.h"
 #include "base/text.h"
 #include "cmd/session.h"
 #include "device/device.h"
@@ -137,6 +139,17 @@ lc_status baseline_open_machine_file(const cli_options *o, lc_device device, con
     return LC_OK;
 }
 
+lc_status baseline_reports_spare(const cli_options *o, const char *path, const char *role)
+{
+    const char *report = o->markdown_path && path_same_file(o->markdown_path, path) ? o->markdown_path
+                         : o->plot_path && path_same_file(o->plot_path, path)       ? o->plot_path
+                                                                                    : NULL;
+    if (report)
+        return cmd_fail(o, LC_BAD_INPUT, "'%s' is the baseline file %s: a report there would overwrite it",
+                        report, role);
+    return LC_OK;
+}
+
 /* show --rnns / shape flags / --shape-set: 1 when entry e is among the
  * (runner, shape) pairs asked for (each filter only where it was given). */
 static int shown_entry(const cli_options *o, const baseline_entry *e, const work_item *items, int n)
@@ -193,7 +206,7 @@ static lc_status cmd_show(const cli_options *o, lc_device device, const char *di
 lc_status cmd_baseline(const cli_options *o)
 {
     if (!o->subcommand)
-        return cmd_fail(o, LC_BAD_INPUT, "baseline needs a subcommand: update, show or compare");
+        return cmd_fail(o, LC_BAD_INPUT, "baseline needs a subcommand: one of %s", cli_baseline_subcommands());
     lc_error err = {{0}};
     if (session_check_device(o->device, &err))
         return cmd_fail(o, LC_BAD_INPUT, "%s", err.msg);
@@ -204,6 +217,8 @@ lc_status cmd_baseline(const cli_options *o)
     if (text_find_unprintable(dir)) /* --baseline-dir is checked as it is parsed; the environment here */
         return cmd_fail(o, LC_BAD_INPUT, "LSTMCHECK_BASELINE_DIR '%s' holds a control character or invalid UTF-8",
                         dir);
+    if (!strcmp(o->subcommand, "history")) /* its filters may name runners of any device */
+        return baseline_history(o, device, dir);
     work_item *items = NULL;
     int n = 0;
     /* show too: what it is asked to show must name runners and shapes */

@@ -216,14 +216,10 @@ static void compare_item(compare_run *cr, const work_item *it)
 static lc_status compare_begin(compare_run *cr, const char *path, const char *desc, int items)
 {
     const cli_options *o = cr->o;
-    const char *report = o->markdown_path && path_same_file(o->markdown_path, path) ? o->markdown_path
-                         : o->plot_path && path_same_file(o->plot_path, path)       ? o->plot_path
-                                                                                    : NULL;
-    if (report)
-        return cmd_fail(o, LC_BAD_INPUT, "'%s' is the baseline file compared against: a report there would "
-                        "overwrite it", report);
+    lc_status rc = baseline_reports_spare(o, path, "compared against");
+    if (rc)
+        return rc;
     lc_error err = {{0}};
-    lc_status rc;
     if (o->against && (rc = git_resolve_buildable(LSTMCHECK_SOURCE_DIR, o->against, cr->against, &err)))
         return cmd_fail(o, rc, "%s", err.msg);
     ssize_t len = readlink("/proc/self/exe", cr->self_exe, sizeof cr->self_exe - 1);

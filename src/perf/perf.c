@@ -294,9 +294,20 @@ lc_status perf_measure_entry(const runner_ops *r, const lstm_problem *p, const g
 
 verdict_kind perf_overall(const perf_comparison *c)
 {
-    static const int rank[] = {[VERDICT_SAME] = 0, [VERDICT_FASTER] = 1, [VERDICT_INCONCLUSIVE] = 2,
-                               [VERDICT_SLOWER] = 3};
-    return rank[c->fwd.kind] >= rank[c->bwd.kind] ? c->fwd.kind : c->bwd.kind;
+    return verdict_worse(c->fwd.kind, c->bwd.kind);
+}
+
+void perf_decide_recorded(const baseline_entry *base, const baseline_entry *cur, int comparisons,
+                          verdict_result *fwd, verdict_result *bwd)
+{
+    sample_summary cb, cc;
+    stats_summarize(base->ctl.samples, base->ctl.n, &cb);
+    stats_summarize(cur->ctl.samples, cur->ctl.n, &cc);
+    const double drift = cb.median > 0 ? cc.median / cb.median - 1 : 0;
+    verdict_decide(base->fwd_ratio.samples, base->fwd_ratio.n, cur->fwd_ratio.samples, cur->fwd_ratio.n,
+                   base->noise_fwd, comparisons, drift, fwd);
+    verdict_decide(base->bwd_ratio.samples, base->bwd_ratio.n, cur->bwd_ratio.samples, cur->bwd_ratio.n,
+                   base->noise_bwd, comparisons, drift, bwd);
 }
 
 /* measure() said the host cannot be measured now (why): a phase not
@@ -330,14 +341,7 @@ static int decide_rounds(const perf_source *src, const perf_settings *s, int com
         if (st)
             return st; /* LC_FAILED: a runner whose timed results differ, as the source said */
         (*rounds)++;
-        sample_summary cb, cc;
-        stats_summarize(base->ctl.samples, base->ctl.n, &cb);
-        stats_summarize(cur->ctl.samples, cur->ctl.n, &cc);
-        const double drift = cb.median > 0 ? cc.median / cb.median - 1 : 0;
-        verdict_decide(base->fwd_ratio.samples, base->fwd_ratio.n, cur->fwd_ratio.samples, cur->fwd_ratio.n,
-                       base->noise_fwd, comparisons, drift, fwd);
-        verdict_decide(base->bwd_ratio.samples, base->bwd_ratio.n, cur->bwd_ratio.samples, cur->bwd_ratio.n,
-                       base->noise_bwd, comparisons, drift, bwd);
+        perf_decide_recorded(base, cur, comparisons, fwd, bwd);
         if ((fwd->kind != VERDICT_INCONCLUSIVE && bwd->kind != VERDICT_INCONCLUSIVE) ||
             (wall_seconds() - start > s->compare_budget_s && here >= src->min_rounds))
             return 0;

@@ -77,6 +77,14 @@ typedef struct perf_comparison {
     char unchecked[160];  /* "", or why the timed results were not compared (harness.h) */
 } perf_comparison;
 
+/* Each phase's verdict on cur against base, two measurements of one
+ * (runner, shape): their runner/control ratios, base's run-to-run noise,
+ * and how far the control moved between them (the drift). comparisons: the
+ * family size m. What every comparison decides on, measured now or
+ * recorded (baseline history). */
+void perf_decide_recorded(const baseline_entry *base, const baseline_entry *cur, int comparisons,
+                          verdict_result *fwd, verdict_result *bwd);
+
 /* Where a comparison's measurements come from. Against a recorded entry
  * (fixed_base), measure() appends to the current side only; in an A/B
  * comparison (fixed_base NULL) it appends to both sides, measured now, and
@@ -104,7 +112,7 @@ int perf_compare_source(const perf_source *src, const perf_settings *s, int comp
 lc_status perf_compare(const runner_ops *r, const lstm_problem *p, const gate_expected *expected, const baseline_entry *e,
                        const perf_settings *s, int comparisons, perf_comparison *out, lc_error *err);
 
-/* The worse of the two verdicts (SLOWER > INCONCLUSIVE > FASTER > SAME). */
+/* The worse of the two verdicts (verdict_worse). */
 verdict_kind perf_overall(const perf_comparison *c);
 
 #ifdef __cplusplus

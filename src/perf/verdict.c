@@ -19,6 +19,13 @@ const char *verdict_name(verdict_kind k)
     }
 }
 
+verdict_kind verdict_worse(verdict_kind a, verdict_kind b)
+{
+    static const int rank[] = {[VERDICT_SAME] = 0, [VERDICT_FASTER] = 1, [VERDICT_INCONCLUSIVE] = 2,
+                               [VERDICT_SLOWER] = 3};
+    return rank[a] >= rank[b] ? a : b;
+}
+
 double verdict_min_effect(double noise)
 {
     double d = VERDICT_NOISE_FACTOR * (noise > 0 ? noise : 0);

@@ -71,6 +71,8 @@ typedef struct verdict_result {
 } verdict_result;
 
 const char *verdict_name(verdict_kind k);
+/* The worse of two verdicts: SLOWER > INCONCLUSIVE > FASTER > SAME. */
+verdict_kind verdict_worse(verdict_kind a, verdict_kind b);
 
 /* The minimum effect for a measured run-to-run noise (relative sd), with
  * no control drift. */

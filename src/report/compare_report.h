@@ -50,12 +50,6 @@ lc_status compare_report_svg(const comparison_result *r, const char *path, lc_er
 /* Both writers where a path is given. LC_OK, or LC_ERROR with err. */
 lc_status compare_report_write(const comparison_result *r, const char *markdown, const char *plot, lc_error *err);
 
-/* For the writers: write() puts the text into a memory stream, which is
- * then written to path atomically (or to stdout for "-"). */
-typedef void (*compare_report_writer)(FILE *f, const comparison_result *r);
-lc_status compare_report_emit(const comparison_result *r, const char *path, compare_report_writer write,
-                              lc_error *err);
-
 #ifdef __cplusplus
 }
 #endif

@@ -4,46 +4,12 @@
  * the minimum effect; rounded for reading, never recomputed. */
 #include "report/compare_report.h"
 
-#include "base/text.h"
 #include "report/context_report.h"
+#include "report/markup.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The code point of the 3-byte character at s when it is a bidirectional
- * embedding, override or isolate (U+202A..U+202E, U+2066..U+2069), else 0:
- * shown, they reorder the text around them. */
-static unsigned bidi_control(const unsigned char *s)
-{
-    const unsigned cp = (s[0] & 0x0fu) << 12 | (s[1] & 0x3fu) << 6 | (s[2] & 0x3fu);
-    return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ? cp : 0;
-}
-
-/* Text on one line of the table or a list, shown as it reads: what a
- * message may quote (a plugin's words, an environment variable) is no
- * markup. HTML's characters become entities, markdown's are escaped ('|'
- * would end a cell; '~' strikes through, '$' starts math, '@' mentions
- * someone where the report is posted), and control characters, bidi
- * controls or invalid UTF-8 are shown escaped (base/text.h). */
-static void put_inline(FILE *f, const char *s)
-{
-    char esc[TEXT_ESCAPE_MAX];
-    while (*s) {
-        const int n = text_char(s, esc);
-        if (esc[0])
-            fputs(esc, f); /* "\x1b" shows as it is: '\' escapes punctuation only */
-        else if (n == 3 && bidi_control((const unsigned char *)s))
-            fprintf(f, "\\u%04x", bidi_control((const unsigned char *)s));
-        else if (*s == '<' || *s == '>' || *s == '&')
-            fputs(*s == '<' ? "&lt;" : *s == '>' ? "&gt;" : "&amp;", f);
-        else if (n == 1 && strchr("\\|`*_[]#!~$@", *s))
-            fprintf(f, "\\%c", *s);
-        else
-            fwrite(s, 1, (size_t)n, f);
-        s += n;
-    }
-}
 
 static const char *verdict_cell(verdict_kind k)
 {
@@ -79,20 +45,20 @@ static void put_header(FILE *f, const comparison_result *r)
     /* a machine's description and a folder's name are text too (a backtick
      * in either would end a code span): escaped, not quoted */
     fputs("Machine: ", f);
-    put_inline(f, r->machine);
+    markup_md_text(f, r->machine);
     fputs("  \n", f);
     int ab = 0;
     for (int i = 0; i < r->nrows; i++)
         ab += r->rows[i].against.commit[0] != '\0';
     if (r->baseline_entries && !r->ab_asked) {
         fputs("Against: ", f);
-        put_inline(f, r->baseline);
+        markup_md_text(f, r->baseline);
         fprintf(f, "%s  \n", ab ? " (rows marked A/B: the commit named, built and measured beside this build)" : "");
         char at[1024];
         entries_measured_at(r, at, sizeof at);
         if (at[0]) {
             fputs("Its entries measured at: ", f);
-            put_inline(f, at);
+            markup_md_text(f, at);
             fputs("  \n", f);
         }
     } else {
@@ -100,7 +66,7 @@ static void put_header(FILE *f, const comparison_result *r)
     }
     if (ab) {
         fputs("This build: ", f);
-        put_inline(f, r->current);
+        markup_md_text(f, r->current);
         fputs("  \n", f);
     }
     fprintf(f, "Every runner was checked against the reference before it was timed; only those that passed "
@@ -132,10 +98,10 @@ static void put_list(FILE *f, const comparison_result *r, const char *title, com
         if (row->outcome != outcome)
             continue;
         fprintf(f, "%s- `%s` %s: ", first ? title : "", row->runner, row->shape);
-        put_inline(f, row->reason);
+        markup_md_text(f, row->reason);
         if (row->detail[0]) {
             fputs(" (", f);
-            put_inline(f, row->detail);
+            markup_md_text(f, row->detail);
             fputc(')', f);
         }
         fputc('\n', f);
@@ -156,7 +122,7 @@ static void put_reasons(FILE *f, const comparison_result *r)
                 continue;
             fprintf(f, "%s- `%s` %s %s, %s: ", first ? "\nWhy:\n\n" : "", r->rows[i].runner, r->rows[i].shape,
                     ph.name, verdict_name(ph.v->kind));
-            put_inline(f, ph.v->reason);
+            markup_md_text(f, ph.v->reason);
             fputc('\n', f);
             first = 0;
         }
@@ -174,11 +140,11 @@ static void put_ab(FILE *f, const comparison_result *r)
             continue;
         fprintf(f, "%s- `%s` %s: against %.12s, ", first ? "\nA/B (side A the commit, side B this build):\n\n" : "",
                 row->runner, row->shape, row->against.commit);
-        put_inline(f, row->against.why);
+        markup_md_text(f, row->against.why);
         fprintf(f, "; %d + %d processes", row->against.processes[0], row->against.processes[1]);
         if (row->drift_note[0]) {
             fputs("; ", f);
-            put_inline(f, row->drift_note);
+            markup_md_text(f, row->drift_note);
         }
         fputc('\n', f);
         first = 0;
@@ -203,7 +169,7 @@ static void put_footer(FILE *f, const comparison_result *r)
             continue;
         fprintf(f, "%s- `%s` %s: ", first ? "\nTimed, not checked against the reference:\n\n" : "",
                 r->rows[i].runner, r->rows[i].shape);
-        put_inline(f, r->rows[i].cmp.unchecked);
+        markup_md_text(f, r->rows[i].cmp.unchecked);
         fputc('\n', f);
         first = 0;
     }
@@ -212,7 +178,7 @@ static void put_footer(FILE *f, const comparison_result *r)
 static void put_context_row(FILE *f, const char *label, const char *value)
 {
     fprintf(f, "| %s | ", label);
-    put_inline(f, value[0] ? value : "-");
+    markup_md_text(f, value[0] ? value : "-");
     fputs(" |\n", f);
 }
 
@@ -251,8 +217,9 @@ static void put_context(FILE *f, const comparison_result *r)
     fputs("\n</details>\n", f);
 }
 
-static void put_markdown(FILE *f, const comparison_result *r)
+static void put_markdown(FILE *f, const void *value)
 {
+    const comparison_result *r = value;
     put_header(f, r);
     for (int i = 0; i < r->nrows; i++)
         for (int b = 0; b < 2 && r->rows[i].outcome == COMPARISON_DECIDED; b++) {
@@ -265,5 +232,5 @@ static void put_markdown(FILE *f, const comparison_result *r)
 
 lc_status compare_report_markdown(const comparison_result *r, const char *path, lc_error *err)
 {
-    return compare_report_emit(r, path, put_markdown, err);
+    return report_emit(path, put_markdown, r, r->incomplete, err);
 }

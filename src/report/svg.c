@@ -5,6 +5,8 @@
  * as it did: SLOWER only when the whole interval clears the band. */
 #include "report/compare_report.h"
 
+#include "report/markup.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,27 +30,6 @@ static const char *verdict_color(verdict_kind k)
     case VERDICT_SAME: return "#555555";
     default: return "#9a6400";
     }
-}
-
-/* Text as XML character data. */
-static void put_escaped(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-    }
-}
-
-static void put_text(FILE *f, double x, double y, const char *attrs, const char *text)
-{
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" %s>", x, y, attrs);
-    put_escaped(f, text);
-    fputs("</text>\n", f);
 }
 
 /* One panel's horizontal axis: changes against the baseline median ratio
@@ -84,26 +65,17 @@ static panel_scale make_scale(const comparison_phase *ph)
     return (panel_scale){lo - pad, hi + pad};
 }
 
-/* A tick step of 1, 2 or 5 times a power of ten giving 4 to 10 ticks. */
-static double tick_step(double span)
-{
-    double step = pow(10, floor(log10(span / 5)));
-    if (span / step > 10) step *= 2;
-    if (span / step > 10) step *= 2.5;
-    return step;
-}
-
 static void draw_axis(FILE *f, const panel_scale *s, double y)
 {
     fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>\n", PLOT_X0, y, PLOT_X1, y);
-    const double step = tick_step(s->hi - s->lo);
+    const double step = markup_tick_step(s->hi - s->lo);
     for (double t = ceil(s->lo / step) * step; t <= s->hi; t += step) {
         char label[32];
         const double pct = fabs(t) < 1e-12 ? 0 : 100 * t;
         snprintf(label, sizeof label, pct > 0 ? "+%g%%" : "%g%%", pct);
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>\n", scale_x(s, t), y,
                 scale_x(s, t), y + 4);
-        put_text(f, scale_x(s, t), y + 15, "font-size=\"10\" text-anchor=\"middle\" fill=\"#444\"", label);
+        markup_svg_text(f, scale_x(s, t), y + 15, "font-size=\"10\" text-anchor=\"middle\" fill=\"#444\"", label);
     }
 }
 
@@ -121,15 +93,15 @@ static void draw_box(FILE *f, const panel_scale *s, const sample_summary *d, dou
             x_med, y - 7, x_med, y + 7, color);
     char text[64];
     snprintf(text, sizeof text, "%s (n=%d)", label, d->n);
-    put_text(f, PLOT_X0 - 6, y + 4, "font-size=\"10\" text-anchor=\"end\" fill=\"#444\"", text);
+    markup_svg_text(f, PLOT_X0 - 6, y + 4, "font-size=\"10\" text-anchor=\"end\" fill=\"#444\"", text);
     /* a whisker cut at the edge says where it ends */
     if (rel(d->max, m) > s->hi) {
         snprintf(text, sizeof text, "max %+.0f%%", 100 * rel(d->max, m));
-        put_text(f, PLOT_X1, y - 3, "font-size=\"9\" text-anchor=\"end\" fill=\"#444\"", text);
+        markup_svg_text(f, PLOT_X1, y - 3, "font-size=\"9\" text-anchor=\"end\" fill=\"#444\"", text);
     }
     if (rel(d->min, m) < s->lo) {
         snprintf(text, sizeof text, "min %+.0f%%", 100 * rel(d->min, m));
-        put_text(f, PLOT_X0, y - 3, "font-size=\"9\" fill=\"#444\"", text);
+        markup_svg_text(f, PLOT_X0, y - 3, "font-size=\"9\" fill=\"#444\"", text);
     }
 }
 
@@ -150,7 +122,7 @@ static void draw_plot(FILE *f, const comparison_phase *ph, double y0)
     fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"4\"/>\n",
             scale_x(&s, v->ci_low), y0 + 58, scale_x(&s, v->ci_high), y0 + 58, color);
     fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/>\n", scale_x(&s, v->change), y0 + 58, color);
-    put_text(f, PLOT_X0 - 6, y0 + 62, "font-size=\"10\" text-anchor=\"end\" fill=\"#444\"", "change");
+    markup_svg_text(f, PLOT_X0 - 6, y0 + 62, "font-size=\"10\" text-anchor=\"end\" fill=\"#444\"", "change");
     draw_axis(f, &s, y0 + 72);
 }
 
@@ -159,22 +131,22 @@ static void draw_caption(FILE *f, const comparison_row *row, const comparison_ph
 {
     const verdict_result *v = ph->v;
     char line[256], fill[64];
-    put_text(f, 10, y0 + 16, "font-weight=\"bold\"", row->runner);
+    markup_svg_text(f, 10, y0 + 16, "font-weight=\"bold\"", row->runner);
     snprintf(line, sizeof line, "%s %s%s%.12s", row->shape, ph->name, row->against.commit[0] ? ", A/B vs " : "",
              row->against.commit);
-    put_text(f, 10, y0 + 31, "", line);
+    markup_svg_text(f, 10, y0 + 31, "", line);
     snprintf(line, sizeof line, "%s %+.1f%% [%+.1f%%, %+.1f%%]", verdict_name(v->kind), 100 * v->change,
              100 * v->ci_low, 100 * v->ci_high);
     snprintf(fill, sizeof fill, "font-weight=\"bold\" fill=\"%s\"", verdict_color(v->kind));
-    put_text(f, 10, y0 + 48, fill, line);
+    markup_svg_text(f, 10, y0 + 48, fill, line);
     /* \xc2\xb1: the plus-minus sign in UTF-8, the file's encoding */
     snprintf(line, sizeof line, "min effect \xc2\xb1%.1f%%, noise %.2f%%, p = %.2g", 100 * v->delta,
              100 * ph->noise, v->p);
-    put_text(f, 10, y0 + 64, "fill=\"#444\"", line);
+    markup_svg_text(f, 10, y0 + 64, "fill=\"#444\"", line);
     snprintf(line, sizeof line, "median %.3g ms -> %.3g ms", ph->base_ms->median, ph->cur_ms->median);
-    put_text(f, 10, y0 + 80, "fill=\"#444\"", line);
+    markup_svg_text(f, 10, y0 + 80, "fill=\"#444\"", line);
     if (row->cmp.unchecked[0]) /* a timing no reference checked says so here too */
-        put_text(f, 10, y0 + 94, "font-size=\"10\" fill=\"#a00\"", row->cmp.unchecked);
+        markup_svg_text(f, 10, y0 + 94, "font-size=\"10\" fill=\"#a00\"", row->cmp.unchecked);
 }
 
 static void draw_panel(FILE *f, const comparison_row *row, const comparison_phase *ph, double y0)
@@ -184,33 +156,28 @@ static void draw_panel(FILE *f, const comparison_row *row, const comparison_phas
     if (ph->on->base.n > 0 && ph->on->cur.n > 0 && ph->on->base.median > 0)
         draw_plot(f, ph, y0);
     else
-        put_text(f, PLOT_X0, y0 + 40, "fill=\"#444\"", "no samples to draw");
+        markup_svg_text(f, PLOT_X0, y0 + 40, "fill=\"#444\"", "no samples to draw");
 }
 
 static void draw_legend(FILE *f, const comparison_result *r, int height)
 {
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-               "font-family=\"sans-serif\" font-size=\"12\">\n", SVG_WIDTH, height, SVG_WIDTH, height);
-    fprintf(f, "<title>lstmcheck baseline compare</title>\n");
-    fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-    put_text(f, 10, 20, "font-size=\"14\" font-weight=\"bold\"", "lstmcheck baseline compare");
-    put_text(f, 10, 38, "fill=\"#444\"", r->machine);
-    put_text(f, 10, 56, "fill=\"#444\"",
-             "Per entry and phase: runner/control time ratios as change against the baseline median; "
-             "boxes: quartiles and median, whiskers: min to max.");
-    put_text(f, 10, 72, "fill=\"#444\"",
-             "Bar and dot: the interval of the change. Gray: the minimum effect; SLOWER or FASTER needs the "
-             "whole bar outside it.");
+    const char *const lines[] = {
+        r->machine,
+        "Per entry and phase: runner/control time ratios as change against the baseline median; boxes: "
+        "quartiles and median, whiskers: min to max.",
+        "Bar and dot: the interval of the change. Gray: the minimum effect; SLOWER or FASTER needs the whole bar "
+        "outside it.",
+        NULL};
+    markup_svg_begin(f, SVG_WIDTH, height, "lstmcheck baseline compare", lines);
     fprintf(f, "<rect x=\"10\" y=\"80\" width=\"12\" height=\"8\" fill=\"%s\" fill-opacity=\"0.35\" "
                "stroke=\"%s\"/>\n", COLOR_BASE, COLOR_BASE);
-    put_text(f, 26, 88, "font-size=\"10\"", "baseline");
+    markup_svg_text(f, 26, 88, "font-size=\"10\"", "baseline");
     fprintf(f, "<rect x=\"80\" y=\"80\" width=\"12\" height=\"8\" fill=\"%s\" fill-opacity=\"0.35\" "
                "stroke=\"%s\"/>\n", COLOR_CUR, COLOR_CUR);
-    put_text(f, 96, 88, "font-size=\"10\"", "current");
+    markup_svg_text(f, 96, 88, "font-size=\"10\"", "current");
     char counts[512];
     compare_report_counts_line(r, counts, sizeof counts);
-    put_text(f, 10, 106, "font-weight=\"bold\"", counts);
+    markup_svg_text(f, 10, 106, "font-weight=\"bold\"", counts);
 }
 
 /* Below the panels: every row not decided (WRONG, ERROR, not compared
@@ -225,13 +192,14 @@ static void draw_undecided(FILE *f, const comparison_result *r, double y)
             continue;
         char line[COMPARISON_REASON_MAX + 160];
         snprintf(line, sizeof line, "%s %s %s: %s", word[row->outcome], row->runner, row->shape, row->reason);
-        put_text(f, 10, y += SVG_LINE, row->outcome == COMPARISON_SKIPPED ? "fill=\"#444\"" : "fill=\"#c0392b\"",
+        markup_svg_text(f, 10, y += SVG_LINE, row->outcome == COMPARISON_SKIPPED ? "fill=\"#444\"" : "fill=\"#c0392b\"",
                  line);
     }
 }
 
-static void put_svg(FILE *f, const comparison_result *r)
+static void put_svg(FILE *f, const void *value)
 {
+    const comparison_result *r = value;
     int panels = 0, undecided = 0;
     for (int i = 0; i < r->nrows; i++) {
         panels += 2 * (r->rows[i].outcome == COMPARISON_DECIDED);
@@ -245,12 +213,12 @@ static void put_svg(FILE *f, const comparison_result *r)
             draw_panel(f, &r->rows[i], &ph, SVG_HEADER + k * SVG_PANEL);
         }
     if (!panels)
-        put_text(f, 10, SVG_HEADER + 40, "fill=\"#444\"", "nothing was decided (see the lines below)");
+        markup_svg_text(f, 10, SVG_HEADER + 40, "fill=\"#444\"", "nothing was decided (see the lines below)");
     draw_undecided(f, r, bottom);
     fputs("</svg>\n", f);
 }
 
 lc_status compare_report_svg(const comparison_result *r, const char *path, lc_error *err)
 {
-    return compare_report_emit(r, path, put_svg, err);
+    return report_emit(path, put_svg, r, r->incomplete, err);
 }

@@ -352,7 +352,7 @@ int test_cli_format_round_trip(void)
      * each flag of the table in one of the lines at least */
     static const char *const lines[][2] = {{"bench", NULL},      {"check", NULL},          {"list", NULL},
                                            {"baseline", "update"}, {"baseline", "show"}, {"baseline", "compare"},
-                                           {"profile", NULL}};
+                                           {"baseline", "history"}, {"profile", NULL}};
     int in_a_line[128] = {0};
     const size_t nlines = sizeof lines / sizeof lines[0];
     for (size_t c = 0; c < 2 * nlines; c++) { /* each line twice: the second with the flags left out before */

@@ -79,14 +79,7 @@ static int count(const char *text, const char *what)
     return n;
 }
 
-/* Where a test's file goes: into LSTMCHECK_REPORT_OUT (kept), or into a
- * fresh temporary folder (removed by remove_out). 0 on success. */
-typedef struct out_file {
-    char tmp[64], path[4096];
-    const char *dir;
-} out_file;
-
-static int open_out(out_file *o, const char *name)
+int unit_open_out(unit_out_file *o, const char *name)
 {
     snprintf(o->tmp, sizeof o->tmp, "/tmp/lstmcheck-report-XXXXXX");
     o->dir = getenv("LSTMCHECK_REPORT_OUT");
@@ -96,7 +89,7 @@ static int open_out(out_file *o, const char *name)
     return o->dir == NULL;
 }
 
-static void remove_out(const out_file *o)
+void unit_remove_out(const unit_out_file *o)
 {
     if (!getenv("LSTMCHECK_REPORT_OUT")) {
         unlink(o->path);
@@ -108,8 +101,8 @@ int test_report_markdown_rows(void)
 {
     comparison_result r;
     fixed_result(&r);
-    out_file out;
-    CHECK(!open_out(&out, "report_markdown_rows.md"), "a folder for the file");
+    unit_out_file out;
+    CHECK(!unit_open_out(&out, "report_markdown_rows.md"), "a folder for the file");
     lc_error err = {{0}};
     CHECK(compare_report_markdown(&r, out.path, &err) == LC_OK, "%s", err.msg);
     const char *md = read_text(out.path);
@@ -131,7 +124,7 @@ int test_report_markdown_rows(void)
           "the error:\n%s", md);
     CHECK(strstr(md, "straddles \\| the minimum"), "a '|' in a reason is escaped:\n%s", md);
     comparison_free(&r);
-    remove_out(&out);
+    unit_remove_out(&out);
     return 0;
 }
 
@@ -139,8 +132,8 @@ int test_report_writers(void)
 {
     comparison_result r;
     fixed_result(&r);
-    out_file out;
-    CHECK(!open_out(&out, "report_writers.svg"), "a folder for the file");
+    unit_out_file out;
+    CHECK(!unit_open_out(&out, "report_writers.svg"), "a folder for the file");
     lc_error err = {{0}};
     CHECK(compare_report_write(&r, NULL, out.path, &err) == LC_OK, "%s", err.msg);
     const char *svg = read_text(out.path);
@@ -151,7 +144,7 @@ int test_report_writers(void)
     CHECK(strstr(svg, "fill=\"#c0392b\">SLOWER +5.1% [+4.2%, +6.0%]"), "the SLOWER caption, in red");
     CHECK(strstr(svg, ">max +200%</text>"), "the whisker cut at the edge says where it ends");
     comparison_free(&r);
-    remove_out(&out);
+    unit_remove_out(&out);
     return 0;
 }
 
@@ -176,8 +169,8 @@ int test_report_markdown_hostile_text(void)
     comparison_add_skipped(&r, "cpu", "s20-l1-i128-h128-b16",
                         "<img src=x onerror=alert(1)> & **bold** [a](javascript:x) `c` _i_ #h\r\x1b[31m"
                         "\xc2\x9b" "2J \xff\xfe ~~s~~ $x$ @user \xe2\x80\xae" "gnp.exe end");
-    out_file out;
-    CHECK(!open_out(&out, "report_markdown_hostile_text.md"), "a folder for the file");
+    unit_out_file out;
+    CHECK(!unit_open_out(&out, "report_markdown_hostile_text.md"), "a folder for the file");
     lc_error err = {{0}};
     CHECK(compare_report_markdown(&r, out.path, &err) == LC_OK, "%s", err.msg);
     const char *md = read_text(out.path);
@@ -194,7 +187,7 @@ int test_report_markdown_hostile_text(void)
     for (const unsigned char *c = (const unsigned char *)md; *c; c++)
         CHECK(*c >= 0x20 || *c == '\n', "a control character 0x%02x at byte %ld", *c, (long)(c - (const unsigned char *)md));
     comparison_free(&r);
-    remove_out(&out);
+    unit_remove_out(&out);
     return 0;
 }
 

@@ -27,6 +27,16 @@
 struct baseline_entry;
 int unit_same_baseline_entry(const struct baseline_entry *a, const struct baseline_entry *b);
 
+/* Where a test's report file goes: into LSTMCHECK_REPORT_OUT (kept, for
+ * tests/report/ to render), or into a fresh temporary folder (removed by
+ * unit_remove_out). unit_open_out: 0 on success. (test_compare_report.c) */
+typedef struct unit_out_file {
+    char tmp[64], path[4096];
+    const char *dir;
+} unit_out_file;
+int unit_open_out(unit_out_file *o, const char *name);
+void unit_remove_out(const unit_out_file *o);
+
 typedef struct unit_test {
     const char *name;
     int (*fn)(void);
