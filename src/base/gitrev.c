@@ -2,11 +2,13 @@
 #include "base/gitrev.h"
 
 #include "base/proc.h"
+#include "base/text.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char *const git_built_paths[] = {"src", "kernels", "CMakeLists.txt", NULL};
 
@@ -163,15 +165,34 @@ lc_status git_resolve_buildable(const char *dir, const char *rev, char sha[GIT_S
 
 /* ---- a file's history ---- */
 
-/* file as the folder git is asked in and "./name" there (a pathspec and a
- * <rev>:<path> relative to that folder, never taken for an option). */
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* file as a folder that exists (its own, or the nearest above it where a
+ * commit removed it) and the rest of the path as "./..." there: a
+ * pathspec and a <rev>:<path> relative to that folder, never taken for an
+ * option. 0 on success. */
 static int split_file(const char *file, char *dir, size_t ndir, char *rel, size_t nrel)
 {
-    const char *slash = strrchr(file, '/');
-    const char *name = slash ? slash + 1 : file;
-    int k = slash ? snprintf(dir, ndir, "%.*s", slash == file ? 1 : (int)(slash - file), file)
-                  : snprintf(dir, ndir, ".");
-    return !*name || k < 0 || (size_t)k >= ndir || (size_t)snprintf(rel, nrel, "./%s", name) >= nrel;
+    const size_t len = strlen(file);
+    if (!len || file[len - 1] == '/' || len >= ndir)
+        return 1;
+    memcpy(dir, file, len + 1);
+    for (;;) {
+        char *slash = strrchr(dir, '/');
+        const char *rest = slash ? file + (slash - dir) + 1 : file;
+        if (!slash)
+            snprintf(dir, ndir, ".");
+        else if (slash == dir)
+            snprintf(dir, ndir, "/");
+        else
+            *slash = '\0';
+        if (!slash || slash == dir || is_dir(dir))
+            return (size_t)snprintf(rel, nrel, "./%s", rest) >= nrel;
+    }
 }
 
 /* One "sha\tdate\tsubject" line of git log into c; 0 when it is one. */
@@ -189,7 +210,7 @@ static int parse_log_line(char *line, git_file_commit *c)
         subject[--end] = '\0';
     snprintf(c->sha, sizeof c->sha, "%s", line);
     snprintf(c->date, sizeof c->date, "%s", date);
-    snprintf(c->subject, sizeof c->subject, "%s", subject);
+    snprintf(c->subject, sizeof c->subject, "%.*s", (int)text_cut_length(subject, sizeof c->subject - 1), subject);
     return 0;
 }
 
@@ -208,9 +229,32 @@ static int parse_log(char *out, git_file_commit *commits, int *n, int *cut)
     return 0;
 }
 
+/* git log of rel in dir into *out (malloc'ed): the buffer grows until the
+ * log fits (a subject cut to 72 columns may still take any number of
+ * bytes). git's exit status, -1 when it could not run, -2 out of memory. */
+static int read_log(const char *dir, const char *rel, char **out)
+{
+    char count[32];
+    snprintf(count, sizeof count, "--max-count=%d", GIT_LOG_MAX + 1);
+    /* HEAD's first-parent line: each version judged against the one before
+     * it on that line, not against a side branch's; no --follow (a rename
+     * starts another file), the path literal (no glob) */
+    const char *args[] = {"-c", "log.follow=false", "--literal-pathspecs", "log", "--first-parent", count,
+                          "--format=%H%x09%cI%x09%<(72,trunc)%s", "HEAD", "--", rel, NULL};
+    for (size_t size = (size_t)(GIT_LOG_MAX + 1) * 128;; size *= 4) {
+        free(*out);
+        if (size > ((size_t)1 << 30) || !(*out = malloc(size)))
+            return *out = NULL, -2;
+        (*out)[0] = '\0';
+        const int rc = git(dir, args, *out, size);
+        if (rc != 0 || strlen(*out) < size - 1)
+            return rc;
+    }
+}
+
 lc_status git_file_log(const char *file, git_file_commit **commits, int *n, int *cut, lc_error *err)
 {
-    char dir[4096], rel[1024], sha[GIT_SHA_LEN + 1], count[32];
+    char dir[4096], rel[1024], sha[GIT_SHA_LEN + 1];
     *commits = NULL;
     *n = *cut = 0;
     if (split_file(file, dir, sizeof dir, rel, sizeof rel)) {
@@ -223,13 +267,9 @@ lc_status git_file_log(const char *file, git_file_commit **commits, int *n, int 
     }
     if (git_head(dir, sha) != LC_OK)
         return LC_OK; /* no commit yet */
-    snprintf(count, sizeof count, "--max-count=%d", GIT_LOG_MAX + 1);
-    /* a line: 40 + 1 + the date (25) + 1 + the subject (72 columns, 4 bytes each at most) + 1 */
-    const size_t size = (size_t)(GIT_LOG_MAX + 1) * 360 + 1;
-    char *out = malloc(size);
+    char *out = NULL;
     *commits = calloc(GIT_LOG_MAX, sizeof **commits);
-    const char *args[] = {"log", count, "--format=%H%x09%cI%x09%<(72,trunc)%s", "HEAD", "--", rel, NULL};
-    int rc = out && *commits ? git(dir, args, out, size) : -2;
+    int rc = *commits ? read_log(dir, rel, &out) : -2;
     if (rc == 0 && parse_log(out, *commits, n, cut))
         rc = -3;
     free(out);
@@ -254,8 +294,14 @@ lc_status git_file_at(const char *file, const char *sha, size_t max, char **text
     }
     snprintf(spec, sizeof spec, "%s:%s", sha, rel);
     const char *size_args[] = {"cat-file", "-s", spec, NULL};
-    if (git(dir, size_args, out, sizeof out) != 0)
-        return LC_MISSING; /* the commit deleted it */
+    if (git(dir, size_args, out, sizeof out) != 0) {
+        /* deleted there, or an object git has lost */
+        const char *tree_args[] = {"--literal-pathspecs", "ls-tree", "--name-only", sha, "--", rel, NULL};
+        if (git(dir, tree_args, out, sizeof out) == 0 && !out[0])
+            return LC_MISSING;
+        lc_error_set(err, "git cannot read %s at %.12s", file, sha);
+        return LC_BAD_INPUT;
+    }
     chomp(out);
     char *end;
     const unsigned long long size = strtoull(out, &end, 10);

@@ -202,3 +202,13 @@ int path_within(const char *dir, const char *path)
     const size_t n = strlen(pd);
     return !strncmp(pd, pp, n) && (pp[n] == '/' || (n == 1 && pp[1])); /* n == 1: dir is the root */
 }
+
+int path_link_target(const char *path, char *out, size_t n)
+{
+    struct stat st;
+    char target[PATH_MAX];
+    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode) || !realpath(path, target) || strlen(target) >= n)
+        return 0;
+    snprintf(out, n, "%s", target);
+    return 1;
+}

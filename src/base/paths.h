@@ -4,6 +4,8 @@
 #ifndef LSTMCHECK_PATHS_H
 #define LSTMCHECK_PATHS_H
 
+#include <stddef.h>
+
 #include "base/error.h"
 
 #ifdef __cplusplus
@@ -33,6 +35,10 @@ int path_same_file(const char *a, const char *b);
 /* 1 when path names a place inside the folder dir (at any depth), by the
  * same reading of paths as path_same_file; 0 for dir itself. */
 int path_within(const char *dir, const char *path);
+/* When path is a symbolic link (the last part) that leads to something:
+ * 1, with the absolute path it resolves to in out (n bytes; 0 when it does
+ * not fit); else 0. */
+int path_link_target(const char *path, char *out, size_t n);
 /* mkdir -p: 0, or 1 with err. */
 int path_mkdir_p(const char *path, lc_error *err);
 

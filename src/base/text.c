@@ -74,6 +74,18 @@ char *text_printable(const char *src, char *out, size_t n)
     return out;
 }
 
+size_t text_cut_length(const char *s, size_t max)
+{
+    size_t used = 0;
+    for (int len; s[used]; used += (size_t)len) {
+        len = text_utf8_sequence((const unsigned char *)s + used);
+        len = len ? len : 1;
+        if (used + (size_t)len > max)
+            break;
+    }
+    return used;
+}
+
 const char *text_find_unprintable(const char *s)
 {
     char esc[TEXT_ESCAPE_MAX];

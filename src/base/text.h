@@ -32,6 +32,11 @@ int text_char(const char *s, char esc[TEXT_ESCAPE_MAX]);
  * must not overlap. Returns out. */
 char *text_printable(const char *src, char *out, size_t n);
 
+/* The length of the longest start of s, at most max bytes, that ends at a
+ * character's end (a byte of invalid UTF-8 is a character): where a copy
+ * may be cut without cutting a character in two. */
+size_t text_cut_length(const char *s, size_t max);
+
 /* The first control character of s (C0 or DEL), or NULL. */
 const char *text_find_control(const char *s);
 

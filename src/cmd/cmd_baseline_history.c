@@ -8,6 +8,7 @@
 #include "cmd/baseline_cmd.h"
 #include "cmd/commands.h"
 
+#include "base/paths.h"
 #include "perf/history.h"
 #include "report/history_report.h"
 
@@ -65,25 +66,31 @@ static lc_status history_file(const cli_options *o, lc_device device, const char
         if (o->baseline_dir)
             return cmd_fail(o, LC_BAD_INPUT, "give --baseline-file or --baseline-dir, not both");
         snprintf(path, n, "%s", o->baseline_file);
-        return LC_OK;
+    } else {
+        machine_key key;
+        if (machine_key_current(device, &key, &err))
+            return cmd_fail(o, LC_UNSUPPORTED, "%s", err.msg);
+        if (baseline_path(dir, &key, path, n, &err))
+            return cmd_fail(o, LC_BAD_INPUT, "%s", err.msg);
     }
-    machine_key key;
-    if (machine_key_current(device, &key, &err))
-        return cmd_fail(o, LC_UNSUPPORTED, "%s", err.msg);
-    if (baseline_path(dir, &key, path, n, &err))
-        return cmd_fail(o, LC_BAD_INPUT, "%s", err.msg);
+    /* a link: its target's history (git knows the link itself), and no report over the target */
+    char target[4096];
+    if (path_link_target(path, target, sizeof target))
+        snprintf(path, n, "%s", target);
     return LC_OK;
 }
 
+/* The table or the document on stdout, then the files. A file that cannot
+ * be written is said on stderr alone: stdout holds one document already. */
 static lc_status print_history(const cli_options *o, const history_result *h)
 {
     lc_error err = {{0}};
     if (o->json ? history_report_json(stdout, h) != 0 : (history_report_table(stdout, h), 0))
-        return cmd_fail(o, LC_ERROR, "out of host memory for the report");
+        return cmd_fail(NULL, LC_ERROR, "out of host memory for the report");
     if (o->markdown_path && history_report_markdown(h, o->markdown_path, &err))
-        return cmd_fail(o, LC_ERROR, "--markdown: %s", err.msg);
+        return cmd_fail(NULL, LC_ERROR, "--markdown: %s", err.msg);
     if (o->plot_path && history_report_svg(h, o->plot_path, &err))
-        return cmd_fail(o, LC_ERROR, "--plot: %s", err.msg);
+        return cmd_fail(NULL, LC_ERROR, "--plot: %s", err.msg);
     return LC_OK;
 }
 

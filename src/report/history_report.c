@@ -267,9 +267,9 @@ static void put_markdown(FILE *f, const void *value)
 {
     const history_result *h = value;
     char line[512], name[16], date[24];
-    fputs("### Baseline history of `", f);
-    markup_md_text(f, h->file);
-    fputs("`\n\nMachine: ", f);
+    fputs("### Baseline history of ", f);
+    markup_md_text(f, h->file); /* escaped text: a code span would show the escapes */
+    fputs("\n\nMachine: ", f);
     markup_md_text(f, h->machine[0] ? h->machine : "unknown");
     fputs("\n\n| version | date | subject |\n| --- | --- | --- |\n", f);
     for (int i = 0; i < h->nversions; i++) {

@@ -47,6 +47,8 @@ void markup_svg_escaped(FILE *f, const char *s)
         const int n = text_char(s, esc);
         if (esc[0])
             fputs(esc, f);
+        else if (n == 3 && bidi_control((const unsigned char *)s))
+            fprintf(f, "\\u%04x", bidi_control((const unsigned char *)s));
         else if (*s == '&' || *s == '<' || *s == '>' || *s == '"')
             fputs(*s == '&' ? "&amp;" : *s == '<' ? "&lt;" : *s == '>' ? "&gt;" : "&quot;", f);
         else

@@ -19,7 +19,7 @@ void markup_md_text(FILE *f, const char *s);
 
 /* Text as XML character data: its markup characters as entities, control
  * characters and invalid UTF-8 escaped (base/text.h): XML 1.0 has no
- * place for them. */
+ * place for them; bidi controls as \uXXXX, as in markdown. */
 void markup_svg_escaped(FILE *f, const char *s);
 /* <text x y attrs>text</text> */
 void markup_svg_text(FILE *f, double x, double y, const char *attrs, const char *text);

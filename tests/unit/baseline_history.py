@@ -5,7 +5,9 @@ of the entry they leave alone; the table, --json, --markdown and --plot say
 so. An uncommitted change is a last version; a commit whose file cannot be
 read is kept as unreadable; the filters pick entries; what cannot be asked
 is refused before anything is read (exit 2, one line), and a file outside
-a checkout cannot have a history here (exit 3).
+a checkout cannot have a history here (exit 3). A side branch is judged at
+its merge on HEAD's first-parent line; the name is a path, not a pattern;
+a link is read as its target, which no report may overwrite.
 usage: baseline_history.py LSTMCHECK TEMPLATE.json
 TEMPLATE: a committed baseline file of the cpu device, whose first two
 entries (cpu, small and layers) are the scratch file's. Skips (77) without git."""
@@ -132,6 +134,64 @@ def check_refused(exe, path, outside):
         assert p.returncode == code and p.stderr.count("\n") == 1 and message in p.stderr, (where, p.stderr)
 
 
+def check_branches(exe, tmp, base, small):
+    """A side branch's versions are judged where they land on HEAD's
+    first-parent line (at the merge), not interleaved by date with the
+    main line's: base, main re-measured (SAME), the merge bringing +25%
+    (SLOWER)."""
+    repo = os.path.join(tmp, "branches")
+    os.makedirs(os.path.join(repo, "b"))
+    git(repo, "init", "-q")
+    path = os.path.join(repo, "b", "m.json")
+    doc = {k: base[k] for k in ("format", "version", "machine")}
+    versions = {"base": 1.0, "side": 1.25, "main": 1.001, "merge": 1.2505}
+    doc["entries"] = [scaled(small, versions["base"], "2026-11-20T00:00:00Z")]
+    commit_version(repo, path, doc, "base")
+    git(repo, "checkout", "-q", "-b", "side")
+    doc["entries"] = [scaled(small, versions["side"], "2026-11-21T00:00:00Z")]
+    commit_version(repo, path, doc, "side")
+    git(repo, "checkout", "-q", "-")
+    doc["entries"] = [scaled(small, versions["main"], "2026-11-22T00:00:00Z")]
+    commit_version(repo, path, doc, "main")
+    subprocess.run(GIT + ["-C", repo, "merge", "-q", "side"], capture_output=True)  # conflicts: resolved below
+    doc["entries"] = [scaled(small, versions["merge"], "2026-11-23T00:00:00Z")]
+    commit_version(repo, path, doc, "merge")
+    h = history(exe, path)
+    assert [v["subject"] for v in h["versions"]] == ["base", "main", "merge"], h["versions"]
+    points = h["series"][0]["points"]
+    assert [(p["forward"]["against_previous"] or {}).get("verdict") for p in points] == [None, "SAME", "SLOWER"]
+
+
+def check_paths(exe, tmp, template):
+    """The name is a path, not a pattern; a link is read as its target,
+    whose file no report may overwrite; a folder removed with the file
+    still has its history."""
+    repo = os.path.join(tmp, "paths")
+    os.makedirs(os.path.join(repo, "b"))
+    git(repo, "init", "-q")
+    star = os.path.join(repo, "b", "m*.json")
+    shutil.copy(template, star)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "star")
+    with open(os.path.join(repo, "b", "mzz.json"), "w") as f:
+        f.write("{}")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "another file")
+    assert [v["subject"] for v in history(exe, star)["versions"]] == ["star"]
+    link = os.path.join(repo, "link.json")
+    os.symlink(os.path.join("b", "m*.json"), link)
+    assert [v["subject"] for v in history(exe, link)["versions"]] == ["star"]
+    before = open(star, "rb").read()
+    p = run(exe, "--baseline-file", link, "--plot", star)
+    assert p.returncode == 2 and "whose history is read" in p.stderr, (p.returncode, p.stderr)
+    assert open(star, "rb").read() == before, "the baseline file was overwritten"
+    git(repo, "rm", "-q", "-r", "b")
+    git(repo, "commit", "-q", "-m", "gone")
+    h = history(exe, star)
+    entries = len(json.load(open(template))["entries"])
+    assert [(v["subject"], v["entries"]) for v in h["versions"]] == [("star", entries), ("gone", 0)], h["versions"]
+
+
 def main():
     exe, template = sys.argv[1], sys.argv[2]
     if not shutil.which("git"):
@@ -158,6 +218,8 @@ def main():
         outside = os.path.join(tmp, "outside.json")
         shutil.copy(template, outside)
         check_refused(exe, path, outside)
+        check_branches(exe, tmp, base, small)
+        check_paths(exe, tmp, template)
     finally:
         shutil.rmtree(tmp)
     print("PASS: three commits, three points, one step; the outputs, filters and refusals")

@@ -34,6 +34,9 @@ int test_text_printable(void)
     CHECK(!strcmp(text_printable("ab\x1b\x1b", small, sizeof small), "ab\\x1b"), "'%s'", small);
     CHECK(!strcmp(text_printable("abcdef\xc3\xa9", small, sizeof small), "abcdef"), "'%s'", small);
     CHECK(text_find_control("tab\there") && !text_find_control("\xc2\x9b"), "C0 found, C1 is not C0");
+    /* a raw copy (a commit's subject) is cut at a character's end too */
+    CHECK(text_cut_length("ab\xc3\xa9", 3) == 2 && text_cut_length("ab\xc3\xa9", 4) == 4, "UTF-8 kept whole");
+    CHECK(text_cut_length("ab\xff\xfe", 3) == 3 && text_cut_length("abc", 9) == 3, "a stray byte is one");
     return 0;
 }
 
