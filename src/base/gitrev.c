@@ -252,11 +252,11 @@ static int read_log(const char *dir, const char *rel, char **out)
     }
 }
 
-lc_status git_file_log(const char *file, git_file_commit **commits, int *n, int *cut, lc_error *err)
+lc_status git_file_log(const char *file, git_file_commit **commits, int *n, int *cut, int *shallow, lc_error *err)
 {
     char dir[4096], rel[1024], sha[GIT_SHA_LEN + 1];
     *commits = NULL;
-    *n = *cut = 0;
+    *n = *cut = *shallow = 0;
     if (split_file(file, dir, sizeof dir, rel, sizeof rel)) {
         lc_error_set(err, "'%s' does not name a file", file);
         return LC_BAD_INPUT;
@@ -267,6 +267,7 @@ lc_status git_file_log(const char *file, git_file_commit **commits, int *n, int 
     }
     if (git_head(dir, sha) != LC_OK)
         return LC_OK; /* no commit yet */
+    *shallow = git_is_shallow(dir);
     char *out = NULL;
     *commits = calloc(GIT_LOG_MAX, sizeof **commits);
     int rc = *commits ? read_log(dir, rel, &out) : -2;

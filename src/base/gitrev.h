@@ -60,11 +60,13 @@ typedef struct git_file_commit {
 } git_file_commit;
 
 /* The commits of HEAD's history that changed file (a path in a checkout:
- * its folder is asked), oldest first; the newest GIT_LOG_MAX of them,
- * *cut set when there were more. LC_OK (*n may be 0: never committed, or
- * no commit yet); LC_UNSUPPORTED when the file's folder is not a checkout
- * (or git is missing); LC_ERROR. *commits is malloc'ed. */
-lc_status git_file_log(const char *file, git_file_commit **commits, int *n, int *cut, lc_error *err);
+ * its folder is asked, or the nearest above it where that is gone), oldest
+ * first; the newest GIT_LOG_MAX of them, *cut set when there were more,
+ * *shallow when the checkout is a shallow clone (older ones may be
+ * missing). LC_OK (*n may be 0: never committed, or no commit yet);
+ * LC_UNSUPPORTED when that folder is not in a checkout (or git is
+ * missing); LC_ERROR. *commits is malloc'ed. */
+lc_status git_file_log(const char *file, git_file_commit **commits, int *n, int *cut, int *shallow, lc_error *err);
 
 /* The file's bytes at commit sha (malloc'ed, NUL-terminated, *len bytes).
  * LC_MISSING when that commit has no such file (it deleted it);

@@ -42,6 +42,11 @@ typedef struct machine_file {
 lc_status baseline_open_machine_file(const cli_options *o, lc_device device, const char *dir, machine_file *f,
                                      const char *bad_file_note);
 
+/* The shape flags and --shape-set as every subcommand checks them: not
+ * both, and a shape valid and within this machine's memory. LC_OK, or
+ * LC_BAD_INPUT with err. */
+lc_status baseline_check_shape_flags(const cli_options *o, lc_error *err);
+
 /* LC_OK, or LC_BAD_INPUT (said) when --markdown or --plot names the
  * baseline file at path (the one role says: "compared against"). */
 lc_status baseline_reports_spare(const cli_options *o, const char *path, const char *role);

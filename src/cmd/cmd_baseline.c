@@ -42,19 +42,27 @@ static lc_status plan_runners(const cli_options *o, lc_device device, const runn
 
 #define PLAN_MAX_SHAPES 16
 
+lc_status baseline_check_shape_flags(const cli_options *o, lc_error *err)
+{
+    if (o->shape_given && o->shape_set) {
+        lc_error_set(err, "give shape flags or --shape-set, not both");
+        return LC_BAD_INPUT;
+    }
+    /* as every command: a shape too large for this machine is refused before allocating */
+    if (o->shape_given && (lstm_shape_validate(&o->shape, err) || session_check_memory(&o->shape, err)))
+        return LC_BAD_INPUT;
+    return LC_OK;
+}
+
 /* The shape given, the shape set named, or every set of the device. */
 static lc_status plan_shapes(const cli_options *o, lc_device device, lstm_shape *shapes, const char **sets,
                              int *ns, lc_error *err)
 {
     *ns = 0;
-    if (o->shape_given && o->shape_set) {
-        lc_error_set(err, "give shape flags or --shape-set, not both");
-        return LC_BAD_INPUT;
-    }
+    lc_status rc = baseline_check_shape_flags(o, err);
+    if (rc)
+        return rc;
     if (o->shape_given) {
-        /* as every command: a shape too large for this machine is refused before allocating */
-        if (lstm_shape_validate(&o->shape, err) || session_check_memory(&o->shape, err))
-            return LC_BAD_INPUT;
         shapes[0] = o->shape;
         sets[(*ns)++] = NULL;
         return LC_OK;

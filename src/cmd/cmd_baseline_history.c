@@ -23,12 +23,9 @@ static lc_status check_filters(const cli_options *o, lc_error *err)
             lc_error_set(err, "unknown runner '%s' (see lstmcheck list)", o->rnns[i]);
             return LC_BAD_INPUT;
         }
-    if (o->shape_given && o->shape_set) {
-        lc_error_set(err, "give shape flags or --shape-set, not both");
-        return LC_BAD_INPUT;
-    }
-    if (o->shape_given && lstm_shape_validate(&o->shape, err))
-        return LC_BAD_INPUT;
+    lc_status rc = baseline_check_shape_flags(o, err);
+    if (rc)
+        return rc;
     int set_known = !o->shape_set;
     for (int i = 0; !set_known && perf_shape_sets[i].name; i++)
         set_known = !strcmp(perf_shape_sets[i].name, o->shape_set);
@@ -85,8 +82,10 @@ static lc_status history_file(const cli_options *o, lc_device device, const char
 static lc_status print_history(const cli_options *o, const history_result *h)
 {
     lc_error err = {{0}};
-    if (o->json ? history_report_json(stdout, h) != 0 : (history_report_table(stdout, h), 0))
-        return cmd_fail(NULL, LC_ERROR, "out of host memory for the report");
+    if (o->json && history_report_json(stdout, h) != 0)
+        return LC_ERROR; /* said */
+    if (!o->json)
+        history_report_table(stdout, h);
     if (o->markdown_path && history_report_markdown(h, o->markdown_path, &err))
         return cmd_fail(NULL, LC_ERROR, "--markdown: %s", err.msg);
     if (o->plot_path && history_report_svg(h, o->plot_path, &err))

@@ -232,17 +232,13 @@ lc_status history_read(const char *path, history_filter keep, const void *arg, h
     }
     git_file_commit *commits = NULL;
     int n = 0;
-    lc_status rc = git_file_log(path, &commits, &n, &h->cut, err);
+    lc_status rc = git_file_log(path, &commits, &n, &h->cut, &h->shallow, err);
     if (rc == LC_UNSUPPORTED && !exists) {
         lc_error_set(err, "no baseline at %s", path);
         rc = LC_MISSING;
     }
     if (rc)
         return rc;
-    char dir[4096];
-    const char *slash = strrchr(path, '/');
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
-    h->shallow = git_is_shallow(dir);
     char *newest = NULL;
     size_t newest_len = 0;
     rc = add_commits(h, commits, n, keep, arg, &newest, &newest_len, err);
