@@ -1,10 +1,12 @@
 // GPU activity for the built-in trace (the CUDA half of src/device/gpu_trace.h):
-// CUPTI's Activity API delivers kernel, memcpy, memset and NVTX marker
-// records in buffers; each completed buffer is turned into trace_events.
+// CUPTI's Activity API delivers kernel, memcpy, memset, NVTX marker and
+// CUDA runtime API records in buffers; each completed buffer is turned into
+// trace_events (kernel names demangled, API names without their _vNNNN).
 // Every CUPTI call is checked; errors carry file:line into lc_error. Errors
 // met inside CUPTI's callbacks (which cannot return one) are kept and
 // reported by the next flush or stop.
 #include <cupti.h>
+#include <cxxabi.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +51,7 @@ const CUpti_ActivityKind kKinds[] = {
     CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMSET,
     CUPTI_ACTIVITY_KIND_MARKER,
+    CUPTI_ACTIVITY_KIND_RUNTIME,
 };
 
 // "file:line: what: CUPTI's message for rc" into err.
@@ -113,8 +116,33 @@ void record_kernel(trace_buffer *t, const CUpti_ActivityKernel10 *k)
     memset(&e, 0, sizeof e);
     e.launch = trace_launch{{k->gridX, k->gridY, k->gridZ}, {k->blockX, k->blockY, k->blockZ},
                             (unsigned)k->registersPerThread, k->staticSharedMemory + k->dynamicSharedMemory};
-    e.name = k->name ? k->name : "kernel";
+    char *readable = k->name ? abi::__cxa_demangle(k->name, nullptr, nullptr, nullptr) : nullptr;
+    e.name = readable ? readable : k->name ? k->name : "kernel";
     add_gpu_event(t, &e, TRACE_KERNEL, k->start, k->end, k->deviceId, k->streamId);
+    free(readable); // the buffer keeps its own copy
+}
+
+// A CUDA runtime call on the host thread that made it, named as the API
+// calls it ("cudaLaunchKernel", CUPTI's "_v7000" left out).
+void record_api(trace_buffer *t, const CUpti_ActivityAPI *a)
+{
+    const char *name = nullptr;
+    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, a->cbid, &name) != CUPTI_SUCCESS || !name)
+        name = "cuda runtime call";
+    std::string shown(name);
+    const size_t v = shown.rfind("_v");
+    if (v != std::string::npos && v + 2 < shown.size() &&
+        shown.find_first_not_of("0123456789", v + 2) == std::string::npos)
+        shown.erase(v);
+    trace_event e;
+    memset(&e, 0, sizeof e);
+    e.start_ns = a->start;
+    e.end_ns = a->end;
+    e.name = shown.c_str();
+    e.kind = TRACE_API;
+    e.pid = TRACE_PID_API;
+    e.tid = a->threadId;
+    trace_add(t, &e);
 }
 
 void record_memcpy(trace_buffer *t, const CUpti_ActivityMemcpy6 *m)
@@ -181,6 +209,9 @@ void record(const CUpti_Activity *rec)
         break;
     case CUPTI_ACTIVITY_KIND_MARKER:
         record_marker(g_trace, (const CUpti_ActivityMarker2 *)rec);
+        break;
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+        record_api(g_trace, (const CUpti_ActivityAPI *)rec);
         break;
     default:
         break;

@@ -13,11 +13,32 @@ typedef struct parallel_chunk {
     int begin, end;
 } parallel_chunk;
 
+/* The rank of the thread in the team or loop that runs it (0: the caller's
+ * thread, or none). */
+static _Thread_local int thread_rank;
+
+int lc_parallel_rank(void)
+{
+    return thread_rank;
+}
+
 static void *run_chunk(void *p)
 {
     parallel_chunk *c = p;
     c->fn(c->arg, c->begin, c->end);
     return NULL;
+}
+
+typedef struct started_chunk {
+    parallel_chunk chunk;
+    int rank;
+} started_chunk;
+
+static void *run_started_chunk(void *p)
+{
+    started_chunk *c = p;
+    thread_rank = c->rank;
+    return run_chunk(&c->chunk);
 }
 
 static int chunks_for(int n, int threads)
@@ -32,19 +53,19 @@ static int chunks_for(int n, int threads)
 void lc_parallel_for(int n, int threads, lc_parallel_fn fn, void *arg)
 {
     const int k = chunks_for(n, threads);
-    parallel_chunk chunks[LC_PARALLEL_MAX_THREADS];
+    started_chunk chunks[LC_PARALLEL_MAX_THREADS];
     pthread_t tid[LC_PARALLEL_MAX_THREADS];
     int started[LC_PARALLEL_MAX_THREADS] = {0};
     for (int c = 0; c < k; c++)
-        chunks[c] = (parallel_chunk){fn, arg, (int)((long long)n * c / k), (int)((long long)n * (c + 1) / k)};
+        chunks[c] = (started_chunk){{fn, arg, (int)((long long)n * c / k), (int)((long long)n * (c + 1) / k)}, c};
     for (int c = 1; c < k; c++)
-        started[c] = pthread_create(&tid[c], NULL, run_chunk, &chunks[c]) == 0;
-    run_chunk(&chunks[0]);
+        started[c] = pthread_create(&tid[c], NULL, run_started_chunk, &chunks[c]) == 0;
+    run_chunk(&chunks[0].chunk);
     for (int c = 1; c < k; c++) {
         if (started[c])
             pthread_join(tid[c], NULL);
         else
-            run_chunk(&chunks[c]);
+            run_chunk(&chunks[c].chunk);
     }
 }
 
@@ -92,6 +113,7 @@ static void *run_member(void *p)
 {
     team_member *m = p;
     wait_changed(&m->team->go, 0);
+    thread_rank = m->rank;
     m->team->fn(m->team->arg, m->team, m->rank, m->team->size);
     return NULL;
 }

@@ -35,6 +35,11 @@ void lc_parallel_team(int threads, lc_team_fn fn, void *arg);
  * so that an oversubscribed host still makes progress. */
 void lc_team_barrier(lc_team *team);
 
+/* The rank of the calling thread in the team (or the chunk of
+ * lc_parallel_for) that started it: 1.. for a started thread, 0 on the
+ * caller's thread and outside any. What a trace names a thread's lane by. */
+int lc_parallel_rank(void);
+
 /* The processors this process may run on, within 1..LC_PARALLEL_MAX_THREADS. */
 int lc_online_cpus(void);
 

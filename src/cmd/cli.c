@@ -145,6 +145,8 @@ enum {
     MARK_OUT_STDOUT = 32,  /* with MARK_OUT_FILE: '-' is stdout */
     MARK_OUT_DEFAULT = 64, /* written where the flag is not given too: its default place (NULL, the caller's) */
     MARK_HIDDEN = 128,     /* not in --help: lstmcheck writes it for its own children */
+    MARK_OUT_NAMED = 256,  /* with MARK_OUT_DIR: the command writes one file of its own naming there, so
+                            * another output may be inside it (never that file: its name is a date's) */
 };
 
 typedef struct cli_flag {
@@ -217,6 +219,11 @@ static const cli_flag flags[] = {
      "(a plugin's crash or hang ends the command, --child-timeout does not apply)"
      "@profile: write the built-in trace (Chrome/Perfetto) to FILE instead of --out-dir's prof_... file",
      "bench profile"},
+    {"csv", "--csv FILE", FLAG_TEXT, F(csv_path), 0, 0, NULL, MARK_OUT_FILE, "profile bench",
+     "@bench: with --trace, also write the table of operations (each runner's, over its timed iterations) as CSV "
+     "to FILE"
+     "@profile: also write the table of operations (each runner's, over its profiled iterations) as CSV to FILE",
+     "profile bench"},
     {"progress", "--progress", FLAG_SWITCH, F(progress), 1, 0, NULL, 0, "bench baseline",
      "progress on stderr (default: when it is a terminal)", NULL},
     {"no-progress", "--no-progress", FLAG_SWITCH, F(progress), 0, 0, NULL, 0, "bench baseline",
@@ -256,7 +263,7 @@ static const cli_flag flags[] = {
      NULL},
     {"tool", "--tool T", FLAG_CHOICE, F(tool), 0, 0, "nsys ncu none", 0, "profile",
      "run under an external profiler: nsys, ncu (each on PATH, with a GPU) or none (default none)", NULL},
-    {"out-dir", "--out-dir DIR", FLAG_TEXT, F(out_dir), 0, 0, NULL, MARK_OUT_DIR, "profile",
+    {"out-dir", "--out-dir DIR", FLAG_TEXT, F(out_dir), 0, 0, NULL, MARK_OUT_DIR | MARK_OUT_NAMED, "profile",
      "where prof_<rnns>_s<T>-l<L>-i<I>-h<H>-b<B>_<date>.<ext> goes, made if missing (default .)", "profile"},
     {"sleep-between-seconds", "--sleep-between-seconds S", FLAG_SECONDS, F(sleep_between_s), 0, 0, NULL, 0,
      "profile", "pause between runners (default 1)", NULL},
@@ -720,6 +727,10 @@ static lc_status check_together(cli_options *o, lc_error *err)
         lc_error_set(err, "--lengths and --variable-lstms exclude each other");
         return LC_BAD_INPUT;
     }
+    if (o->csv_path && !o->trace_path && o->command && !strcmp(o->command, "bench")) {
+        lc_error_set(err, "--csv writes the table of operations of --trace: give --trace FILE too");
+        return LC_BAD_INPUT;
+    }
     if (o->json && o->markdown_path && !strcmp(o->markdown_path, "-")) {
         lc_error_set(err, "--json and --markdown - both want stdout: give --markdown a file");
         return LC_BAD_INPUT;
@@ -817,7 +828,8 @@ int cli_outputs(const cli_options *o, cli_output *out, int max)
         if (f->field == offsetof(cli_options, out_dir) && (o->trace_path || o->internal_run))
             continue;
         out[n++] = (cli_output){.flag = f->name, .path = path, .is_dir = (f->marks & MARK_OUT_DIR) != 0,
-                                .stdout_ok = (f->marks & MARK_OUT_STDOUT) != 0};
+                                .stdout_ok = (f->marks & MARK_OUT_STDOUT) != 0,
+                                .holds_others = (f->marks & MARK_OUT_NAMED) != 0};
     }
     return n;
 }

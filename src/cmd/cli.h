@@ -82,6 +82,7 @@ typedef struct cli_options {
     char tool[8];            /* nsys, ncu, none */
     const char *out_dir;
     const char *trace_path;
+    const char *csv_path;    /* profile, bench --trace: the table of operations as CSV here */
     double sleep_between_s;
     int internal_run;        /* profile: run the runners here (the re-executed child) */
 } cli_options;
@@ -111,6 +112,7 @@ typedef struct cli_output {
     const char *path;
     int is_dir;    /* a folder written into, made where missing; else a file */
     int stdout_ok; /* '-' is stdout */
+    int holds_others; /* a folder given one file of its own naming (profile's prof_...): others may be in it */
 } cli_output;
 /* The outputs o's command writes, from the flag table's output marks, into
  * out (at most max); how many. Checked before any work (cmd/session.h). */

@@ -8,6 +8,7 @@
 #include "check/gate.h"
 #include "perf/harness.h"
 #include "check/isolate.h"
+#include "report/op_table.h"
 #include "report/profiling.h"
 #include "report/report.h"
 #include "cmd/session.h"
@@ -427,6 +428,19 @@ static lc_status bench_setup(bench_run *run, const cli_options *o_in)
     return LC_OK;
 }
 
+/* --trace's table of operations, after the runners' table (stderr), and
+ * as CSV (--csv). */
+static void bench_op_table(bench_run *run)
+{
+    lc_error err = {{0}};
+    if (op_table_report(run->prof, stderr, run->o.csv_path, &err)) {
+        fprintf(stderr, "lstmcheck: the table of operations: %s\n", err.msg);
+        run->status = lc_status_worse(run->status, LC_ERROR);
+    } else if (run->o.csv_path) {
+        fprintf(stderr, "lstmcheck bench: wrote %s\n", run->o.csv_path);
+    }
+}
+
 /* The trace file (--trace) and the JSON (--print-json). */
 static void bench_outputs(bench_run *run)
 {
@@ -438,6 +452,7 @@ static void bench_outputs(bench_run *run)
         } else {
             fprintf(stderr, "lstmcheck bench: wrote %s (%zu events)\n", run->o.trace_path,
                     trace_count(run->prof->trace));
+            bench_op_table(run);
         }
     }
     report_run info = {.context = &run->context, .shape = run->o.shape, .seed = run->o.seed, .device = run->s.device};

@@ -15,6 +15,7 @@
 #include "perf/harness.h"
 #include "check/isolate.h"
 #include "device/memstats.h"
+#include "report/op_table.h"
 #include "report/profiling.h"
 #include "cmd/session.h"
 
@@ -403,6 +404,12 @@ static lc_status run_here(const cli_options *o, const session *s, const char *tr
     if (trace_path)
         fprintf(stderr, "lstmcheck profile: wrote %s (%zu events%s)\n", trace_path, trace_count(run.prof.trace),
                 trace_dropped(run.prof.trace) ? ", some records dropped" : "");
+    if (run.prof.trace && op_table_report(&run.prof, stdout, o->csv_path, &err)) {
+        fprintf(stderr, "lstmcheck: the table of operations: %s\n", err.msg);
+        goto out;
+    }
+    if (o->csv_path)
+        fprintf(stderr, "lstmcheck profile: wrote %s\n", o->csv_path);
     rc = run.status;
 out:
     prof_free(&run.prof);
@@ -417,6 +424,11 @@ static lc_status check_request(const cli_options *o, char *tool_path, size_t n)
     if (external && o->trace_path) {
         fprintf(stderr, "lstmcheck: --trace and --tool %s exclude each other (both use CUPTI); "
                         "use --tool none for the built-in trace\n", o->tool);
+        return LC_BAD_INPUT;
+    }
+    if (external && o->csv_path && !o->internal_run) {
+        fprintf(stderr, "lstmcheck: --csv writes the table of operations of the built-in trace, which --tool %s "
+                        "replaces; use --tool none\n", o->tool);
         return LC_BAD_INPUT;
     }
     if (external && o->device == LC_DEVICE_CPU) {
@@ -451,6 +463,11 @@ static lc_status trace_destination(const cli_options *o, const session *s, char 
     } else if (!o->internal_run) {
         if (output_name(o, s, "json", buf, n, &err)) { /* before the folder is made: a refusal leaves none */
             fprintf(stderr, "lstmcheck: --out-dir '%s': %s\n", o->out_dir, err.msg);
+            return LC_BAD_INPUT;
+        }
+        if (o->csv_path && path_same_file(o->csv_path, buf)) { /* --out-dir may hold --csv, not as this name */
+            fprintf(stderr, "lstmcheck: --csv '%s' is the trace's own file in --out-dir: give it another name\n",
+                    o->csv_path);
             return LC_BAD_INPUT;
         }
         *trace = buf;

@@ -112,7 +112,7 @@ lc_status session_check_outputs(const cli_options *o, lc_error *err)
                              out[j].flag, path[j]);
                 return LC_BAD_INPUT;
             }
-            if (out[i].is_dir && path_within(path[i], path[j])) {
+            if (out[i].is_dir && !out[i].holds_others && path_within(path[i], path[j])) {
                 lc_error_set(err, "--%s '%s' is inside --%s's folder '%s': one could overwrite the other",
                              out[j].flag, path[j], out[i].flag, path[i]);
                 return LC_BAD_INPUT;

@@ -253,13 +253,15 @@ static int cmp_events(const void *pa, const void *pb)
     return 0;
 }
 
-static const char *kind_cat(int kind)
+const char *trace_kind_name(int kind)
 {
     switch (kind) {
     case TRACE_KERNEL: return "kernel";
     case TRACE_MEMCPY: return "memcpy";
     case TRACE_MEMSET: return "memset";
     case TRACE_MARKER: return "nvtx";
+    case TRACE_HOST_OP: return "op";
+    case TRACE_API: return "api";
     default: return "host";
     }
 }
@@ -316,6 +318,8 @@ static void json_lanes(json_writer *w, const trace_buffer *t, const trace_event 
             snprintf(name, sizeof name, "host (lstmcheck)");
         else if (pid == TRACE_PID_NVTX)
             snprintf(name, sizeof name, "NVTX (CUPTI)");
+        else if (pid == TRACE_PID_API)
+            snprintf(name, sizeof name, "CUDA API (CUPTI)");
         else
             snprintf(name, sizeof name, "GPU %u", (unsigned)(pid - TRACE_PID_GPU));
         json_meta(w, pid, 0, "process_name", "name", name);
@@ -352,7 +356,7 @@ static void json_event(json_writer *w, const trace_event *e, uint64_t origin)
     json_line_break(w);
     json_object_begin(w);
     json_member_string(w, "ph", "X");
-    json_member_string(w, "cat", kind_cat(e->kind));
+    json_member_string(w, "cat", trace_kind_name(e->kind));
     json_member_string(w, "name", e->name);
     json_member_uint(w, "pid", e->pid);
     json_member_uint(w, "tid", e->tid);
@@ -488,41 +492,94 @@ int trace_is_gemm_kernel(const char *name)
     return 0;
 }
 
-int trace_gpu_stats_window(trace_buffer *t, uint64_t lo, uint64_t hi, trace_gpu_stats *out,
+uint64_t trace_region_ns(const trace_interval *parts, size_t nparts)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < nparts; i++)
+        total += parts[i].end > parts[i].start ? parts[i].end - parts[i].start : 0;
+    return total;
+}
+
+int trace_region_holds(const trace_interval *parts, size_t nparts, uint64_t t)
+{
+    size_t lo = 0, hi = nparts; /* the first part ending after t */
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (parts[mid].end <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < nparts && parts[lo].start <= t;
+}
+
+/* 1 when [start, end) meets a part. */
+static int region_overlaps(const trace_interval *parts, size_t nparts, uint64_t start, uint64_t end)
+{
+    for (size_t i = 0; i < nparts; i++)
+        if (end > parts[i].start && start < parts[i].end)
+            return 1;
+    return 0;
+}
+
+int trace_union_in_region(const trace_interval *iv, size_t n, const trace_interval *parts, size_t nparts,
+                          uint64_t *out)
+{
+    *out = 0;
+    trace_interval *scratch = malloc((n ? n : 1) * sizeof *scratch);
+    if (!scratch)
+        return 1;
+    for (size_t k = 0; k < nparts; k++) {
+        if (n)
+            memcpy(scratch, iv, n * sizeof *scratch);
+        *out += trace_union_ns(scratch, n, parts[k].start, parts[k].end);
+    }
+    free(scratch);
+    return 0;
+}
+
+/* The kernels meeting the region, all and GEMM's, into all and gemm (as
+ * many as there are kernels); their counts. Caller holds the lock. */
+static void region_kernels(const trace_buffer *t, const trace_interval *parts, size_t nparts, trace_interval *all,
+                           size_t *na, trace_interval *gemm, size_t *ng)
+{
+    *na = *ng = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const trace_event *e = &t->ev[i];
+        if (e->kind != TRACE_KERNEL || !region_overlaps(parts, nparts, e->start_ns, e->end_ns))
+            continue;
+        all[(*na)++] = (trace_interval){e->start_ns, e->end_ns};
+        if (trace_is_gemm_kernel(e->name))
+            gemm[(*ng)++] = (trace_interval){e->start_ns, e->end_ns};
+    }
+}
+
+int trace_gpu_stats_region(trace_buffer *t, const trace_interval *parts, size_t nparts, trace_gpu_stats *out,
                            lc_error *err)
 {
     memset(out, 0, sizeof *out);
-    out->window_ns = hi > lo ? hi - lo : 0;
+    out->window_ns = trace_region_ns(parts, nparts);
     pthread_mutex_lock(&t->lock);
     size_t nk = 0;
     for (size_t i = 0; i < t->n; i++)
-        nk += t->ev[i].kind == TRACE_KERNEL && t->ev[i].end_ns > lo && t->ev[i].start_ns < hi;
+        nk += t->ev[i].kind == TRACE_KERNEL;
     trace_interval *all = malloc((nk ? nk : 1) * sizeof *all);
     trace_interval *gemm = malloc((nk ? nk : 1) * sizeof *gemm);
-    if (!all || !gemm) {
-        pthread_mutex_unlock(&t->lock);
-        free(all);
-        free(gemm);
+    size_t na = 0, ng = 0;
+    if (all && gemm)
+        region_kernels(t, parts, nparts, all, &na, gemm, &ng);
+    pthread_mutex_unlock(&t->lock);
+    int rc = !all || !gemm || trace_union_in_region(all, na, parts, nparts, &out->busy_ns) ||
+             trace_union_in_region(gemm, ng, parts, nparts, &out->gemm_ns);
+    free(all);
+    free(gemm);
+    if (rc) {
         lc_error_set(err, "out of host memory for %zu kernel intervals", nk);
         return 1;
     }
-    size_t na = 0, ng = 0;
-    for (size_t i = 0; i < t->n; i++) {
-        const trace_event *e = &t->ev[i];
-        if (e->kind != TRACE_KERNEL || e->end_ns <= lo || e->start_ns >= hi)
-            continue;
-        all[na++] = (trace_interval){e->start_ns, e->end_ns};
-        if (trace_is_gemm_kernel(e->name))
-            gemm[ng++] = (trace_interval){e->start_ns, e->end_ns};
-    }
-    pthread_mutex_unlock(&t->lock);
     out->kernels = na;
     out->gemm_kernels = ng;
-    out->busy_ns = trace_union_ns(all, na, lo, hi);
-    out->gemm_ns = trace_union_ns(gemm, ng, lo, hi);
     out->utilization = out->window_ns ? (double)out->busy_ns / (double)out->window_ns : 0;
     out->gemm_share = out->busy_ns ? (double)out->gemm_ns / (double)out->busy_ns : 0;
-    free(all);
-    free(gemm);
     return 0;
 }

@@ -28,6 +28,22 @@ static void note_error(prof_session *p, const lc_error *e)
     }
 }
 
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The operation spans' clock under CUPTI; it cannot fail once collection
+ * has started (gpu_trace_start asked for the device). */
+static uint64_t cupti_ns(void)
+{
+    uint64_t ns;
+    lc_error e;
+    return gpu_trace_timestamp(&ns, &e) == 0 ? ns : monotonic_ns();
+}
+
 uint64_t prof_now_ns(prof_session *p)
 {
     if (p->gpu_trace) {
@@ -37,9 +53,7 @@ uint64_t prof_now_ns(prof_session *p)
             return ns;
         note_error(p, &e);
     }
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return monotonic_ns();
 }
 
 static long push_at(prof_session *p, const char *name, uint64_t now)
@@ -90,20 +104,35 @@ static void snapshot_memory(prof_session *p)
     p->iter_mem[p->niter_mem++] = d;
 }
 
+/* A timed iteration [start, end) into the runner's region. */
+static void keep_iteration(prof_session *p, uint64_t start, uint64_t end)
+{
+    if (p->niters == p->cap_iters) {
+        const size_t cap = p->cap_iters ? 2 * p->cap_iters : 64;
+        trace_interval *grown = realloc(p->iters, cap * sizeof *grown);
+        if (!grown) {
+            lc_error e;
+            lc_error_set(&e, "out of host memory for the timed iterations");
+            note_error(p, &e);
+            return;
+        }
+        p->iters = grown;
+        p->cap_iters = cap;
+    }
+    p->iters[p->niters++] = (trace_interval){start, end};
+}
+
 /* The harness labels its iterations "<runner> iteration <i>" and its
  * warm-up "<runner> warmup <i>" (harness.c); the timed region of a runner
- * spans its timed iterations, from the first one's start to the last one's
- * end. */
+ * is its timed iterations, each from its start to its end: what runs
+ * between them (the checks of drawn iterations) is not in it. */
 static void hook_push(void *ctx, const char *name)
 {
     prof_session *p = ctx;
     uint64_t now = prof_now_ns(p);
     if (p->depth++ == 0 && strstr(name, " iteration ")) {
         p->in_timed = 1;
-        if (!p->have_window) {
-            p->win_lo = now;
-            p->have_window = 1;
-        }
+        p->iter_start = now;
     }
     push_at(p, name, now);
 }
@@ -114,7 +143,7 @@ static void hook_pop(void *ctx)
     uint64_t now = prof_now_ns(p);
     pop_at(p, now);
     if (p->depth > 0 && --p->depth == 0 && p->in_timed) {
-        p->win_hi = now;
+        keep_iteration(p, p->iter_start, now);
         p->in_timed = 0;
         if (p->device_mem)
             snapshot_memory(p);
@@ -145,6 +174,7 @@ lc_status prof_begin(prof_session *p, lc_device device, int with_trace, int nvtx
             }
             p->gpu_trace = 1;
         }
+        trace_ops_attach(p->trace, gpu ? cupti_ns : monotonic_ns);
     }
     lc_nvtx_steps_on = nvtx;
     return LC_OK;
@@ -158,10 +188,10 @@ const harness_hooks *prof_hooks(prof_session *p)
 int prof_runner_begin(prof_session *p, const runner_ops *r, lc_error *err)
 {
     p->runner_on_gpu = r->device == LC_DEVICE_CUDA;
+    p->runner_name = r->name;
     p->depth = 0;
     p->in_timed = 0;
-    p->have_window = 0;
-    p->win_lo = p->win_hi = 0;
+    p->niters = 0;
     p->niter_mem = 0;
     memset(&p->err, 0, sizeof p->err);
     p->failed = 0;
@@ -229,6 +259,25 @@ static void annotate_runner(prof_session *p, const harness_result *res, const pr
     json_free(&w);
 }
 
+/* The runner's timed region, for the table of operations. 0, or 1 on out of memory. */
+static int keep_window(prof_session *p)
+{
+    if (p->nwindows == p->cap_windows) {
+        const int cap = p->cap_windows ? 2 * p->cap_windows : 8;
+        prof_window *grown = realloc(p->windows, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return 1;
+        p->windows = grown;
+        p->cap_windows = cap;
+    }
+    trace_interval *parts = malloc(p->niters * sizeof *parts);
+    if (!parts)
+        return 1;
+    memcpy(parts, p->iters, p->niters * sizeof *parts);
+    p->windows[p->nwindows++] = (prof_window){p->runner_name, parts, p->niters};
+    return 0;
+}
+
 int prof_runner_end(prof_session *p, const harness_result *res, prof_runner_stats *out,
                     lc_error *err)
 {
@@ -237,11 +286,11 @@ int prof_runner_end(prof_session *p, const harness_result *res, prof_runner_stat
     int rc = 0;
     if (p->gpu_trace && gpu_trace_flush(err))
         rc = 1;
-    out->have_window = p->have_window;
-    out->window_start_ns = p->win_lo;
-    out->window_end_ns = p->win_hi;
-    if (!rc && p->gpu_trace && p->have_window && p->runner_on_gpu) {
-        rc = trace_gpu_stats_window(p->trace, p->win_lo, p->win_hi, &out->gpu, err);
+    out->have_window = p->niters > 0;
+    out->window_start_ns = p->niters ? p->iters[0].start : 0;
+    out->window_end_ns = p->niters ? p->iters[p->niters - 1].end : 0;
+    if (!rc && p->gpu_trace && p->niters && p->runner_on_gpu) {
+        rc = trace_gpu_stats_region(p->trace, p->iters, p->niters, &out->gpu, err);
         out->have_gpu_stats = !rc;
     }
     /* memory: before the instance existed, and at the end of the last
@@ -251,6 +300,10 @@ int prof_runner_end(prof_session *p, const harness_result *res, prof_runner_stat
         out->after = p->iter_mem[p->niter_mem - 1];
     if (res && res->n > 0 && summarize_memory(p, res, &out->summary, err))
         return 1;
+    if (res && p->niters && keep_window(p)) {
+        lc_error_set(err, "out of host memory");
+        return 1;
+    }
     if (p->trace && p->runner_event >= 0)
         annotate_runner(p, res, out);
     p->runner_event = -1;
@@ -261,9 +314,44 @@ int prof_runner_end(prof_session *p, const harness_result *res, prof_runner_stat
     return rc;
 }
 
+int prof_op_report_make(prof_session *p, prof_op_report *out, lc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!p->trace) {
+        lc_error_set(err, "no trace was collected: the table of operations needs one");
+        return 1;
+    }
+    out->tables = calloc(p->nwindows ? (size_t)p->nwindows : 1, sizeof *out->tables);
+    if (!out->tables) {
+        lc_error_set(err, "out of host memory");
+        return 1;
+    }
+    for (int i = 0; i < p->nwindows; i++) {
+        const prof_window *w = &p->windows[i];
+        prof_op_table *t = &out->tables[out->n];
+        t->runner = w->runner;
+        t->iterations = (int)w->nparts;
+        if (trace_op_table_region(p->trace, w->parts, w->nparts, &t->ops, err)) {
+            prof_op_report_free(out);
+            return 1;
+        }
+        out->n++;
+    }
+    return 0;
+}
+
+void prof_op_report_free(prof_op_report *r)
+{
+    for (int i = 0; r->tables && i < r->n; i++)
+        trace_op_table_free(&r->tables[i].ops);
+    free(r->tables);
+    memset(r, 0, sizeof *r);
+}
+
 int prof_finish(prof_session *p, const char *path, lc_error *err)
 {
     int rc = 0;
+    trace_ops_attach(NULL, NULL);
     lc_nvtx_steps_on = 0;
     if (p->gpu_trace) {
         rc = gpu_trace_stop(err);
@@ -276,6 +364,8 @@ int prof_finish(prof_session *p, const char *path, lc_error *err)
 
 void prof_free(prof_session *p)
 {
+    if (p->trace)
+        trace_ops_attach(NULL, NULL);
     if (p->gpu_trace) {
         lc_error e;
         gpu_trace_stop(&e);
@@ -283,6 +373,10 @@ void prof_free(prof_session *p)
     lc_nvtx_steps_on = 0;
     trace_destroy(p->trace);
     free(p->iter_mem);
+    free(p->iters);
+    for (int i = 0; i < p->nwindows; i++)
+        free(p->windows[i].parts);
+    free(p->windows);
     memset(p, 0, sizeof *p);
 }
 

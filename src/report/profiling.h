@@ -23,13 +23,20 @@ extern int lc_nvtx_steps_on;
 
 typedef struct prof_runner_stats {
     int have_window;          /* at least one timed iteration was seen */
-    uint64_t window_start_ns, window_end_ns; /* first timed iteration .. last */
+    uint64_t window_start_ns, window_end_ns; /* first timed iteration's start .. last one's end */
     int have_gpu_stats;       /* GPU activity was collected */
     trace_gpu_stats gpu;
     memstats_device before;   /* before the runner's instance was created */
     memstats_device after;    /* at the end of its last timed iteration */
     memstats_summary summary; /* over the timed iterations */
 } prof_runner_stats;
+
+/* A runner's timed region, kept for the table of operations. */
+typedef struct prof_window {
+    const char *runner;   /* the runner's name (lives as long as the session's runners) */
+    trace_interval *parts; /* its timed iterations, in order */
+    size_t nparts;
+} prof_window;
 
 typedef struct prof_session {
     trace_buffer *trace;      /* NULL: no built-in trace */
@@ -39,13 +46,18 @@ typedef struct prof_session {
     harness_hooks hooks;
     /* the runner in progress */
     long runner_event;
+    const char *runner_name;
     int runner_on_gpu;
     memstats_device before;
     int depth, in_timed;
-    int have_window;
-    uint64_t win_lo, win_hi;
+    uint64_t iter_start;       /* of the timed iteration in progress */
+    trace_interval *iters;     /* the timed iterations so far: the runner's region */
+    size_t niters, cap_iters;
     memstats_device *iter_mem; /* per timed iteration */
     int niter_mem, cap_iter_mem;
+    /* each timed runner's region, in order */
+    prof_window *windows;
+    int nwindows, cap_windows;
     /* the first error a hook met (hooks cannot return one) */
     int failed;
     lc_error err;
@@ -72,6 +84,27 @@ int prof_runner_end(prof_session *p, const harness_result *res, prof_runner_stat
 /* Stop collecting and write the trace (when one was collected) to path. */
 int prof_finish(prof_session *p, const char *path, lc_error *err);
 void prof_free(prof_session *p);
+
+/* The table of operations of each timed runner: over its timed iterations,
+ * what its operations took (trace.h: host operations of the CPU runners;
+ * kernels, memcpy, memset and CUDA API calls through CUPTI). One value,
+ * read by the printers of report/op_table.h. */
+typedef struct prof_op_table {
+    const char *runner;
+    int iterations;
+    trace_op_table ops;
+} prof_op_table;
+
+typedef struct prof_op_report {
+    prof_op_table *tables;
+    int n;
+} prof_op_report;
+
+/* After the last runner (its GPU activity flushed by prof_runner_end):
+ * the tables of the session's trace. 0, or 1 with err (no trace, out of
+ * memory). */
+int prof_op_report_make(prof_session *p, prof_op_report *out, lc_error *err);
+void prof_op_report_free(prof_op_report *r);
 
 /* Nanoseconds on the trace's clock (CUPTI's when GPU activity is collected,
  * else CLOCK_MONOTONIC). */

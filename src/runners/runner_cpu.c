@@ -30,6 +30,7 @@
 #include "runners/faults.h"
 #include "runners/runner.h"
 #include "device/timer.h"
+#include "device/trace.h"
 
 #include <cblas.h>
 #include <dlfcn.h>
@@ -117,16 +118,17 @@ static const float *tf32_copy(float *restrict dst, const float *restrict src, si
 }
 
 /* C = A op(B) (+ C when beta is 1), row-major, dense operands: every GEMM
- * of the runner. Under TF32 both operands are cut first (s->op_a, op_b
- * hold the largest of them). */
-static void gemm(const cpu_state *s, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, const float *A,
-                 int lda, const float *B, int ldb, float beta, float *C, int ldc)
+ * of the runner, each an operation of the trace named op. Under TF32 both
+ * operands are cut first (s->op_a, op_b hold the largest of them). */
+static void gemm(const cpu_state *s, const char *op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
+                 const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
 {
-    if (s->operands != OPERANDS_FP32) {
-        A = tf32_copy(s->op_a, A, (size_t)(ta == CblasNoTrans ? M : K) * (size_t)lda, s->operands);
-        B = tf32_copy(s->op_b, B, (size_t)(tb == CblasNoTrans ? K : N) * (size_t)ldb, s->operands);
-    }
-    cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
+    if (s->operands != OPERANDS_FP32)
+        TRACE_OP("tf32.cut_operands", {
+            A = tf32_copy(s->op_a, A, (size_t)(ta == CblasNoTrans ? M : K) * (size_t)lda, s->operands);
+            B = tf32_copy(s->op_b, B, (size_t)(tb == CblasNoTrans ? K : N) * (size_t)ldb, s->operands);
+        });
+    TRACE_OP(op, cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc));
 }
 
 /* The fused pointwise cell of one sequence: pre-activations g (4H, gate
@@ -430,9 +432,11 @@ static void extra_work(cpu_state *s, double started)
     const int H = s->p->shape.hidden_size;
     const double begin = wall_seconds();
     const double target = (begin - started) * EXTRA_WORK_PERCENT() / 100.0;
+    const uint64_t op_start = trace_op_begin();
     while (wall_seconds() - begin < target)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s->extra_rows, 4 * H, H, 1.0f, s->extra_a,
                     H, s->p->w_hh[0], H, 0.0f, s->extra_c, 4 * H);
+    trace_op_end("planted.extra_work", op_start);
 }
 
 /* What layer l reads: x, or the output of the layer below (masked, under
@@ -465,7 +469,7 @@ static void mask_output(cpu_state *s, int l)
     const size_t n = lstm_seq_elems(sh, sh->hidden_size);
     cpu_layer *ly = &s->layers[l];
     if (mask)
-        masked_copy(ly->masked, ly->out, mask, n);
+        TRACE_OP("dropout.mask_output", masked_copy(ly->masked, ly->out, mask, n));
     const float *below = l > 0 ? lstm_dropout_mask(s->p, l - 1) : NULL;
     if (FAULT_ON(FAULT_DROPOUT_AFTER_LAST) && l == sh->num_layers - 1 && below)
         for (size_t i = 0; i < n; i++)
@@ -482,16 +486,19 @@ static void step_recurrent(cpu_state *s, int l, int t, float *g, const float *hs
     cpu_layer *ly = &s->layers[l];
     if (!(ln.eps > 0)) {
         if (FAULT_ON(FAULT_TRANSPOSED_WEIGHT))
-            gemm(s, CblasNoTrans, CblasNoTrans, B, 4 * H, H, hs, H, p->w_hh[l], 4 * H, 1.0f, g, 4 * H);
+            gemm(s, "gemm.recurrent", CblasNoTrans, CblasNoTrans, B, 4 * H, H, hs, H, p->w_hh[l], 4 * H, 1.0f, g, 4 * H);
         else
-            gemm(s, CblasNoTrans, CblasTrans, B, 4 * H, H, hs, H, p->w_hh[l], H, 1.0f, g, 4 * H);
+            gemm(s, "gemm.recurrent", CblasNoTrans, CblasTrans, B, 4 * H, H, hs, H, p->w_hh[l], H, 1.0f, g, 4 * H);
         return;
     }
     const size_t at = (size_t)t * B;
-    gemm(s, CblasNoTrans, CblasTrans, B, 4 * H, H, hs, H, p->w_hh[l], H, 0.0f, s->h_proj, 4 * H);
-    cpu_ln_rows(s->h_proj, ly->h_hat + at * 4 * H, ly->rstd_h + at, B, 4 * H, ln.h_weight, ln.h_bias, (float)ln.eps);
-    for (size_t i = 0; i < (size_t)B * 4 * H; i++)
-        g[i] += s->h_proj[i];
+    gemm(s, "gemm.recurrent", CblasNoTrans, CblasTrans, B, 4 * H, H, hs, H, p->w_hh[l], H, 0.0f, s->h_proj, 4 * H);
+    TRACE_OP("layernorm.recurrent", {
+        cpu_ln_rows(s->h_proj, ly->h_hat + at * 4 * H, ly->rstd_h + at, B, 4 * H, ln.h_weight, ln.h_bias,
+                    (float)ln.eps);
+        for (size_t i = 0; i < (size_t)B * 4 * H; i++)
+            g[i] += s->h_proj[i];
+    });
 }
 
 /* Layer l the BLAS way: the input projection of every step in one GEMM,
@@ -507,16 +514,23 @@ static void layer_forward_gemm(cpu_state *s, int l)
     const lstm_layernorm ln = lstm_layernorm_of(p, l);
     const float *b_ih = p->b_ih ? p->b_ih[l] : NULL, *b_hh = p->b_hh ? p->b_hh[l] : NULL;
     float *hs = s->hy + (size_t)l * BH, *cs = s->cy + (size_t)l * BH;
-    memcpy(hs, p->h0 + (size_t)l * BH, BH * sizeof(float));
-    memcpy(cs, p->c0 + (size_t)l * BH, BH * sizeof(float));
-    gemm(s, CblasNoTrans, CblasTrans, T * B, 4 * H, In, in, In, p->w_ih[l], In, 0.0f, ly->gates, 4 * H);
+    TRACE_OP("copy.initial_state", {
+        memcpy(hs, p->h0 + (size_t)l * BH, BH * sizeof(float));
+        memcpy(cs, p->c0 + (size_t)l * BH, BH * sizeof(float));
+    });
+    gemm(s, "gemm.input_projection", CblasNoTrans, CblasTrans, T * B, 4 * H, In, in, In, p->w_ih[l], In, 0.0f,
+         ly->gates, 4 * H);
     if (ln.eps > 0)
-        cpu_ln_rows(ly->gates, ly->i_hat, ly->rstd_i, T * B, 4 * H, ln.i_weight, ln.i_bias, (float)ln.eps);
+        TRACE_OP("layernorm.input",
+                 cpu_ln_rows(ly->gates, ly->i_hat, ly->rstd_i, T * B, 4 * H, ln.i_weight, ln.i_bias, (float)ln.eps));
     for (int t = 0; t < T; t++) {
         float *g = ly->gates + (size_t)t * B * H4;
-        memcpy(ly->h_prev + (size_t)t * BH, hs, BH * sizeof(float));
-        memcpy(ly->c_prev + (size_t)t * BH, cs, BH * sizeof(float));
+        TRACE_OP("copy.state_tape", {
+            memcpy(ly->h_prev + (size_t)t * BH, hs, BH * sizeof(float));
+            memcpy(ly->c_prev + (size_t)t * BH, cs, BH * sizeof(float));
+        });
         step_recurrent(s, l, t, g, hs);
+        const uint64_t cell_start = trace_op_begin();
         /* fused cell; finished sequences keep their state */
         for (int b = 0; b < B; b++) {
             float *gb = g + (size_t)b * H4, *hb = hs + (size_t)b * H, *cb = cs + (size_t)b * H;
@@ -534,6 +548,7 @@ static void layer_forward_gemm(cpu_state *s, int l)
             else
                 cell_forward(H, gb, b_ih, b_hh, cb, ct, hb, ot);
         }
+        trace_op_end(ln.eps > 0 ? "cell.forward_layernorm" : "cell.forward", cell_start);
     }
 }
 
@@ -564,7 +579,8 @@ static void fused_layer_member(void *arg, lc_team *team, int rank, int size)
     const size_t BH = (size_t)B * H;
     cpu_layer *ly = &s->layers[l];
     const float *in = layer_input(s, l);
-    cpu_pack_forward(s->panels, p->w_ih[l], p->w_hh[l], In, H, lanes, FAULT_ON(FAULT_TRANSPOSED_WEIGHT), first, end);
+    TRACE_OP("pack.weights", cpu_pack_forward(s->panels, p->w_ih[l], p->w_hh[l], In, H, lanes,
+                                              FAULT_ON(FAULT_TRANSPOSED_WEIGHT), first, end));
     cpu_forward_step st = {
         .batch = B, .hidden = H, .input = In, .packed = s->panels, .bias = s->bias, .len = s->len,
         .faults = {FAULT_ON(FAULT_GATE_ORDER), FAULT_ON(FAULT_WRONG_ACTIVATION),
@@ -583,8 +599,8 @@ static void fused_layer_member(void *arg, lc_team *team, int rank, int size)
         st.gates = ly->gates + at * 4;
         st.c_tape = ly->c + at;
         st.out = ly->out + at;
-        s->kernels->forward(&st, first, end);
-        lc_team_barrier(team);
+        TRACE_OP("step.forward", s->kernels->forward(&st, first, end));
+        TRACE_OP("barrier", lc_team_barrier(team));
     }
 }
 
@@ -597,17 +613,19 @@ static void layer_forward_fused(cpu_state *s, int l)
     const int H = p->shape.hidden_size;
     const size_t BH = (size_t)p->shape.batch * H;
     cpu_layer *ly = &s->layers[l];
-    memcpy(ly->h_prev, p->h0 + (size_t)l * BH, BH * sizeof(float));
-    memcpy(ly->c_prev, p->c0 + (size_t)l * BH, BH * sizeof(float));
-    cpu_pack_bias(s->bias, p->b_ih ? p->b_ih[l] : NULL, p->b_hh ? p->b_hh[l] : NULL, H, s->kernels->lanes,
-                  FAULT_ON(FAULT_MISSING_BIAS));
+    TRACE_OP("copy.initial_state", {
+        memcpy(ly->h_prev, p->h0 + (size_t)l * BH, BH * sizeof(float));
+        memcpy(ly->c_prev, p->c0 + (size_t)l * BH, BH * sizeof(float));
+    });
+    TRACE_OP("pack.bias", cpu_pack_bias(s->bias, p->b_ih ? p->b_ih[l] : NULL, p->b_hh ? p->b_hh[l] : NULL, H,
+                                        s->kernels->lanes, FAULT_ON(FAULT_MISSING_BIAS)));
     /* OpenBLAS's idle workers spin (and yield) for about 2^28 cycles after
      * each call; with as many threads as cores they took the team's cores
      * (2 threads on 2 cores: 171 instead of 136 ms a forward). Its own fork
      * handler stops them with blas_thread_shutdown_ and its next call
      * starts them again: the runner does the same, where OpenBLAS has it. */
     if (s->park_blas_threads)
-        s->park_blas_threads();
+        TRACE_OP("blas.park_threads", s->park_blas_threads());
     fused_layer fl = {s, l};
     lc_parallel_team(team_for(s, cpu_step_blocks(H, s->kernels->lanes)), fused_layer_member, &fl);
 }
@@ -671,8 +689,10 @@ static void layer_backward_gemm(cpu_state *s, int l)
     const int end_shift = FAULT_ON(FAULT_SEQ_END_OFF_BY_ONE) ? 1 : 0;
     float *dh = s->dh;
     for (int t = T - 1; t >= 0; t--) {
-        const float *dg = step_cells_backward(s, l, t, end_shift);
-        gemm(s, CblasNoTrans, CblasNoTrans, B, H, 4 * H, dg, 4 * H, p->w_hh[l], H, 0.0f, s->dh_next, H);
+        const float *dg;
+        TRACE_OP("cell.backward", dg = step_cells_backward(s, l, t, end_shift));
+        gemm(s, "gemm.recurrent_grad", CblasNoTrans, CblasNoTrans, B, H, 4 * H, dg, 4 * H, p->w_hh[l], H, 0.0f,
+             s->dh_next, H);
         for (int b = 0; b < B; b++)
             if (t >= s->len[b] + end_shift && !FAULT_ON(FAULT_STATE_GRAD_NOT_CARRIED))
                 memcpy(s->dh_next + (size_t)b * H, dh + (size_t)b * H, (size_t)H * sizeof(float));
@@ -699,7 +719,7 @@ static void fused_backward_member(void *arg, lc_team *team, int rank, int size)
     int dh_items, dx_items;
     cpu_backward_items(In, H, lanes, &dh_items, &dx_items);
     const int items = dh_items + dx_items, first = items * rank / size, end = items * (rank + 1) / size;
-    cpu_pack_backward(s->panels, p->w_ih[l], p->w_hh[l], In, H, lanes, first, end);
+    TRACE_OP("pack.weights_backward", cpu_pack_backward(s->panels, p->w_ih[l], p->w_hh[l], In, H, lanes, first, end));
     const cpu_layer *ly = &s->layers[l];
     float *const dh[2] = {s->dh, s->dh_next}, *d_in = l == 0 ? s->dx : s->d_in;
     cpu_backward_step st = {
@@ -707,7 +727,7 @@ static void fused_backward_member(void *arg, lc_team *team, int rank, int size)
         .faults = {FAULT_ON(FAULT_SMALL_GATE_GRAD) ? 1.0001f : 1.0f, FAULT_ON(FAULT_SEQ_END_OFF_BY_ONE),
                    FAULT_ON(FAULT_STATE_GRAD_NOT_CARRIED)},
     };
-    lc_team_barrier(team); /* every panel packed */
+    TRACE_OP("barrier", lc_team_barrier(team)); /* every panel packed */
     for (int t = T; t >= 0; t--) {
         const size_t cell = t > 0 ? (size_t)(t - 1) : 0; /* the step whose cell runs */
         st.t = t;
@@ -720,9 +740,9 @@ static void fused_backward_member(void *arg, lc_team *team, int rank, int size)
         st.c_prev = ly->c_prev + cell * BH;
         st.d_out = s->d_out + cell * BH;
         st.dgates_out = s->dgates + cell * BH4;
-        s->kernels->backward(&st, first, end);
+        TRACE_OP("step.backward", s->kernels->backward(&st, first, end));
         if (t > 0)
-            lc_team_barrier(team);
+            TRACE_OP("barrier", lc_team_barrier(team));
     }
 }
 
@@ -735,7 +755,7 @@ static void layer_backward_fused(cpu_state *s, int l)
                        &dx_items);
     const int items = dh_items + dx_items;
     if (s->park_blas_threads) /* as before the forward's team (layer_forward_fused) */
-        s->park_blas_threads();
+        TRACE_OP("blas.park_threads", s->park_blas_threads());
     fused_layer fl = {s, l};
     lc_parallel_team(team_for(s, items), fused_backward_member, &fl);
 }
@@ -748,17 +768,19 @@ static void layer_backward_steps(cpu_state *s, int l)
     const lstm_problem *p = s->p;
     const size_t BH = (size_t)p->shape.batch * p->shape.hidden_size;
     const size_t seed_at = FAULT_ON(FAULT_STATE_GRAD_ONE_LAYER) ? 0 : (size_t)l * BH;
-    if (p->dhy) memcpy(s->dh, p->dhy + seed_at, BH * sizeof(float));
-    else memset(s->dh, 0, BH * sizeof(float));
-    if (p->dcy && !FAULT_ON(FAULT_DCY_IGNORED)) memcpy(s->dc, p->dcy + seed_at, BH * sizeof(float));
-    else memset(s->dc, 0, BH * sizeof(float));
+    TRACE_OP("copy.state_grad_seeds", {
+        if (p->dhy) memcpy(s->dh, p->dhy + seed_at, BH * sizeof(float));
+        else memset(s->dh, 0, BH * sizeof(float));
+        if (p->dcy && !FAULT_ON(FAULT_DCY_IGNORED)) memcpy(s->dc, p->dcy + seed_at, BH * sizeof(float));
+        else memset(s->dc, 0, BH * sizeof(float));
+    });
     /* steps t >= len[b] are padding for sequence b: no cell, and the state
      * gradient passes through unchanged to the sequence's last step */
     if (s->kernels)
         layer_backward_fused(s, l);
     else
         layer_backward_gemm(s, l);
-    memcpy(s->dc0 + (size_t)l * BH, s->dc, BH * sizeof(float));
+    TRACE_OP("copy.state_grad", memcpy(s->dc0 + (size_t)l * BH, s->dc, BH * sizeof(float)));
 }
 
 /* Under LayerNorm, layer l's LayerNorm parameter gradients from dgates
@@ -786,7 +808,7 @@ typedef struct wgrad_team {
 static void weight_grads_member(void *arg, lc_team *team, int rank, int size)
 {
     const wgrad_team *w = arg;
-    cpu_weight_grads_member(w->s->kernels, w->wg, &w->s->wgrad, team, rank, size);
+    TRACE_OP("gemm.weight_grads", cpu_weight_grads_member(w->s->kernels, w->wg, &w->s->wgrad, team, rank, size));
 }
 
 /* dW_ih, dW_hh and both bias gradients on the kernels' GEMM, its gate
@@ -799,10 +821,12 @@ static void kernel_weight_grads(cpu_state *s, cpu_layer *ly, const cpu_weight_gr
     wgrad_team w = {s, wg};
     const int strips = cpu_wgrad_strips(wg, s->kernels->strip_rows);
     lc_parallel_team(team_for(s, strips), weight_grads_member, &w);
-    for (size_t j = 0; j < M; j++) {
-        ly->db_ih[j] += db[j];
-        ly->db_hh[j] += db[j];
-    }
+    TRACE_OP("sum.bias_grads", {
+        for (size_t j = 0; j < M; j++) {
+            ly->db_ih[j] += db[j];
+            ly->db_hh[j] += db[j];
+        }
+    });
 }
 
 /* Layer l's weight gradients over all steps at once (rows past a length
@@ -819,7 +843,7 @@ static void layer_weight_and_input_grads(cpu_state *s, int l)
     const float *in = layer_input(s, l);
     const int layernorm = lstm_layernorm_of(p, l).eps > 0;
     if (layernorm)
-        layer_layernorm_grads(s, l);
+        TRACE_OP("layernorm.grads", layer_layernorm_grads(s, l));
     int rows = T * B;
     /* what reaches W_ih x_t and W_hh h_{t-1}: the same dgates, but for LayerNorm */
     const float *dg_ih = s->dgates, *dg_hh = layernorm ? s->dgates_hh : s->dgates, *in_all = in;
@@ -837,8 +861,11 @@ static void layer_weight_and_input_grads(cpu_state *s, int l)
         kernel_weight_grads(s, ly, &wg);
         return;
     }
-    gemm(s, CblasTrans, CblasNoTrans, 4 * H, In, rows, dg_ih, 4 * H, in_all, In, 1.0f, ly->dw_ih, In);
-    gemm(s, CblasTrans, CblasNoTrans, 4 * H, H, rows, dg_hh, 4 * H, hp_all, H, 1.0f, ly->dw_hh, H);
+    gemm(s, "gemm.weight_grads", CblasTrans, CblasNoTrans, 4 * H, In, rows, dg_ih, 4 * H, in_all, In, 1.0f, ly->dw_ih,
+         In);
+    gemm(s, "gemm.weight_grads", CblasTrans, CblasNoTrans, 4 * H, H, rows, dg_hh, 4 * H, hp_all, H, 1.0f, ly->dw_hh,
+         H);
+    const uint64_t bias_start = trace_op_begin();
     for (int r = 0; !layernorm && r < rows; r++) {
         const float *row = dg_ih + (size_t)r * H4;
         for (size_t j = 0; j < H4; j++) {
@@ -846,8 +873,11 @@ static void layer_weight_and_input_grads(cpu_state *s, int l)
             ly->db_hh[j] += row[j];
         }
     }
+    if (!layernorm)
+        trace_op_end("sum.bias_grads", bias_start);
     float *d_in = l == 0 ? s->dx : s->d_in;
-    gemm(s, CblasNoTrans, CblasNoTrans, T * B, In, 4 * H, s->dgates, 4 * H, p->w_ih[l], In, 0.0f, d_in, In);
+    gemm(s, "gemm.input_grad", CblasNoTrans, CblasNoTrans, T * B, In, 4 * H, s->dgates, 4 * H, p->w_ih[l], In, 0.0f,
+         d_in, In);
 }
 
 static int cpu_backward(void *vs, lc_error *err)
@@ -858,10 +888,12 @@ static int cpu_backward(void *vs, lc_error *err)
     const lstm_problem *p = s->p;
     const lstm_shape *sh = &p->shape;
     const size_t out_elems = lstm_seq_elems(sh, sh->hidden_size);
-    if (p->dy)
-        memcpy(s->d_out, p->dy, out_elems * sizeof(float));
-    else
-        memset(s->d_out, 0, out_elems * sizeof(float));
+    TRACE_OP("copy.output_grad", {
+        if (p->dy)
+            memcpy(s->d_out, p->dy, out_elems * sizeof(float));
+        else
+            memset(s->d_out, 0, out_elems * sizeof(float));
+    });
     for (int l = sh->num_layers - 1; l >= 0; l--) {
         layer_backward_steps(s, l);
         layer_weight_and_input_grads(s, l);
@@ -869,9 +901,9 @@ static int cpu_backward(void *vs, lc_error *err)
          * output, through its dropout mask */
         const float *mask = l > 0 && !FAULT_ON(FAULT_DROPOUT_BWD_UNMASKED) ? lstm_dropout_mask(p, l - 1) : NULL;
         if (mask)
-            masked_copy(s->d_out, s->d_in, mask, out_elems);
+            TRACE_OP("dropout.mask_grad", masked_copy(s->d_out, s->d_in, mask, out_elems));
         else if (l > 0)
-            memcpy(s->d_out, s->d_in, out_elems * sizeof(float));
+            TRACE_OP("copy.layer_grad", memcpy(s->d_out, s->d_in, out_elems * sizeof(float)));
     }
     s->backward_done = 1;
     extra_work(s, started);
@@ -883,6 +915,7 @@ static int cpu_zero_grads(void *vs, lc_error *err)
     (void)err;
     cpu_state *s = vs;
     const lstm_shape *sh = &s->p->shape;
+    const uint64_t op_start = trace_op_begin();
     for (int l = 0; l < sh->num_layers; l++) {
         cpu_layer *ly = &s->layers[l];
         memset(ly->dw_ih, 0, lstm_w_ih_elems(sh, l) * sizeof(float));
@@ -894,6 +927,7 @@ static int cpu_zero_grads(void *vs, lc_error *err)
         for (size_t i = 0; ly->i_hat && i < LN_PARAMS; i++)
             memset(ly->ln_grad[ln_params[i].slot], 0, (size_t)ln_params[i].width * sh->hidden_size * sizeof(float));
     }
+    trace_op_end("zero.grads", op_start);
     return LC_OK;
 }
 

@@ -21,6 +21,7 @@
  * Built when CMake finds oneDNN 2.x (LSTMCHECK_WITH_ONEDNN); otherwise the
  * table stays in the roster and available() says why it is absent. */
 #include "runners/runner.h"
+#include "device/trace.h"
 
 #ifdef LSTMCHECK_WITH_ONEDNN
 #include <dlfcn.h>
@@ -436,9 +437,13 @@ static int onednn_forward(void *vs, lc_error *err)
     match_blas_threads();
     for (int i = 0; i < s->nstacks; i++) {
         const onednn_pass *f = &s->stacks[i].fwd;
+        const uint64_t op_start = trace_op_begin();
         DNNL_TRY(dnnl_primitive_execute(f->prim, s->stream, f->nargs, f->args), "forward");
+        trace_op_end("onednn.lstm_forward", op_start);
     }
+    const uint64_t wait_start = trace_op_begin();
     DNNL_TRY(dnnl_stream_wait(s->stream), "forward");
+    trace_op_end("onednn.stream_wait", wait_start);
     return LC_OK;
 }
 
@@ -448,9 +453,13 @@ static int onednn_backward(void *vs, lc_error *err)
     match_blas_threads();
     for (int i = s->nstacks - 1; i >= 0; i--) {
         const onednn_pass *b = &s->stacks[i].bwd;
+        const uint64_t op_start = trace_op_begin();
         DNNL_TRY(dnnl_primitive_execute(b->prim, s->stream, b->nargs, b->args), "backward");
+        trace_op_end("onednn.lstm_backward", op_start);
     }
+    const uint64_t wait_start = trace_op_begin();
     DNNL_TRY(dnnl_stream_wait(s->stream), "backward");
+    trace_op_end("onednn.stream_wait", wait_start);
     s->backward_done = 1;
     return LC_OK;
 }

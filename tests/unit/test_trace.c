@@ -17,6 +17,7 @@
 #include "device/memstats.h"
 #include "report/profiling.h"
 #include "device/trace.h"
+#include "base/parallel.h"
 
 /* Where the walk over the X events stands on the current lane. */
 typedef struct lane_walk {
@@ -310,15 +311,22 @@ static int check_gpu_stats_window(void)
                      .pid = TRACE_PID_HOST, .tid = 1};
     trace_add(t, &h); /* not a kernel: ignored */
     trace_gpu_stats st;
-    CHECK(trace_gpu_stats_window(t, 0, 1000, &st, &err) == 0, "%s", err.msg);
+    const trace_interval whole[] = {{0, 1000}}, later[] = {{2000, 3000}}, empty[] = {{500, 500}};
+    CHECK(trace_gpu_stats_region(t, whole, 1, &st, &err) == 0, "%s", err.msg);
     CHECK(st.window_ns == 1000 && st.busy_ns == 500 && st.gemm_ns == 300, "busy %llu gemm %llu",
           (unsigned long long)st.busy_ns, (unsigned long long)st.gemm_ns);
     CHECK(st.kernels == 4 && st.gemm_kernels == 2, "kernels %zu gemm %zu", st.kernels, st.gemm_kernels);
     CHECK_NEAR(st.utilization, 0.5, 1e-12);
     CHECK_NEAR(st.gemm_share, 0.6, 1e-12);
-    CHECK(trace_gpu_stats_window(t, 2000, 3000, &st, &err) == 0, "%s", err.msg);
+    CHECK(trace_gpu_stats_region(t, later, 1, &st, &err) == 0, "%s", err.msg);
     CHECK(st.kernels == 0 && st.utilization == 0 && st.gemm_share == 0, "no kernels: zeros, not NaN");
-    CHECK(trace_gpu_stats_window(t, 500, 500, &st, &err) == 0 && st.utilization == 0, "empty window");
+    CHECK(trace_gpu_stats_region(t, empty, 1, &st, &err) == 0 && st.utilization == 0, "empty window");
+    /* two iterations with a gap between (a drawn iteration's check): the gap is not in the region */
+    const trace_interval two[] = {{0, 280}, {580, 1000}};
+    CHECK(trace_gpu_stats_region(t, two, 2, &st, &err) == 0, "%s", err.msg);
+    CHECK(st.window_ns == 700 && st.busy_ns == 180 + 200 && st.gemm_ns == 180 + 100 && st.kernels == 4,
+          "window %llu busy %llu gemm %llu kernels %zu", (unsigned long long)st.window_ns,
+          (unsigned long long)st.busy_ns, (unsigned long long)st.gemm_ns, st.kernels);
     trace_destroy(t);
     return 0;
 }
@@ -328,6 +336,126 @@ int test_trace_interval_union(void)
     if (check_interval_union())
         return 1;
     return check_gpu_stats_window();
+}
+
+/* The table of operations of a window: each kind and name once, calls,
+ * totals and lanes of the events that start in it, longest first; ranges
+ * are not operations; the calling thread's coverage. */
+static int check_op_rows(const trace_op_table *tab)
+{
+    static const struct {
+        const char *name;
+        int kind;
+        unsigned calls, lanes;
+        uint64_t total;
+    } want[] = {
+        {"sgemm_128x64", TRACE_KERNEL, 3, 2, 450},   /* two streams; the one at 990 ends past the window */
+        {"step.forward", TRACE_HOST_OP, 4, 2, 340},  /* the caller's lane and a team member's */
+        {"cudaLaunchKernel", TRACE_API, 4, 1, 40},
+        {"Memcpy HtoD", TRACE_MEMCPY, 1, 1, 30},
+        {"barrier", TRACE_HOST_OP, 2, 2, 30},        /* ties with the memcpy: by kind */
+    };
+    CHECK(tab->n == sizeof want / sizeof want[0], "%zu rows", tab->n);
+    for (size_t i = 0; i < tab->n; i++) {
+        const trace_op_row *r = &tab->rows[i];
+        CHECK(!strcmp(r->name, want[i].name) && r->kind == want[i].kind, "row %zu: %s (%s)", i, r->name,
+              trace_kind_name(r->kind));
+        CHECK(r->calls == want[i].calls && r->lanes == want[i].lanes && r->total_ns == want[i].total,
+              "%s: %llu calls, %u lanes, %llu ns", r->name, (unsigned long long)r->calls, r->lanes,
+              (unsigned long long)r->total_ns);
+    }
+    CHECK(tab->window_ns == 1000 && tab->main_covered_ns == 200, "window %llu covered %llu",
+          (unsigned long long)tab->window_ns, (unsigned long long)tab->main_covered_ns);
+    return 0;
+}
+
+static int check_op_table(void)
+{
+    lc_error err;
+    trace_buffer *t = trace_create("test", &err);
+    CHECK(t, "%s", err.msg);
+    const trace_event events[] = {
+        {.start_ns = 0, .end_ns = 2000, .name = "x iteration 0", .kind = TRACE_HOST_RANGE, .pid = TRACE_PID_HOST, .tid = 1},
+        {.start_ns = 100, .end_ns = 200, .name = "step.forward", .kind = TRACE_HOST_OP, .pid = TRACE_PID_HOST, .tid = 1},
+        {.start_ns = 200, .end_ns = 210, .name = "barrier", .kind = TRACE_HOST_OP, .pid = TRACE_PID_HOST, .tid = 1},
+        {.start_ns = 210, .end_ns = 260, .name = "step.forward", .kind = TRACE_HOST_OP, .pid = TRACE_PID_HOST, .tid = 1},
+        {.start_ns = 100, .end_ns = 250, .name = "step.forward", .kind = TRACE_HOST_OP, .pid = TRACE_PID_HOST, .tid = 2},
+        {.start_ns = 250, .end_ns = 270, .name = "barrier", .kind = TRACE_HOST_OP, .pid = TRACE_PID_HOST, .tid = 2},
+        {.start_ns = 50, .end_ns = 90, .name = "step.forward", .kind = TRACE_HOST_OP, .pid = TRACE_PID_HOST, .tid = 1},
+        {.start_ns = 300, .end_ns = 400, .name = "sgemm_128x64", .kind = TRACE_KERNEL, .pid = TRACE_PID_GPU, .tid = 7},
+        {.start_ns = 500, .end_ns = 650, .name = "sgemm_128x64", .kind = TRACE_KERNEL, .pid = TRACE_PID_GPU, .tid = 9},
+        {.start_ns = 990, .end_ns = 1190, .name = "sgemm_128x64", .kind = TRACE_KERNEL, .pid = TRACE_PID_GPU, .tid = 7},
+        {.start_ns = 1020, .end_ns = 1500, .name = "sgemm_128x64", .kind = TRACE_KERNEL, .pid = TRACE_PID_GPU, .tid = 7},
+        {.start_ns = 20, .end_ns = 50, .name = "Memcpy HtoD", .kind = TRACE_MEMCPY, .pid = TRACE_PID_GPU, .tid = 9},
+        {.start_ns = 400, .end_ns = 600, .name = "step 3", .kind = TRACE_MARKER, .pid = TRACE_PID_NVTX, .tid = 5},
+    };
+    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
+        CHECK(trace_add(t, &events[i]) == 0, "add %zu", i);
+    for (int i = 0; i < 4; i++) {
+        trace_event api = {.start_ns = 280 + 10 * (uint64_t)i, .end_ns = 290 + 10 * (uint64_t)i,
+                           .name = "cudaLaunchKernel", .kind = TRACE_API, .pid = TRACE_PID_API, .tid = 4242};
+        CHECK(trace_add(t, &api) == 0, "add");
+    }
+    /* region [20, 1020): what starts in it counts whole (the kernel at 990), what starts at 1020 not */
+    trace_op_table tab;
+    const trace_interval whole[] = {{20, 1020}}, later[] = {{3000, 4000}}, two[] = {{20, 95}, {300, 1020}};
+    CHECK(trace_op_table_region(t, whole, 1, &tab, &err) == 0, "%s", err.msg);
+    int rc = check_op_rows(&tab);
+    trace_op_table_free(&tab);
+    CHECK(rc == 0, "the table of [20, 1020)");
+    CHECK(trace_op_table_region(t, later, 1, &tab, &err) == 0 && tab.n == 0 && tab.main_covered_ns == 0,
+          "an empty window: no rows");
+    trace_op_table_free(&tab);
+    /* two parts: what starts between them (100..300) is left out; coverage clipped to the parts */
+    CHECK(trace_op_table_region(t, two, 2, &tab, &err) == 0, "%s", err.msg);
+    CHECK(tab.window_ns == 795 && tab.main_covered_ns == 40 && tab.n == 4, "window %llu covered %llu, %zu rows",
+          (unsigned long long)tab.window_ns, (unsigned long long)tab.main_covered_ns, tab.n);
+    CHECK(!strcmp(tab.rows[0].name, "sgemm_128x64") && tab.rows[0].calls == 3, "%s", tab.rows[0].name);
+    trace_op_table_free(&tab);
+    trace_destroy(t);
+    return 0;
+}
+
+/* Operation spans: nothing attached, nothing recorded; attached, each
+ * thread on its lane (1 + its rank in a team). */
+static uint64_t fake_clock_ns;
+static uint64_t fake_clock(void) { return fake_clock_ns += 10; }
+
+static void span_member(void *arg, lc_team *team, int rank, int size)
+{
+    (void)arg, (void)team, (void)size;
+    TRACE_OP(rank ? "member" : "caller", (void)0);
+}
+
+static int check_op_spans(void)
+{
+    lc_error err;
+    trace_buffer *t = trace_create("test", &err);
+    CHECK(t, "%s", err.msg);
+    TRACE_OP("unattached", (void)0);
+    CHECK(trace_count(t) == 0 && trace_op_begin() == 0, "nothing attached: nothing recorded");
+    trace_ops_attach(t, fake_clock);
+    TRACE_OP("attached", (void)0);
+    lc_parallel_team(2, span_member, NULL);
+    trace_ops_attach(NULL, NULL);
+    TRACE_OP("detached", (void)0);
+    const size_t n = trace_count(t);
+    int member_lane = 0, caller_lane = 0;
+    for (size_t i = 0; i < n; i++) {
+        trace_event e;
+        CHECK(trace_get(t, i, &e) == 0 && e.kind == TRACE_HOST_OP && e.end_ns > e.start_ns, "event %zu", i);
+        CHECK(strcmp(e.name, "detached") && strcmp(e.name, "unattached"), "%s recorded", e.name);
+        member_lane |= !strcmp(e.name, "member") && e.tid == 2;
+        caller_lane |= !strcmp(e.name, "caller") && e.tid == 1;
+    }
+    CHECK(caller_lane && (n == 2 || member_lane), "%zu events; a member on lane 2", n);
+    trace_destroy(t);
+    return 0;
+}
+
+int test_trace_op_table(void)
+{
+    return check_op_table() || check_op_spans();
 }
 
 int test_trace_gemm_classification(void)
@@ -424,6 +552,37 @@ int test_trace_memstats_summary(void)
     return 0;
 }
 
+/* The runner's table of operations from real CUPTI records: kernels and
+ * runtime API calls among its rows, and the kernels' totals add up to the
+ * kernel events that start in the window. */
+static int check_gpu_op_table(prof_session *prof, const char *name)
+{
+    lc_error err = {{0}};
+    trace_op_table tab;
+    CHECK(prof->nwindows > 0, "the runner's region kept");
+    const prof_window *w = &prof->windows[prof->nwindows - 1];
+    CHECK(trace_op_table_region(prof->trace, w->parts, w->nparts, &tab, &err) == 0, "%s", err.msg);
+    uint64_t kernel_rows = 0, trace_kernels = 0;
+    int api_rows = 0;
+    for (size_t i = 0; i < tab.n; i++) {
+        kernel_rows += tab.rows[i].kind == TRACE_KERNEL ? tab.rows[i].total_ns : 0;
+        api_rows += tab.rows[i].kind == TRACE_API;
+    }
+    for (size_t i = 0; i < trace_count(prof->trace); i++) {
+        trace_event e;
+        if (!trace_get(prof->trace, i, &e) && e.kind == TRACE_KERNEL && trace_region_holds(w->parts, w->nparts, e.start_ns))
+            trace_kernels += e.end_ns - e.start_ns;
+    }
+    fprintf(stderr, "%s: %zu operations, top %s (%s)\n", name, tab.n, tab.n ? tab.rows[0].name : "-",
+            tab.n ? trace_kind_name(tab.rows[0].kind) : "-");
+    const size_t n = tab.n;
+    trace_op_table_free(&tab);
+    CHECK(n > 0 && kernel_rows > 0 && kernel_rows == trace_kernels, "%s: kernels %llu in the table, %llu in the trace",
+          name, (unsigned long long)kernel_rows, (unsigned long long)trace_kernels);
+    CHECK(api_rows > 0, "%s: CUDA runtime calls among the operations", name);
+    return 0;
+}
+
 /* One GPU runner under the built-in trace: kernels land in its timed
  * window, utilization and GEMM share are fractions. 0, 1 (failed), or
  * UNIT_SKIP when the runner is not available here. */
@@ -456,6 +615,8 @@ static int profile_one_runner(prof_session *prof, numerics_context *ctx, const c
         CHECK(st.gpu.gemm_kernels > 0 && st.gpu.gemm_share > 0, "jit runs cuBLAS GEMMs");
     CHECK(st.before.have && st.after.have, "device memory before and after");
     CHECK(st.summary.n == 3 && st.summary.time_mean_ms > 0, "summary");
+    if (check_gpu_op_table(prof, r->name))
+        return 1;
     harness_result_free(&res);
     return 0;
 }
