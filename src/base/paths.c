@@ -1,6 +1,7 @@
 /* Output paths (see paths.h). */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "base/paths.h"
+#include "base/files.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -92,9 +93,9 @@ lc_status path_check_writable_dir(const char *path, int may_create, lc_error *er
     return probe(dir, err);
 }
 
-lc_status path_check_writable_file(const char *path, lc_error *err)
+lc_status path_check_file_name(const char *path, lc_error *err)
 {
-    char file[PATH_LIMIT], dir[PATH_LIMIT];
+    char file[PATH_LIMIT];
     lc_status rc = copy_path(path, file, err);
     if (rc)
         return rc;
@@ -110,6 +111,32 @@ lc_status path_check_writable_file(const char *path, lc_error *err)
                           "'-' writes to stdout where the flag takes it)");
         return LC_BAD_INPUT;
     }
+    /* nor a link to one (as root, /dev/stdout): the link would go, not the
+     * file it names get the output; a link to a file, or to nothing, is
+     * replaced itself */
+    if (lstat(file, &st) == 0 && S_ISLNK(st.st_mode) && stat(file, &st) == 0 && !S_ISREG(st.st_mode)) {
+        lc_error_set(err, "a link to something that is not a regular file (a device, FIFO or socket): the link "
+                          "would be replaced, nothing written there");
+        return LC_BAD_INPUT;
+    }
+    /* the writer's temporary name beside it must fit a folder's entry too */
+    const char *slash = strrchr(file, '/');
+    const size_t name = strlen(slash ? slash + 1 : file), suffix = strlen(FILE_TEMP_MARK) + 10 + 1 + FILE_TEMP_RANDOM_CHARS;
+    if (name + suffix > NAME_MAX) {
+        lc_error_set(err, "a file name of %zu bytes: at most %zu, for the temporary name it is written to first",
+                     name, (size_t)NAME_MAX - suffix);
+        return LC_BAD_INPUT;
+    }
+    return LC_OK;
+}
+
+lc_status path_check_writable_file(const char *path, lc_error *err)
+{
+    char file[PATH_LIMIT], dir[PATH_LIMIT];
+    lc_status rc = path_check_file_name(path, err);
+    if (rc || (rc = copy_path(path, file, err)))
+        return rc;
+    struct stat st;
     parent_of(file, dir, sizeof dir);
     if (stat(dir, &st) != 0) {
         lc_error_set(err, "output directory '%s': %s", dir, strerror(errno));
@@ -197,7 +224,10 @@ int path_same_file(const char *a, const char *b)
 int path_within(const char *dir, const char *path)
 {
     char pd[PATH_MAX], pp[PATH_MAX];
-    if (place_of(dir, pd) || place_of(path, pp))
+    struct stat st;
+    /* a folder is written through a link to it: where the link leads */
+    const int folder = !stat(dir, &st) && S_ISDIR(st.st_mode) && realpath(dir, pd);
+    if ((!folder && place_of(dir, pd)) || place_of(path, pp))
         return 0;
     const size_t n = strlen(pd);
     return !strncmp(pd, pp, n) && (pp[n] == '/' || (n == 1 && pp[1])); /* n == 1: dir is the root */

@@ -95,7 +95,7 @@ static void bench_time(bench_job *j)
     };
     if (j->budget > 0 && cfg.min_samples > 2)
         cfg.min_samples = 2; /* std needs two; the budget may stop after them */
-    if (j->prof && prof_runner_begin(j->prof, r, &err)) {
+    if (j->prof && prof_runner_begin(j->prof, r, j->e->group, &err)) {
         snprintf(e->error, sizeof e->error, "%s", err.msg);
         return;
     }

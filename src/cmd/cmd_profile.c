@@ -283,7 +283,7 @@ static int profile_gate(profile_run *run, const runner_ops *r, numerics_context 
 
 /* The original's run_rnn: nloops iterations under the profiling hooks,
  * then the row. */
-static void profile_runner(profile_run *run, const runner_ops *r, numerics_context *ctx)
+static void profile_runner(profile_run *run, const runner_ops *r, runner_group group, numerics_context *ctx)
 {
     const lstm_problem *p;
     const gate_expected *expected;
@@ -300,7 +300,7 @@ static void profile_runner(profile_run *run, const runner_ops *r, numerics_conte
         .hooks = prof_hooks(&run->prof),
         .expected = expected, /* what is profiled is what was checked (NULL: it cannot be; res says so) */
     };
-    if (prof_runner_begin(&run->prof, r, &err)) {
+    if (prof_runner_begin(&run->prof, r, group, &err)) {
         run->fatal = 1;
         run->fatal_err = err;
         return;
@@ -337,7 +337,7 @@ static void profile_group(profile_run *run, runner_group group, numerics_context
         if (run->done > 0)
             pause_s(run->o->sleep_between_s);
         if (!profile_gate(run, r, ctx))
-            profile_runner(run, r, ctx);
+            profile_runner(run, r, group, ctx);
     }
 }
 
@@ -404,12 +404,14 @@ static lc_status run_here(const cli_options *o, const session *s, const char *tr
     if (trace_path)
         fprintf(stderr, "lstmcheck profile: wrote %s (%zu events%s)\n", trace_path, trace_count(run.prof.trace),
                 trace_dropped(run.prof.trace) ? ", some records dropped" : "");
-    if (run.prof.trace && op_table_report(&run.prof, stdout, o->csv_path, &err)) {
-        fprintf(stderr, "lstmcheck: the table of operations: %s\n", err.msg);
-        goto out;
+    if (run.prof.trace) {
+        if (op_table_report(&run.prof, stdout, o->csv_path, &err)) {
+            fprintf(stderr, "lstmcheck: the table of operations: %s\n", err.msg);
+            goto out;
+        }
+        if (o->csv_path)
+            fprintf(stderr, "lstmcheck profile: wrote %s\n", o->csv_path);
     }
-    if (o->csv_path)
-        fprintf(stderr, "lstmcheck profile: wrote %s\n", o->csv_path);
     rc = run.status;
 out:
     prof_free(&run.prof);
@@ -429,6 +431,10 @@ static lc_status check_request(const cli_options *o, char *tool_path, size_t n)
     if (external && o->csv_path && !o->internal_run) {
         fprintf(stderr, "lstmcheck: --csv writes the table of operations of the built-in trace, which --tool %s "
                         "replaces; use --tool none\n", o->tool);
+        return LC_BAD_INPUT;
+    }
+    if (o->internal_run && o->csv_path && !o->trace_path) { /* the re-executed run collects a trace with --trace only */
+        fprintf(stderr, "lstmcheck: --csv with --internal-run needs --trace: without it no trace is collected\n");
         return LC_BAD_INPUT;
     }
     if (external && o->device == LC_DEVICE_CPU) {

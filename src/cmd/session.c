@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int session_check_memory(const lstm_shape *s, lc_error *err)
@@ -74,9 +75,29 @@ lc_status session_check_device(int requested, lc_error *err)
     return LC_OK;
 }
 
+/* 1 when output i is a file directly in a folder output that is made
+ * before anything is written and may hold others (profile's --out-dir),
+ * and that folder does not exist yet. */
+static int in_folder_made_first(const cli_output *out, const char *const *path, int n, int i)
+{
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", path[i]);
+    char *slash = strrchr(parent, '/');
+    if (out[i].is_dir || !slash)
+        return 0;
+    slash[slash == parent] = '\0';
+    struct stat st;
+    for (int j = 0; j < n; j++)
+        if (out[j].is_dir && out[j].holds_others && path_same_file(parent, path[j]) && stat(path[j], &st) != 0)
+            return 1;
+    return 0;
+}
+
 /* One output path: LC_OK, or LC_BAD_INPUT with err naming the flag and
- * the path. */
-static lc_status check_output(const cli_output *out, const char *path, lc_error *err)
+ * the path. made_first: a file in a folder output that is made before it
+ * is written (its name alone is checked here; the folder is checked
+ * itself). */
+static lc_status check_output(const cli_output *out, const char *path, int made_first, lc_error *err)
 {
     lc_error why = {{0}};
     if (!strcmp(path, "-")) {
@@ -86,7 +107,9 @@ static lc_status check_output(const cli_output *out, const char *path, lc_error 
                      out->is_dir ? "folder" : "file");
         return LC_BAD_INPUT;
     }
-    if ((out->is_dir ? path_check_writable_dir(path, 1, &why) : path_check_writable_file(path, &why)) == LC_OK)
+    if ((out->is_dir      ? path_check_writable_dir(path, 1, &why)
+         : made_first ? path_check_file_name(path, &why)
+                      : path_check_writable_file(path, &why)) == LC_OK)
         return LC_OK;
     /* a default place names its flag as the way to choose another */
     lc_error_set(err, "--%s%s '%s': %s", out->flag, out->path ? "" : "'s default", path, why.msg);
@@ -119,7 +142,7 @@ lc_status session_check_outputs(const cli_options *o, lc_error *err)
             }
         }
     for (int i = 0; i < n; i++)
-        if (check_output(&out[i], path[i], err))
+        if (check_output(&out[i], path[i], in_folder_made_first(out, path, n, i), err))
             return LC_BAD_INPUT;
     return LC_OK;
 }

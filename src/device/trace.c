@@ -500,9 +500,10 @@ uint64_t trace_region_ns(const trace_interval *parts, size_t nparts)
     return total;
 }
 
-int trace_region_holds(const trace_interval *parts, size_t nparts, uint64_t t)
+/* The first part ending after t (nparts: none). */
+static size_t part_after(const trace_interval *parts, size_t nparts, uint64_t t)
 {
-    size_t lo = 0, hi = nparts; /* the first part ending after t */
+    size_t lo = 0, hi = nparts;
     while (lo < hi) {
         const size_t mid = lo + (hi - lo) / 2;
         if (parts[mid].end <= t)
@@ -510,31 +511,49 @@ int trace_region_holds(const trace_interval *parts, size_t nparts, uint64_t t)
         else
             hi = mid;
     }
-    return lo < nparts && parts[lo].start <= t;
+    return lo;
+}
+
+int trace_region_holds(const trace_interval *parts, size_t nparts, uint64_t t)
+{
+    const size_t k = part_after(parts, nparts, t);
+    return k < nparts && parts[k].start <= t;
 }
 
 /* 1 when [start, end) meets a part. */
 static int region_overlaps(const trace_interval *parts, size_t nparts, uint64_t start, uint64_t end)
 {
-    for (size_t i = 0; i < nparts; i++)
-        if (end > parts[i].start && start < parts[i].end)
-            return 1;
-    return 0;
+    const size_t k = part_after(parts, nparts, start);
+    return k < nparts && parts[k].start < end && start < end;
 }
 
+/* Sweeps the intervals, sorted by start, and the parts together: each
+ * merged run of intervals is clipped to the parts it meets. Linear after
+ * the sort, however many parts. */
 int trace_union_in_region(const trace_interval *iv, size_t n, const trace_interval *parts, size_t nparts,
                           uint64_t *out)
 {
     *out = 0;
-    trace_interval *scratch = malloc((n ? n : 1) * sizeof *scratch);
-    if (!scratch)
+    trace_interval *sorted = malloc((n ? n : 1) * sizeof *sorted);
+    if (!sorted)
         return 1;
-    for (size_t k = 0; k < nparts; k++) {
-        if (n)
-            memcpy(scratch, iv, n * sizeof *scratch);
-        *out += trace_union_ns(scratch, n, parts[k].start, parts[k].end);
+    if (n)
+        memcpy(sorted, iv, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, cmp_intervals);
+    size_t k = 0; /* parts before k end before the current run */
+    for (size_t i = 0; i < n;) {
+        uint64_t s = sorted[i].start, e = sorted[i].end;
+        for (i++; i < n && sorted[i].start <= e; i++)
+            if (sorted[i].end > e)
+                e = sorted[i].end;
+        while (k < nparts && parts[k].end <= s)
+            k++;
+        for (size_t j = k; j < nparts && parts[j].start < e; j++) {
+            const uint64_t lo = s > parts[j].start ? s : parts[j].start, hi = e < parts[j].end ? e : parts[j].end;
+            *out += hi > lo ? hi - lo : 0;
+        }
     }
-    free(scratch);
+    free(sorted);
     return 0;
 }
 

@@ -31,7 +31,8 @@ static void print_one(FILE *f, const prof_op_table *t)
     const trace_op_table *ops = &t->ops;
     char who[128];
     text_printable(t->runner, who, sizeof who);
-    fprintf(f, "%s: %d timed iterations, %.3f ms\n", who, t->iterations, (double)ops->window_ns / 1e6);
+    fprintf(f, "%s (%s): %d timed iterations, %.3f ms\n", who, runner_group_name(t->group), t->iterations,
+            (double)ops->window_ns / 1e6);
     if (ops->n == 0) {
         fprintf(f, "  no operations recorded (a runner that marks none of its own, and no GPU activity)\n");
         return;
@@ -82,13 +83,13 @@ static void csv_field(FILE *f, const char *s)
 void op_table_csv(FILE *f, const void *report)
 {
     const prof_op_report *r = report;
-    fputs("runner,kind,operation,calls,total_ms,mean_us,share,lanes,window_ms,iterations\r\n", f);
+    fputs("runner,group,kind,operation,calls,total_ms,mean_us,share,lanes,window_ms,iterations\r\n", f);
     for (int i = 0; i < r->n; i++) {
         const prof_op_table *t = &r->tables[i];
         for (size_t k = 0; k < t->ops.n; k++) {
             const trace_op_row *row = &t->ops.rows[k];
             csv_field(f, t->runner);
-            fprintf(f, ",%s,", trace_kind_name(row->kind));
+            fprintf(f, ",%s,%s,", runner_group_name(t->group), trace_kind_name(row->kind));
             csv_field(f, row->name);
             fprintf(f, ",%llu,%.6f,%.3f,%.6f,%u,%.6f,%d\r\n", (unsigned long long)row->calls,
                     (double)row->total_ns / 1e6, (double)row->total_ns / 1e3 / (double)row->calls,

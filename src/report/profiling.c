@@ -185,8 +185,9 @@ const harness_hooks *prof_hooks(prof_session *p)
     return &p->hooks;
 }
 
-int prof_runner_begin(prof_session *p, const runner_ops *r, lc_error *err)
+int prof_runner_begin(prof_session *p, const runner_ops *r, runner_group group, lc_error *err)
 {
+    p->runner_group = group;
     p->runner_on_gpu = r->device == LC_DEVICE_CUDA;
     p->runner_name = r->name;
     p->depth = 0;
@@ -274,7 +275,7 @@ static int keep_window(prof_session *p)
     if (!parts)
         return 1;
     memcpy(parts, p->iters, p->niters * sizeof *parts);
-    p->windows[p->nwindows++] = (prof_window){p->runner_name, parts, p->niters};
+    p->windows[p->nwindows++] = (prof_window){p->runner_name, p->runner_group, parts, p->niters};
     return 0;
 }
 
@@ -330,6 +331,7 @@ int prof_op_report_make(prof_session *p, prof_op_report *out, lc_error *err)
         const prof_window *w = &p->windows[i];
         prof_op_table *t = &out->tables[out->n];
         t->runner = w->runner;
+        t->group = w->group;
         t->iterations = (int)w->nparts;
         if (trace_op_table_region(p->trace, w->parts, w->nparts, &t->ops, err)) {
             prof_op_report_free(out);

@@ -13,6 +13,7 @@
 #include "perf/harness.h"
 #include "device/memstats.h"
 #include "device/trace.h"
+#include "runners/group.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,6 +35,7 @@ typedef struct prof_runner_stats {
 /* A runner's timed region, kept for the table of operations. */
 typedef struct prof_window {
     const char *runner;   /* the runner's name (lives as long as the session's runners) */
+    runner_group group;   /* a runner may run in two groups (--variable-lstms) */
     trace_interval *parts; /* its timed iterations, in order */
     size_t nparts;
 } prof_window;
@@ -47,6 +49,7 @@ typedef struct prof_session {
     /* the runner in progress */
     long runner_event;
     const char *runner_name;
+    runner_group runner_group;
     int runner_on_gpu;
     memstats_device before;
     int depth, in_timed;
@@ -78,7 +81,7 @@ void prof_pop(prof_session *p);
  * the device memory before; end pops it, flushes GPU activity and fills out
  * (res may be NULL when the harness failed). GPU utilization and GEMM share
  * are given for CUDA runners only. 0, or 1 with err. */
-int prof_runner_begin(prof_session *p, const runner_ops *r, lc_error *err);
+int prof_runner_begin(prof_session *p, const runner_ops *r, runner_group group, lc_error *err);
 int prof_runner_end(prof_session *p, const harness_result *res, prof_runner_stats *out,
                     lc_error *err);
 /* Stop collecting and write the trace (when one was collected) to path. */
@@ -91,6 +94,7 @@ void prof_free(prof_session *p);
  * read by the printers of report/op_table.h. */
 typedef struct prof_op_table {
     const char *runner;
+    runner_group group;
     int iterations;
     trace_op_table ops;
 } prof_op_table;

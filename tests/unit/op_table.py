@@ -14,7 +14,7 @@ from collections import defaultdict
 # large enough a step for the cpu runner's team to have two members where two cores are
 SHAPE = ["--device", "cpu", "--numLayers", "2", "--seqLength", "6", "--hiddenSize", "128", "--inputSize", "128",
          "--miniBatch", "16"]
-HEADER = ["runner", "kind", "operation", "calls", "total_ms", "mean_us", "share", "lanes", "window_ms", "iterations"]
+HEADER = ["runner", "group", "kind", "operation", "calls", "total_ms", "mean_us", "share", "lanes", "window_ms", "iterations"]
 
 
 def run(exe, args, code=0):
@@ -23,14 +23,23 @@ def run(exe, args, code=0):
     return p
 
 
+def ns(e):
+    """An event's [start, end) in ns (ts and dur are microseconds, exact to 1 ns)."""
+    start = round(e["ts"] * 1000)
+    return start, start + round(e["dur"] * 1000)
+
+
 def regions(trace):
-    """Per runner, its timed iterations [start, end) in ns, from the host
-    lane's ranges (ts and dur are microseconds, exact to 1 ns)."""
+    """Per (runner, how many times it ran before: its group's place), its
+    timed iterations [start, end) in ns, from the host lane's ranges."""
+    host = [e for e in trace["traceEvents"] if e["ph"] == "X" and e["cat"] == "host"]
+    runs = sorted((ns(e), e["name"][len("runner "):]) for e in host if e["name"].startswith("runner "))
     found = defaultdict(list)
-    for e in trace["traceEvents"]:
-        if e["ph"] == "X" and e["cat"] == "host" and " iteration " in e["name"]:
-            start = round(e["ts"] * 1000)
-            found[e["name"].split(" iteration ")[0]].append((start, start + round(e["dur"] * 1000)))
+    for e in host:
+        if " iteration " in e["name"]:
+            lo, hi = ns(e)
+            (outer, name), = [(r, n) for r, n in runs if r[0] <= lo and hi <= r[1]]
+            found[(name, sum(1 for r, n in runs if n == name and r[0] < outer[0]))].append((lo, hi))
     return found
 
 
@@ -56,13 +65,13 @@ def read_csv(path):
     return [dict(zip(HEADER, r)) for r in rows[1:]]
 
 
-def check_against_trace(rows, trace, runners, iterations):
+def check_against_trace(rows, trace, runners, iterations, groups=("lstm",)):
     found = regions(trace)
-    for runner in runners:
-        parts = found[runner]
+    for runner, (place, group) in [(r, g) for r in runners for g in enumerate(groups)]:
+        parts = found[(runner, place)]
         length = sum(hi - lo for lo, hi in parts)
         assert len(parts) == iterations, (runner, parts)
-        mine = [r for r in rows if r["runner"] == runner]
+        mine = [r for r in rows if r["runner"] == runner and r["group"] == group]
         assert mine, (runner, "no rows")
         totals = [float(r["total_ms"]) for r in mine]
         assert totals == sorted(totals, reverse=True), (runner, "by total time, longest first")
@@ -89,13 +98,27 @@ def check_profile(exe, scratch):
     p = run(exe, ["profile"] + SHAPE + ["--rnns", "cpu", "cpu_layernorm", "ref", "--nloops", "3",
                                         "--sleep-between-seconds", "0", "--trace", trace, "--csv", table])
     assert "operations over each runner's timed iterations" in p.stdout, p.stdout
-    assert "cpu_layernorm: 3 timed iterations" in p.stdout and "gemm.recurrent" in p.stdout, p.stdout
-    assert "ref: 3 timed iterations" in p.stdout and "no operations recorded" in p.stdout, p.stdout
+    assert "cpu_layernorm (lstm): 3 timed iterations" in p.stdout and "gemm.recurrent" in p.stdout, p.stdout
+    assert "ref (lstm): 3 timed iterations" in p.stdout and "no operations recorded" in p.stdout, p.stdout
     with open(trace) as f:
         events = json.load(f)
     rows = read_csv(table)
     assert not [r for r in rows if r["runner"] == "ref"], "the reference runner marks no operations"
     check_against_trace(rows, events, ["cpu", "cpu_layernorm"], 3)
+    return len(rows)
+
+
+def check_two_groups(exe, scratch):
+    """--variable-lstms runs cpu in both groups: two blocks of rows, each
+    its group's, each adding up to its own iterations."""
+    trace, table = os.path.join(scratch, "groups.json"), os.path.join(scratch, "groups.csv")
+    p = run(exe, ["profile"] + SHAPE + ["--rnns", "cpu", "--variable-lstms", "--nloops", "2",
+                                        "--sleep-between-seconds", "0", "--trace", trace, "--csv", table])
+    assert "cpu (lstm): 2 timed iterations" in p.stdout and "cpu (vl_lstm): 2 timed iterations" in p.stdout, p.stdout
+    with open(trace) as f:
+        events = json.load(f)
+    rows = read_csv(table)
+    check_against_trace(rows, events, ["cpu"], 2, ("lstm", "vl_lstm"))
     return len(rows)
 
 
@@ -120,6 +143,11 @@ def check_refusals(exe, scratch):
     assert "--tool nsys replaces" in p.stderr, p.stderr
     p = run(exe, ["profile"] + SHAPE + ["--csv", scratch], code=2)
     assert "a directory, not a file name" in p.stderr, p.stderr
+    p = run(exe, ["profile", "--internal-run"] + SHAPE + ["--csv", table], code=2)
+    assert "--csv with --internal-run needs --trace" in p.stderr, p.stderr
+    p = run(exe, ["bench"] + SHAPE + ["--trace", os.path.join(scratch, "t.json"), "--csv",
+                                      os.path.join(scratch, "b" * 228 + ".csv")], code=2)
+    assert "at most 227, for the temporary name" in p.stderr, p.stderr
     p = run(exe, ["bench"] + SHAPE + ["--trace", table, "--csv", table], code=2)
     assert "name one place" in p.stderr, p.stderr
     assert not os.path.exists(table), "nothing written"
@@ -137,12 +165,19 @@ def check_beside_the_trace(exe, scratch):
     names = sorted(os.listdir(here))
     assert len(names) == 2 and names[0] == "ops.csv" and names[1].startswith("prof_cpu_"), names
     assert read_csv(os.path.join(here, "ops.csv")), "rows"
+    # in an --out-dir not made yet: it is made before either is written
+    p = subprocess.run([exe, "profile"] + SHAPE + ["--rnns", "cpu", "--nloops", "1", "--sleep-between-seconds", "0",
+                                                   "--out-dir", "new", "--csv", "new/ops.csv"], cwd=here,
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    names = sorted(os.listdir(os.path.join(here, "new")))
+    assert len(names) == 2 and names[0] == "ops.csv" and names[1].startswith("prof_cpu_"), names
 
 
 def main():
     exe, scratch = os.path.abspath(sys.argv[1]), sys.argv[2]
     os.makedirs(scratch, exist_ok=True)
-    n = check_profile(exe, scratch) + check_bench(exe, scratch)
+    n = check_profile(exe, scratch) + check_two_groups(exe, scratch) + check_bench(exe, scratch)
     check_beside_the_trace(exe, scratch)
     check_refusals(exe, scratch)
     print("PASS: the table of operations adds up to the trace (%d CSV rows)" % n)

@@ -216,8 +216,22 @@ int test_cli_output_paths(void)
           "/dev/null: %s", err.msg);
     snprintf(path, sizeof path, "%s/fifo", dir);
     CHECK(mkfifo(path, 0600) == 0 && path_check_writable_file(path, &err) == LC_BAD_INPUT, "a FIFO: %s", err.msg);
+    /* nor a link to one (as root, /dev/stdout would go); a link to a file is replaced itself */
+    snprintf(file, sizeof file, "%s/link", dir);
+    CHECK(symlink(path, file) == 0 && path_check_writable_file(file, &err) == LC_BAD_INPUT &&
+              strstr(err.msg, "a link to something that is not a regular file"), "a link to a FIFO: %s", err.msg);
+    unlink(file);
+    unlink(path);
+    snprintf(file, sizeof file, "%s/f", dir);
+    CHECK(symlink(file, path) == 0 && path_check_writable_file(path, &err) == LC_OK, "a link to a file: %s", err.msg);
     unlink(path);
     unlink(file);
+    /* a name whose temporary name (<name>.tmp.<pid>.<12 characters>) would not fit a folder's entry */
+    char longest[300];
+    snprintf(longest, sizeof longest, "%s/%0227d", dir, 0);
+    CHECK(path_check_writable_file(longest, &err) == LC_OK, "%s", err.msg);
+    snprintf(longest, sizeof longest, "%s/%0228d", dir, 0);
+    CHECK(path_check_writable_file(longest, &err) == LC_BAD_INPUT && strstr(err.msg, "at most 227"), "%s", err.msg);
     /* --dump "" was <empty>/cpu: the root directory */
     cli_options o;
     cli_defaults(&o);
@@ -258,6 +272,11 @@ int test_cli_output_paths(void)
           err.msg);
     CHECK(!path_within("/tmp/lstmcheck-a", "/tmp/lstmcheck-ab/t.json") && !path_within("/tmp/x", "/tmp/x/") &&
               path_within("/", "/tmp") && path_within(".", "t.json"), "path_within");
+    /* a folder given as a link to it: what lies in the folder lies in the link's folder */
+    snprintf(path, sizeof path, "%s-link", dir);
+    snprintf(file, sizeof file, "%s/x.csv", dir);
+    CHECK(symlink(dir, path) == 0 && path_within(path, file), "through a link to the folder");
+    unlink(path);
     o.dump_dir = "-";
     o.trace_path = NULL;
     CHECK(session_check_outputs(&o, &err) == LC_BAD_INPUT && strstr(err.msg, "--dump '-': needs a folder name"),

@@ -292,6 +292,36 @@ static int check_interval_union(void)
     return 0;
 }
 
+/* The union over a region of many parts, swept in one pass, against the
+ * union clipped to each part on its own (random intervals and parts). */
+static int check_union_in_region(void)
+{
+    enum { N = 200, PARTS = 30 };
+    trace_interval iv[N], copy[N], parts[PARTS];
+    unsigned seed = 12345;
+    for (int round = 0; round < 50; round++) {
+        uint64_t at = 0;
+        for (int k = 0; k < PARTS; k++) { /* disjoint, in order, some touching, some empty */
+            at += (uint64_t)(rand_r(&seed) % 3) * 10;
+            parts[k].start = at;
+            at += (uint64_t)(rand_r(&seed) % 40);
+            parts[k].end = at;
+        }
+        for (int i = 0; i < N; i++) {
+            iv[i].start = (uint64_t)(rand_r(&seed) % (at + 50));
+            iv[i].end = iv[i].start + (uint64_t)(rand_r(&seed) % 60);
+        }
+        uint64_t want = 0, got = 1;
+        for (int k = 0; k < PARTS; k++) {
+            memcpy(copy, iv, sizeof iv);
+            want += trace_union_ns(copy, N, parts[k].start, parts[k].end);
+        }
+        CHECK(trace_union_in_region(iv, N, parts, PARTS, &got) == 0 && got == want, "round %d: %llu, not %llu",
+              round, (unsigned long long)got, (unsigned long long)want);
+    }
+    return 0;
+}
+
 /* Utilization and GEMM share from kernel events over a window. */
 static int check_gpu_stats_window(void)
 {
@@ -333,7 +363,7 @@ static int check_gpu_stats_window(void)
 
 int test_trace_interval_union(void)
 {
-    if (check_interval_union())
+    if (check_interval_union() || check_union_in_region())
         return 1;
     return check_gpu_stats_window();
 }
@@ -600,7 +630,7 @@ static int profile_one_runner(prof_session *prof, numerics_context *ctx, const c
     CHECK(numerics_context_get(ctx, r, &p, &expected, &err) == 0, "%s", err.msg);
     harness_config cfg = {.warmup = 1, .min_samples = 3, .max_samples = 3, .hooks = prof_hooks(prof)};
     harness_result res;
-    CHECK(prof_runner_begin(prof, r, &err) == 0, "%s", err.msg);
+    CHECK(prof_runner_begin(prof, r, RUNNER_GROUP_LSTM, &err) == 0, "%s", err.msg);
     CHECK(harness_run(r, p, &cfg, &res, &err) == 0, "%s: %s", r->name, err.msg);
     prof_runner_stats st;
     CHECK(prof_runner_end(prof, &res, &st, &err) == 0, "%s", err.msg);
