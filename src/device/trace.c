@@ -442,31 +442,6 @@ static int cmp_intervals(const void *pa, const void *pb)
     return (a->end > b->end) - (a->end < b->end);
 }
 
-uint64_t trace_union_ns(trace_interval *iv, size_t n, uint64_t lo, uint64_t hi)
-{
-    if (hi <= lo || n == 0)
-        return 0;
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t s = iv[i].start < lo ? lo : iv[i].start;
-        uint64_t e = iv[i].end > hi ? hi : iv[i].end;
-        if (e > s)
-            iv[m++] = (trace_interval){s, e};
-    }
-    qsort(iv, m, sizeof *iv, cmp_intervals);
-    uint64_t total = 0, cur_s = 0, cur_e = 0;
-    for (size_t i = 0; i < m; i++) {
-        if (i == 0 || iv[i].start > cur_e) {
-            total += cur_e - cur_s;
-            cur_s = iv[i].start;
-            cur_e = iv[i].end;
-        } else if (iv[i].end > cur_e) {
-            cur_e = iv[i].end;
-        }
-    }
-    return total + (cur_e - cur_s);
-}
-
 static int contains_nocase(const char *hay, const char *needle)
 {
     size_t nl = strlen(needle);

@@ -93,18 +93,15 @@ typedef struct trace_interval {
     uint64_t start, end; /* end >= start */
 } trace_interval;
 
-/* Length of the union of the intervals after clipping each to [lo, hi):
- * overlapping time is counted once. Sorts iv in place. */
-uint64_t trace_union_ns(trace_interval *iv, size_t n, uint64_t lo, uint64_t hi);
-
 /* A region: disjoint intervals in order, [start, end) each; a runner's
  * timed iterations (what lies between them, the checks of drawn
  * iterations, is not in it). */
 uint64_t trace_region_ns(const trace_interval *parts, size_t nparts);
 /* 1 when t lies in a part. */
 int trace_region_holds(const trace_interval *parts, size_t nparts, uint64_t t);
-/* The union of iv clipped to the region, into *out (iv unchanged). 0, or
- * 1 on out of memory. */
+/* The length of the union of iv clipped to the region, into *out:
+ * overlapping time is counted once (iv unchanged). 0, or 1 on out of
+ * memory. */
 int trace_union_in_region(const trace_interval *iv, size_t n, const trace_interval *parts, size_t nparts,
                           uint64_t *out);
 

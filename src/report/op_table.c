@@ -13,6 +13,11 @@ static double share_of(const trace_op_table *t, const trace_op_row *row)
     return t->window_ns ? (double)row->total_ns / (double)t->window_ns : 0;
 }
 
+static double mean_us(const trace_op_row *row)
+{
+    return (double)row->total_ns / 1e3 / (double)row->calls;
+}
+
 /* The name, printable and cut to the column ("..." where cut). */
 static void print_name(FILE *f, const char *name)
 {
@@ -46,7 +51,7 @@ static void print_one(FILE *f, const prof_op_table *t)
         print_name(f, row->name);
         fprintf(f, " %-6s %9llu %12.3f %12.3f %7.1f%% %5u\n", trace_kind_name(row->kind),
                 (unsigned long long)row->calls, (double)row->total_ns / 1e6,
-                (double)row->total_ns / 1e3 / (double)row->calls, 100.0 * share_of(ops, row), row->lanes);
+                mean_us(row), 100.0 * share_of(ops, row), row->lanes);
     }
     if (ops->n > shown)
         fprintf(f, "  ... %zu more operations (--csv FILE writes every one)\n", ops->n - shown);
@@ -92,7 +97,7 @@ void op_table_csv(FILE *f, const void *report)
             fprintf(f, ",%s,%s,", runner_group_name(t->group), trace_kind_name(row->kind));
             csv_field(f, row->name);
             fprintf(f, ",%llu,%.6f,%.3f,%.6f,%u,%.6f,%d\r\n", (unsigned long long)row->calls,
-                    (double)row->total_ns / 1e6, (double)row->total_ns / 1e3 / (double)row->calls,
+                    (double)row->total_ns / 1e6, mean_us(row),
                     share_of(&t->ops, row), row->lanes, (double)t->ops.window_ns / 1e6, t->iterations);
         }
     }

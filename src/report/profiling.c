@@ -288,8 +288,6 @@ int prof_runner_end(prof_session *p, const harness_result *res, prof_runner_stat
     if (p->gpu_trace && gpu_trace_flush(err))
         rc = 1;
     out->have_window = p->niters > 0;
-    out->window_start_ns = p->niters ? p->iters[0].start : 0;
-    out->window_end_ns = p->niters ? p->iters[p->niters - 1].end : 0;
     if (!rc && p->gpu_trace && p->niters && p->runner_on_gpu) {
         rc = trace_gpu_stats_region(p->trace, p->iters, p->niters, &out->gpu, err);
         out->have_gpu_stats = !rc;

@@ -24,7 +24,6 @@ extern int lc_nvtx_steps_on;
 
 typedef struct prof_runner_stats {
     int have_window;          /* at least one timed iteration was seen */
-    uint64_t window_start_ns, window_end_ns; /* first timed iteration's start .. last one's end */
     int have_gpu_stats;       /* GPU activity was collected */
     trace_gpu_stats gpu;
     memstats_device before;   /* before the runner's instance was created */
