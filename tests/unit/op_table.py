@@ -7,6 +7,7 @@ usage: op_table.py LSTMCHECK SCRATCH_DIR"""
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections import defaultdict
@@ -156,9 +157,8 @@ def check_refusals(exe, scratch):
 def check_beside_the_trace(exe, scratch):
     """profile --csv in the folder its trace goes to by default (--out-dir .)."""
     here = os.path.join(scratch, "beside")
-    os.makedirs(here, exist_ok=True)
-    for name in os.listdir(here):
-        os.unlink(os.path.join(here, name))
+    shutil.rmtree(here, ignore_errors=True)  # a run before left its files
+    os.makedirs(here)
     p = subprocess.run([exe, "profile"] + SHAPE + ["--rnns", "cpu", "--nloops", "1", "--sleep-between-seconds", "0",
                                                    "--csv", "ops.csv"], cwd=here, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
