@@ -172,17 +172,18 @@ _Static_assert(LC_DEVICE_CPU == CLI_DEVICE_AUTO + 1, "--device: auto, then the d
 #define CLI_TEXT_OF(x) #x
 #define CLI_TEXT(x) CLI_TEXT_OF(x)
 #define SHAPE_CMDS "bench check baseline profile"
+#define SIZE_CMDS SHAPE_CMDS " list" /* list gives each runner's sizes at the shape */
 static const cli_flag flags[] = {
-    {"seq-length", "--seqLength N", FLAG_INT, F(shape.seq_length), 1, LSTM_MAX_DIM, NULL, MARK_SHAPE, SHAPE_CMDS,
+    {"seq-length", "--seqLength N", FLAG_INT, F(shape.seq_length), 1, LSTM_MAX_DIM, NULL, MARK_SHAPE, SIZE_CMDS,
      "sequence length T (default 100)", NULL},
-    {"num-layers", "--numLayers N", FLAG_INT, F(shape.num_layers), 1, LSTM_MAX_DIM, NULL, MARK_SHAPE, SHAPE_CMDS,
+    {"num-layers", "--numLayers N", FLAG_INT, F(shape.num_layers), 1, LSTM_MAX_DIM, NULL, MARK_SHAPE, SIZE_CMDS,
      "layers L (default 1)", NULL},
-    {"input-size", "--inputSize N", FLAG_INT, F(shape.input_size), 1, LSTM_MAX_DIM, NULL, MARK_SHAPE, SHAPE_CMDS,
+    {"input-size", "--inputSize N", FLAG_INT, F(shape.input_size), 1, LSTM_MAX_DIM, NULL, MARK_SHAPE, SIZE_CMDS,
      "input size I (default 512)", NULL},
     {"hidden-size", "--hiddenSize N", FLAG_INT, F(shape.hidden_size), 1, LSTM_MAX_DIM, NULL, MARK_SHAPE,
-     SHAPE_CMDS, "hidden size H (default 512)", NULL},
+     SIZE_CMDS, "hidden size H (default 512)", NULL},
     {"mini-batch", "--miniBatch N", FLAG_INT, F(shape.batch), 1, LSTM_MAX_DIM, NULL, MARK_SHAPE | MARK_BATCH,
-     SHAPE_CMDS, "batch B (default 64)", NULL},
+     SIZE_CMDS, "batch B (default 64)", NULL},
     {"device", "--device D", FLAG_ENUM, F(device), CLI_DEVICE_AUTO, 0, "auto" LC_DEVICE_WORDS, 0,
      "bench check list baseline profile",
      "auto | cpu | cuda (auto: cuda when a device exists)", NULL},
@@ -190,7 +191,7 @@ static const cli_flag flags[] = {
      "runners (default: the device's group; see lstmcheck list)", NULL},
     {"variable-lstms", "--variable-lstms", FLAG_SWITCH, F(variable_lstms), 1, 0, NULL, 0, "bench check profile",
      "also run the variable-length group (lengths 30..99, seqLength ignored)", NULL},
-    {"lengths", "--lengths L,L,...", FLAG_LENGTHS, F(lengths), 0, 0, NULL, 0, "bench check profile",
+    {"lengths", "--lengths L,L,...", FLAG_LENGTHS, F(lengths), 0, 0, NULL, 0, "bench check profile list",
      "explicit per-sequence lengths (sets miniBatch)", NULL},
     {"seed", "--seed N", FLAG_SEED, F(seed), 0, LSTM_MAX_SEED, NULL, 0, SHAPE_CMDS, "input seed (default 17)", NULL},
     {"warmup", "--warmup N", FLAG_INT, F(warmup), 0, 1000000, NULL, 0, "bench baseline",
@@ -303,9 +304,13 @@ static const cli_command commands[] = {
      "output and gradient with the reference (tolerance rule: docs/tolerance.md).\n",
      "lstmcheck check --device cpu\n"
      "lstmcheck check --rnns cpu --numLayers 2 --seed 3 --dump /tmp/lstm-dump\n"},
-    {"list", "list [flags]", "the runners, what they support, and whether they can run here", "",
+    {"list", "list [flags]", "the runners, what they support, their sizes at the shape, and whether they can run here",
+     "params, param_mem and act_mem are the runner's model's parameters, their FP32 bytes and the\n"
+     "activations a training step keeps (docs/profiling.md, Sizes); below the runners, each\n"
+     "model's in bytes. A runner that cannot take the shape does not run here.\n",
      "lstmcheck list\n"
-     "lstmcheck list --names --device cpu\n"},
+     "lstmcheck list --names --device cpu\n"
+     "lstmcheck list --device cpu --numLayers 2 --hiddenSize 1024\n"},
     {"baseline", "baseline update|show|compare|history [flags]",
      "update | show | compare timings against committed per-machine baselines, and their history",
      "  update   gate, measure and write the baseline of this machine (atomically)\n"

@@ -342,6 +342,8 @@ static void bench_group(bench_run *run, runner_group group, numerics_context *ct
         j.trace_failed = 0;
         bench_runner(&j);
         memcpy(e->gemm_flops, gemm_flops, sizeof e->gemm_flops);
+        lc_error size_err = {{0}};
+        e->have_sizes = !lstm_model_sizes(&ctx->shape, ctx->lengths, e->runner->model, &e->sizes, &size_err);
         if (e->timed)
             bench_roofline(&run->limit[e->runner->device], e);
         bench_report(run, &j);

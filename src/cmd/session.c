@@ -234,17 +234,24 @@ lc_status session_setup(const session_request *rq, session *s, lc_error *err)
 {
     memset(s, 0, sizeof *s);
     s->device = session_resolve_device(rq->device);
-    if (lstm_shape_validate(&rq->shape, err) || session_check_memory(&rq->shape, err))
+    /* the explicit lengths are checked where they are used: --variable-lstms draws its own */
+    if (session_check_shape(&rq->shape, NULL, 0, err) || session_check_memory(&rq->shape, err))
         return LC_BAD_INPUT;
     lc_status rc = add_named_or_default(rq, s, err);
     if (rc || (rc = session_check_device(rq->device, err)))
         return rc;
     if (rq->variable_lstms)
         return add_variable_group(rq, s, err);
-    for (int b = 0; b < rq->nlengths; b++) {
-        if (rq->lengths[b] > rq->shape.seq_length) {
-            lc_error_set(err, "length %d of sequence %d exceeds --seqLength %d", rq->lengths[b], b,
-                         rq->shape.seq_length);
+    return session_check_shape(&rq->shape, rq->lengths, rq->nlengths, err);
+}
+
+lc_status session_check_shape(const lstm_shape *shape, const int *lengths, int nlengths, lc_error *err)
+{
+    if (lstm_shape_validate(shape, err))
+        return LC_BAD_INPUT;
+    for (int b = 0; b < nlengths; b++) {
+        if (lengths[b] > shape->seq_length) {
+            lc_error_set(err, "length %d of sequence %d exceeds --seqLength %d", lengths[b], b, shape->seq_length);
             return LC_BAD_INPUT;
         }
     }

@@ -54,6 +54,10 @@ typedef struct session_request {
 
 session_request session_request_from(const cli_options *o);
 
+/* LC_OK when the shape is valid and no explicit length exceeds its
+ * seqLength; else LC_BAD_INPUT with a one-line reason. */
+lc_status session_check_shape(const lstm_shape *shape, const int *lengths, int nlengths, lc_error *err);
+
 /* LC_OK; LC_BAD_INPUT with err for bad input (an unknown runner, a shape
  * too large for this machine, ...); LC_ERROR when out of memory. */
 lc_status session_setup(const session_request *rq, session *s, lc_error *err);

@@ -125,6 +125,20 @@ static inline lstm_layernorm lstm_layernorm_of(const lstm_problem *p, int l)
 int model_tensor_dims(const model_tensor *t, const lstm_shape *s, int layer, int dims[3]);
 size_t model_tensor_elems(const model_tensor *t, const lstm_shape *s, int layer);
 
+/* A model's sizes at a shape (torch_geometric.profile's count_parameters,
+ * get_model_size and get_data_size; docs/profiling.md, "Sizes"), in FP32,
+ * the precision every runner's inputs have. */
+typedef struct lstm_sizes {
+    size_t parameters;       /* the elements of the tensors with a gradient, every layer */
+    size_t parameter_bytes;  /* theirs: the state_dict's data, without a file's overhead */
+    size_t input_bytes;      /* x, h0, c0, the model's other inputs (masks) and the lengths */
+    size_t activation_bytes; /* the tape (model_saved) over the steps that run: sum(lengths) or T per sequence */
+} lstm_sizes;
+
+/* The sizes of model at shape s with lengths (NULL: every sequence runs T
+ * steps); 0, or 1 with err when model is none or a figure overflows. */
+int lstm_model_sizes(const lstm_shape *s, const int *lengths, int model, lstm_sizes *out, lc_error *err);
+
 /* Allocation of zeroed bundles of a model (an lstm_model_id, which the
  * bundle records); 0 on success. */
 int lstm_problem_alloc(lstm_problem *p, const lstm_shape *s, int model, lc_error *err);

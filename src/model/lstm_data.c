@@ -191,6 +191,57 @@ static const lstm_model *model_of(int model, lc_error *err)
     return m;
 }
 
+/* The values per row of a saved tensor at shape s */
+static size_t saved_width(const model_saved *v, const lstm_shape *s)
+{
+    const size_t H = (size_t)s->hidden_size;
+    return v->width == DIM_4H ? 4 * H : v->width == DIM_H ? H : 1;
+}
+
+/* *acc += a * b; 1 when that overflows */
+static int add_product(size_t *acc, size_t a, size_t b)
+{
+    size_t ab;
+    return __builtin_mul_overflow(a, b, &ab) || __builtin_add_overflow(*acc, ab, acc);
+}
+
+int lstm_model_sizes(const lstm_shape *s, const int *lengths, int model, lstm_sizes *out, lc_error *err)
+{
+    const lstm_model *m = model_of(model, err);
+    memset(out, 0, sizeof *out);
+    if (!m)
+        return 1;
+    size_t rows = 0, inputs = 0, per_row = 0; /* rows: (step, sequence) pairs that run */
+    int overflow = 0;
+    for (int b = 0; b < s->batch; b++)
+        overflow |= add_product(&rows, (size_t)(lengths ? lengths[b] : s->seq_length), 1);
+    overflow |= add_product(&inputs, lstm_seq_elems(s, s->input_size), 1); /* x */
+    overflow |= add_product(&inputs, lstm_state_elems(s), 2);               /* h0, c0 */
+    for (int l = 0; l < s->num_layers; l++) {
+        for (int i = 0; i < m->ntensors; i++) {
+            const model_tensor *t = &m->tensors[i];
+            if (l < model_tensor_layers(t, s))
+                overflow |= add_product(t->has_grad ? &out->parameters : &inputs, model_tensor_elems(t, s, l), 1);
+        }
+        for (int i = 0; i < m->nsaved; i++)
+            overflow |= add_product(&per_row, saved_width(&m->saved[i], s), 1);
+    }
+    size_t row_bytes = 0;
+    overflow |= add_product(&row_bytes, per_row, sizeof(float));
+    overflow |= add_product(&out->activation_bytes, row_bytes, rows);
+    overflow |= add_product(&out->parameter_bytes, out->parameters, sizeof(float));
+    overflow |= add_product(&out->input_bytes, inputs, sizeof(float));
+    overflow |= add_product(&out->input_bytes, lengths ? (size_t)s->batch : 0, sizeof *lengths);
+    if (overflow) {
+        char dims[96];
+        lc_error_set(err, "the sizes of %s at %s overflow", m->name,
+                     lstm_shape_format(s, LSTM_SHAPE_DIMS, dims, sizeof dims));
+        memset(out, 0, sizeof *out);
+        return 1;
+    }
+    return 0;
+}
+
 /* The per-layer tables of the model's tensors in a bundle: in a problem
  * the float ones at input_at, in results the double gradients of the
  * parameters at grad_at. Each table is reached through its own type. */

@@ -37,10 +37,21 @@
     SLOT_PARAM("ln_c_weight", INPUT_LN_C_WEIGHT, DRAW_LN_WEIGHT, DIM_H, LSTMCHECK_LN_C_WEIGHT),           \
     SLOT_PARAM("ln_c_bias", INPUT_LN_C_BIAS, DRAW_LN_BIAS, DIM_H, LSTMCHECK_LN_C_BIAS)
 
+/* The LSTM's tape: the activated gates i, f, g, o, the cell c_t (the next
+ * step's c_{t-1}, and tanh(c_t) again) and the output h_t (the next step's
+ * h_{t-1} and the next layer's input; the top layer's is y) */
+#define LSTM_SAVED {"gates", DIM_4H}, {"c", DIM_H}, {"h", DIM_H}
+/* and the LayerNorm LSTM's: each LayerNorm's normalized vector before its
+ * weight and bias, and its 1/sqrt(var + eps) */
+#define LAYERNORM_SAVED                                                                                    \
+    {"ln_i_hat", DIM_4H}, {"ln_h_hat", DIM_4H}, {"ln_c_hat", DIM_H},                                      \
+    {"ln_i_rstd", DIM_NONE}, {"ln_h_rstd", DIM_NONE}, {"ln_c_rstd", DIM_NONE}
+
 static const lstm_model models[MODEL_COUNT] = {
     [MODEL_LSTM] = {
         .id = MODEL_LSTM, .name = "lstm", .summary = "PyTorch's nn.LSTM",
         .ntensors = 4, .tensors = {LSTM_PARAMETERS},
+        .nsaved = 3, .saved = {LSTM_SAVED},
     },
     [MODEL_DROPOUT] = {
         .id = MODEL_DROPOUT, .name = "dropout",
@@ -50,12 +61,14 @@ static const lstm_model models[MODEL_COUNT] = {
                     {.name = "dropout_mask", .below_top = 1, .dims = {DIM_T, DIM_B, DIM_H},
                      .stream = INPUT_DROPOUT_MASK, .draw = DRAW_DROPOUT_MASK,
                      .input_at = offsetof(lstm_problem, model_inputs[LSTMCHECK_DROPOUT_MASK])}},
+        .nsaved = 3, .saved = {LSTM_SAVED}, /* the mask is an input; the masked output is h times it */
         .dropout = 0.4, /* the original's (fastrnns' factory) */
     },
     [MODEL_LAYERNORM] = {
         .id = MODEL_LAYERNORM, .name = "layernorm",
         .summary = "the original's LayerNormLSTMCell: LayerNorm on both gate GEMMs and on the cell, no b_ih, b_hh",
         .ntensors = 8, .tensors = {LSTM_WEIGHTS, LAYERNORM_PARAMETERS},
+        .nsaved = 9, .saved = {LSTM_SAVED, LAYERNORM_SAVED},
         .layernorm_eps = 1e-5, /* nn.LayerNorm's default, which the original uses */
         /* a mean and a variance over 4H for LN_i and LN_h each, and over H
          * for LN_c, forward; two means of the same lengths backward */

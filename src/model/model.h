@@ -72,12 +72,26 @@ typedef struct model_tensor {
 
 #define MODEL_MAX_TENSORS 12
 
+/* A value the model's backward reads from its forward, per step, sequence
+ * and layer, each counted once (its tape): what a runner must keep between
+ * the phases at the least. Values a step recomputes cheaply from kept ones
+ * (tanh(c), a masked output) are not listed. The sizes `list` and bench
+ * give count it (lstm_model_sizes, docs/profiling.md). */
+typedef struct model_saved {
+    const char *name;  /* "gates" */
+    model_dim width;   /* values per row: DIM_4H, DIM_H, or DIM_NONE for one */
+} model_saved;
+
+#define MODEL_MAX_SAVED 12
+
 typedef struct lstm_model {
     lstm_model_id id;
     const char *name;        /* "lstm", "dropout", "layernorm" */
     const char *summary;     /* one line, for `list` and dumps */
     int ntensors;
     model_tensor tensors[MODEL_MAX_TENSORS];
+    int nsaved;
+    model_saved saved[MODEL_MAX_SAVED];
     double dropout;          /* the probability of its masks' zeros; 0 without masks */
     double layernorm_eps;    /* LayerNorm's epsilon in the variance; 0: no LayerNorm */
     /* What it adds to the tolerance's N (docs/tolerance.md): its rounded

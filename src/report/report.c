@@ -334,11 +334,26 @@ static const char *gate_word(lc_status status)
     return status == LC_OK ? "pass" : status == LC_FAILED ? "fail" : status == LC_UNSUPPORTED ? "skip" : "error";
 }
 
+/* Its model's sizes at its group's shape (lstm_sizes) */
+static void json_sizes(json_writer *w, const bench_entry *x)
+{
+    json_key(w, "sizes");
+    json_object_begin(w);
+    json_member_uint(w, "parameters", x->sizes.parameters);
+    json_member_uint(w, "parameter_bytes", x->sizes.parameter_bytes);
+    json_member_uint(w, "input_bytes", x->sizes.input_bytes);
+    json_member_uint(w, "activation_bytes", x->sizes.activation_bytes);
+    json_object_end(w);
+}
+
 static void json_runner(json_writer *w, const bench_entry *x)
 {
     json_object_begin(w);
     json_member_string(w, "name", x->runner->name);
     json_member_string(w, "group", runner_group_name(x->group));
+    json_member_string(w, "model", lstm_model_name(x->runner->model));
+    if (x->have_sizes)
+        json_sizes(w, x);
     json_member_string(w, "gate", gate_word(x->gate.status));
     if (x->gate.status == LC_OK || x->gate.status == LC_FAILED)
         json_member_double(w, "gate_worst_ratio", x->gate.worst.ratio);

@@ -43,6 +43,7 @@ entry = """
                     {.name = "dropout_mask", .below_top = 1, .dims = {DIM_T, DIM_B, DIM_H},
                      .stream = INPUT_DROPOUT_MASK, .draw = DRAW_DROPOUT_MASK,
                      .input_at = offsetof(lstm_problem, model_inputs[LSTMCHECK_DROPOUT_MASK])}},
+        .nsaved = 3, .saved = {LSTM_SAVED},
         .dropout = 0.5,
     },"""
 open(path, "w").write(text[:end] + entry + text[end:])

@@ -88,7 +88,8 @@ def main(exe):
     check_roofline(full, table)
     assert list(full["shape"]) == ["seqLength", "numLayers", "inputSize", "hiddenSize", "miniBatch"]
     first = full["runners"][0]
-    assert list(first)[:4] == ["name", "group", "gate", "gate_worst_ratio"], list(first)
+    assert list(first)[:6] == ["name", "group", "model", "sizes", "gate", "gate_worst_ratio"], list(first)
+    assert list(first["sizes"]) == ["parameters", "parameter_bytes", "input_bytes", "activation_bytes"]
     assert list(first["forward"]) == ["n", "mean", "std", "median", "min", "max", "q1", "q3", "mad", "samples"]
     assert [r["group"] for r in full["runners"]] == ["lstm", "lstm", "vl_lstm", "vl_lstm"]
     print("bench JSON: oss, pep and full have the original's structure")

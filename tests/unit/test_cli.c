@@ -83,7 +83,7 @@ int test_cli_errors(void)
         {{"lstmcheck", "bench", "--nloops"}, 3, "needs a value"},
         {{"lstmcheck", "bench", "--print-json", "xml"}, 4, "--print-json"},
         {{"lstmcheck", "bench", "--rnns"}, 3, "at least one"},
-        {{"lstmcheck", "list", "--seqLength", "3"}, 4, "does not apply"},
+        {{"lstmcheck", "list", "--seed", "3"}, 4, "does not apply"},
         {{"lstmcheck", "bench", "--lengths", "3,0"}, 4, "positive"},
         {{"lstmcheck", "bench", "--time-budget", "nan"}, 4, "seconds"},
         {{"lstmcheck", "baseline", "erase"}, 3, "subcommand"},

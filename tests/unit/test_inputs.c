@@ -208,7 +208,69 @@ int test_models_described(void)
                 CHECK(m->tensors[j].stream != t->stream, "%s: %s and %s share stream %d", m->name,
                       m->tensors[j].name, t->name, t->stream);
         }
+        CHECK(m->nsaved > 0 && m->nsaved <= MODEL_MAX_SAVED, "%s: %d saved values", m->name, m->nsaved);
+        for (int i = 0; i < m->nsaved; i++) {
+            const model_dim w = m->saved[i].width;
+            CHECK(m->saved[i].name && (w == DIM_4H || w == DIM_H || w == DIM_NONE), "%s saved value %d", m->name, i);
+            for (int j = 0; j < i; j++)
+                CHECK(strcmp(m->saved[j].name, m->saved[i].name), "%s saves %s twice", m->name, m->saved[i].name);
+        }
     }
     CHECK(!lstm_model_get(MODEL_COUNT) && !lstm_model_get(-1) && !lstm_model_named("nope"), "not models");
+    return 0;
+}
+
+/* One model's sizes at a shape, against figures worked out by hand. */
+static int sizes_are(int model, const lstm_shape *s, const int *lengths, size_t parameters, size_t input_bytes,
+                     size_t activation_bytes)
+{
+    lstm_sizes z;
+    lc_error err = {{0}};
+    CHECK(!lstm_model_sizes(s, lengths, model, &z, &err), "%s: %s", lstm_model_name(model), err.msg);
+    CHECK(z.parameters == parameters && z.parameter_bytes == 4 * parameters, "%s: %zu parameters (%zu bytes), not %zu",
+          lstm_model_name(model), z.parameters, z.parameter_bytes, parameters);
+    CHECK(z.input_bytes == input_bytes, "%s: inputs %zu bytes, not %zu", lstm_model_name(model), z.input_bytes,
+          input_bytes);
+    CHECK(z.activation_bytes == activation_bytes, "%s: activations %zu bytes, not %zu", lstm_model_name(model),
+          z.activation_bytes, activation_bytes);
+    return 0;
+}
+
+int test_model_sizes(void)
+{
+    /* nn.LSTM(512, 512) has 2,101,248 parameters: 4H(I + H) + 8H */
+    const lstm_shape d = {.seq_length = 100, .batch = 64, .input_size = 512, .hidden_size = 512, .num_layers = 1};
+    const size_t x_h0_c0 = 4 * (100 * 64 * 512 + 2 * 64 * 512);
+    const size_t tape = 4 * 100 * 64 * 6 * 512; /* gates, c, h */
+    CHECK(!sizes_are(MODEL_LSTM, &d, NULL, 2101248, x_h0_c0, tape), "lstm at the default shape");
+    /* one layer: no mask between layers */
+    CHECK(!sizes_are(MODEL_DROPOUT, &d, NULL, 2101248, x_h0_c0, tape), "dropout at one layer");
+    /* the LayerNorm cell: no biases, LN_i and LN_h over 4H and LN_c over H,
+     * weight and bias each; its tape adds their normalized vectors and 1/std */
+    CHECK(!sizes_are(MODEL_LAYERNORM, &d, NULL, 4 * 512 * 1024 + 2 * 2 * 2048 + 2 * 512, x_h0_c0,
+                     4 * 100 * 64 * (15 * 512 + 3)),
+          "layernorm at the default shape");
+    /* T=5 B=2 I=4 H=8, two layers; layer 1's input is H wide */
+    const lstm_shape s = {.seq_length = 5, .batch = 2, .input_size = 4, .hidden_size = 8, .num_layers = 2};
+    const size_t lstm_params = (32 * 12 + 64) + (32 * 16 + 64);
+    const size_t inputs = 4 * (5 * 2 * 4 + 2 * 2 * 2 * 8);
+    CHECK(!sizes_are(MODEL_LSTM, &s, NULL, lstm_params, inputs, 4 * 10 * 2 * 48), "lstm, two layers");
+    CHECK(!sizes_are(MODEL_DROPOUT, &s, NULL, lstm_params, inputs + 4 * 5 * 2 * 8, 4 * 10 * 2 * 48),
+          "dropout: one mask, after layer 0");
+    /* lengths 3 and 5: 8 steps run, and the lengths are inputs (an int each) */
+    const int lengths[2] = {3, 5};
+    CHECK(!sizes_are(MODEL_LSTM, &s, lengths, lstm_params, inputs + 2 * sizeof(int), 4 * 8 * 2 * 48), "lengths");
+    CHECK(!sizes_are(MODEL_LAYERNORM, &s, lengths, (32 * 12 + 144) + (32 * 16 + 144), inputs + 2 * sizeof(int),
+                     4 * 8 * 2 * (15 * 8 + 3)),
+          "layernorm with lengths");
+    /* not a model; figures past size_t */
+    lstm_sizes z;
+    lc_error err = {{0}};
+    CHECK(lstm_model_sizes(&s, NULL, MODEL_COUNT, &z, &err) && strstr(err.msg, "not one of"), "model %d: %s",
+          (int)MODEL_COUNT, err.msg);
+    const lstm_shape huge = {.seq_length = 1000000, .batch = 1000000, .input_size = 1000000, .hidden_size = 1000000,
+                             .num_layers = 1000000};
+    CHECK(lstm_model_sizes(&huge, NULL, MODEL_LSTM, &z, &err) && strstr(err.msg, "overflow") && !z.parameters,
+          "overflow: %s", err.msg);
     return 0;
 }

@@ -136,16 +136,18 @@ static void fixed_entries(bench_entry *e, runner_ops *ops)
     timed(&e[5], fwd_c, bwd_c, NULL, 2);
 }
 
-/* The roofline of every timed entry, as bench computes it (its group's shape). */
+/* The roofline of every timed entry and every entry's sizes, as bench
+ * computes them (its group's shape; the last entry's model is none). */
 static void fixed_roofline(bench_entry *e, const report_run *run)
 {
     const int lengths[2] = {30, 99};
     const lstm_shape vl = {.seq_length = 99, .batch = 2, .input_size = 512, .hidden_size = 512, .num_layers = 1};
+    lc_error err = {{0}};
     for (int i = 0; i < NENTRIES; i++) {
-        if (e[i].group == RUNNER_GROUP_LSTM)
-            lstm_gemm_flops(&run->shape, NULL, e[i].gemm_flops);
-        else
-            lstm_gemm_flops(&vl, lengths, e[i].gemm_flops);
+        const int fixed = e[i].group == RUNNER_GROUP_LSTM;
+        lstm_gemm_flops(fixed ? &run->shape : &vl, fixed ? NULL : lengths, e[i].gemm_flops);
+        e[i].have_sizes = i < NENTRIES - 1 && !lstm_model_sizes(fixed ? &run->shape : &vl, fixed ? NULL : lengths,
+                                                                e[i].runner->model, &e[i].sizes, &err);
         const double ms[2] = {e[i].res.fwd.median, e[i].res.bwd.median};
         for (int p = 0; e[i].timed && p < 2; p++) {
             e[i].gflops[p] = roofline_gflops(e[i].gemm_flops[p], ms[p]);
