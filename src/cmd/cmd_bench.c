@@ -457,7 +457,9 @@ static void bench_outputs(bench_run *run)
             bench_op_table(run);
         }
     }
-    report_run info = {.context = &run->context, .shape = run->o.shape, .seed = run->o.seed, .device = run->s.device};
+    report_run info = {.context = &run->context, .shape = run->o.shape, .seed = run->o.seed, .device = run->s.device,
+                       .lengths = run->o.nlengths ? run->o.lengths : NULL,
+                       .vl_shape = run->s.vl_lengths ? &run->s.vl_shape : NULL, .vl_lengths = run->s.vl_lengths};
     memcpy(info.limit, run->limit, sizeof info.limit);
     if (report_json(stdout, run->o.print_json, run->entries, run->n, &info)) {
         fprintf(stderr, "lstmcheck: out of host memory for the JSON output\n");

@@ -11,13 +11,14 @@
  * has 19 characters); a longer plugin name pushes its line's columns right. */
 #define LIST_NAME_WIDTH 20
 
-/* bytes for people: "96 B", "1.5 KiB", "75.0 MiB", "2.3 GiB" */
+/* bytes for people: "96 B", "1.5 KiB", "75.0 MiB", "2.3 GiB" (a value
+ * that would print as 1024.0 goes up a unit) */
 static const char *bytes_text(size_t bytes, char *buf, size_t n)
 {
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     double v = (double)bytes;
     int u = 0;
-    while (v >= 1024 && u < 4)
+    while (v >= 1023.95 && u < 6)
         v /= 1024, u++;
     if (u == 0)
         snprintf(buf, n, "%zu B", bytes);
@@ -45,15 +46,18 @@ static void list_header(void)
 }
 
 /* One runner's lines: what it supports, its model's sizes at the shape,
- * whether it runs here (available, and takes the shape), its description. */
-static void list_runner(const runner_ops *r, const cli_options *o, device_cuda_state cuda)
+ * whether it runs here (available, takes the shape, and the shape fits
+ * this machine's memory: too_big says why not), its description. */
+static void list_runner(const runner_ops *r, const cli_options *o, device_cuda_state cuda, const lc_error *too_big)
 {
     const int *lengths = o->nlengths ? o->lengths : NULL;
     lc_error why = {{0}};
     const int no_cuda = r->device == LC_DEVICE_CUDA && cuda != DEVICE_CUDA_READY; /* said once, below */
     if (no_cuda)
         lc_error_set(&why, "%s", cuda == DEVICE_CUDA_NONE ? "no CUDA device (below)" : "CUDA does not work (below)");
-    const int ok = !no_cuda && r->available(&why) == LC_OK &&
+    else if (too_big->msg[0])
+        why = *too_big;
+    const int ok = !no_cuda && !too_big->msg[0] && r->available(&why) == LC_OK &&
                    runner_supports_shape(r, &o->shape, lengths, &why) == LC_OK;
     lstm_sizes z;
     lc_error size_err = {{0}};
@@ -102,6 +106,8 @@ lc_status cmd_list(const cli_options *o)
     }
     if (session_check_shape(&o->shape, o->lengths, o->nlengths, &err))
         return cmd_fail(o, LC_BAD_INPUT, "%s", err.msg);
+    lc_error too_big = {{0}}; /* the shape is listed, but no command would run it here */
+    session_check_memory(&o->shape, &too_big);
     if (!o->names_only)
         list_header();
     lc_error cuda_why = {{0}};
@@ -113,7 +119,7 @@ lc_status cmd_list(const cli_options *o)
         if (o->names_only)
             printf("%s\n", r->name);
         else
-            list_runner(r, o, cuda);
+            list_runner(r, o, cuda, &too_big);
     }
     if (o->names_only)
         return LC_OK;

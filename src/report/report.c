@@ -366,6 +366,16 @@ static void json_runner(json_writer *w, const bench_entry *x)
     json_object_end(w);
 }
 
+/* n lengths under key */
+static void json_lengths(json_writer *w, const char *key, const int *lengths, int n)
+{
+    json_key(w, key);
+    json_array_begin(w);
+    for (int b = 0; b < n; b++)
+        json_int(w, lengths[b]);
+    json_array_end(w);
+}
+
 static void json_full(json_writer *w, const bench_entry *e, int n, const report_run *run)
 {
     json_object_begin(w);
@@ -374,6 +384,16 @@ static void json_full(json_writer *w, const bench_entry *e, int n, const report_
     json_member_uint(w, "seed", run->seed);
     json_key(w, "shape");
     lstm_shape_json(w, &run->shape);
+    if (run->lengths)
+        json_lengths(w, "lengths", run->lengths, run->shape.batch);
+    if (run->vl_shape) { /* what the vl_lstm runners' sizes and FLOPs are of */
+        json_key(w, "variable_lengths");
+        json_object_begin(w);
+        json_key(w, "shape");
+        lstm_shape_json(w, run->vl_shape);
+        json_lengths(w, "lengths", run->vl_lengths, run->vl_shape->batch);
+        json_object_end(w);
+    }
     json_member_string(w, "unit", "ms");
     if (run->context) {
         json_key(w, "context");

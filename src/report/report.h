@@ -85,6 +85,9 @@ typedef enum report_json_format {
 typedef struct report_run {
     const run_context *context; /* where, when and with what it ran; NULL: not said */
     lstm_shape shape;
+    const int *lengths;        /* the main group's --lengths (shape.batch of them), or NULL */
+    const lstm_shape *vl_shape; /* --variable-lstms: its group's shape and drawn lengths, or NULL */
+    const int *vl_lengths;
     uint64_t seed;
     lc_device device;
     report_limit limit[LC_DEVICE_COUNT]; /* per device: each runner's x_limit is against its device's */

@@ -83,7 +83,8 @@ def main(exe):
         assert obs["type"] == "NET" and obs["unit"] == "ms" and float(obs["value"]) > 0, line
     table = subprocess.run([exe] + ARGS + ["full"], check=True, capture_output=True, text=True).stderr
     full = json.loads(run(exe, "full"))
-    assert list(full) == ["version", "device", "seed", "shape", "unit", "context", "limit", "runners"], list(full)
+    assert list(full) == ["version", "device", "seed", "shape", "variable_lengths", "unit", "context", "limit",
+                          "runners"], list(full)
     check_context(full, exe)
     check_roofline(full, table)
     assert list(full["shape"]) == ["seqLength", "numLayers", "inputSize", "hiddenSize", "miniBatch"]
@@ -92,6 +93,13 @@ def main(exe):
     assert list(first["sizes"]) == ["parameters", "parameter_bytes", "input_bytes", "activation_bytes"]
     assert list(first["forward"]) == ["n", "mean", "std", "median", "min", "max", "q1", "q3", "mad", "samples"]
     assert [r["group"] for r in full["runners"]] == ["lstm", "lstm", "vl_lstm", "vl_lstm"]
+    # the vl group's sizes are of its own shape and drawn lengths, which the document gives
+    vl = full["variable_lengths"]
+    assert list(vl) == ["shape", "lengths"] and len(vl["lengths"]) == vl["shape"]["miniBatch"] == 2, vl
+    assert all(30 <= n <= vl["shape"]["seqLength"] == 99 for n in vl["lengths"]), vl
+    for r in full["runners"]:  # the cpu runners' model is nn.LSTM's: 6H floats a step
+        steps = sum(vl["lengths"]) if r["group"] == "vl_lstm" else 4 * 2
+        assert r["model"] == "lstm" and r["sizes"]["activation_bytes"] == 4 * 6 * 8 * steps, r
     print("bench JSON: oss, pep and full have the original's structure")
 
 

@@ -42,7 +42,9 @@ def npy(path):
 def from_bench(exe, case):
     out = run(exe, ["bench", "--device", "cpu", "--rnns"] + RUNNERS + SHAPE + CASES[case] +
               ["--nloops", "1", "--warmup", "0", "--print-json", "full"]).stdout
-    return {r["name"]: (r["model"], r["sizes"]) for r in json.loads(out)["runners"]}
+    doc = json.loads(out)
+    assert doc.get("lengths") == ([3, 5] if case == "lengths" else None), doc.get("lengths")
+    return {r["name"]: (r["model"], r["sizes"]) for r in doc["runners"]}
 
 
 def from_list(exe, case):
@@ -130,6 +132,10 @@ def main(exe, scratch, torch_python=None):
         ours = bench["fixed"][RUNNERS[["lstm", "dropout", "layernorm"].index(model)]][1]
         assert theirs["parameters"] == ours["parameters"], (model, theirs, ours)
         assert theirs["state_bytes"] == ours["parameter_bytes"] < theirs["saved_file_bytes"], (model, theirs, ours)
+    # a shape past this machine's memory: listed with its sizes, and no runner runs it here
+    out = run(exe, ["list", "--device", "cpu", "--numLayers", "1000000"]).stdout
+    row = [line for line in out.splitlines() if line.startswith("cpu ")][0]
+    assert row.split()[8] == "2101248000000" and "no: shape" in row and "of host memory" in row, row
     # bad shapes: exit 2, one line, before any work
     for bad, says in ((["--lengths", "3,9"], "exceeds --seqLength"), (["--hiddenSize", "0"], "hiddenSize")):
         p = run(exe, ["list"] + SHAPE[:4] + bad, 2)

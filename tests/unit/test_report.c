@@ -138,15 +138,16 @@ static void fixed_entries(bench_entry *e, runner_ops *ops)
 
 /* The roofline of every timed entry and every entry's sizes, as bench
  * computes them (its group's shape; the last entry's model is none). */
+static const int vl_lengths[2] = {30, 99};
+static const lstm_shape vl = {.seq_length = 99, .batch = 2, .input_size = 512, .hidden_size = 512, .num_layers = 1};
+
 static void fixed_roofline(bench_entry *e, const report_run *run)
 {
-    const int lengths[2] = {30, 99};
-    const lstm_shape vl = {.seq_length = 99, .batch = 2, .input_size = 512, .hidden_size = 512, .num_layers = 1};
     lc_error err = {{0}};
     for (int i = 0; i < NENTRIES; i++) {
         const int fixed = e[i].group == RUNNER_GROUP_LSTM;
-        lstm_gemm_flops(fixed ? &run->shape : &vl, fixed ? NULL : lengths, e[i].gemm_flops);
-        e[i].have_sizes = i < NENTRIES - 1 && !lstm_model_sizes(fixed ? &run->shape : &vl, fixed ? NULL : lengths,
+        lstm_gemm_flops(fixed ? &run->shape : &vl, fixed ? NULL : vl_lengths, e[i].gemm_flops);
+        e[i].have_sizes = i < NENTRIES - 1 && !lstm_model_sizes(fixed ? &run->shape : &vl, fixed ? NULL : vl_lengths,
                                                                 e[i].runner->model, &e[i].sizes, &err);
         const double ms[2] = {e[i].res.fwd.median, e[i].res.bwd.median};
         for (int p = 0; e[i].timed && p < 2; p++) {
@@ -212,6 +213,7 @@ int test_report_json_golden(void)
     run_context context;
     fixed_context(&context);
     const report_run run = {.context = &context,
+                            .vl_shape = &vl, .vl_lengths = vl_lengths,
                             .shape = {.seq_length = 100, .batch = 64, .input_size = 512, .hidden_size = 512,
                                       .num_layers = 1},
                             .seed = 17,
