@@ -62,7 +62,7 @@ static void list_runner(const runner_ops *r, const cli_options *o, device_cuda_s
     lstm_sizes z;
     lc_error size_err = {{0}};
     char layers[16], params[24] = "-", param_mem[24] = "-", act_mem[24] = "-";
-    if (!lstm_model_sizes(&o->shape, lengths, r->model, &z, &size_err)) { /* a plugin's unknown model: "-" */
+    if (!lstm_model_sizes(&o->shape, lengths, r->model, &z, &size_err)) { /* else (overflow) "-" */
         snprintf(params, sizeof params, "%zu", z.parameters);
         bytes_text(z.parameter_bytes, param_mem, sizeof param_mem);
         bytes_text(z.activation_bytes, act_mem, sizeof act_mem);
