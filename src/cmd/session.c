@@ -234,15 +234,12 @@ lc_status session_setup(const session_request *rq, session *s, lc_error *err)
 {
     memset(s, 0, sizeof *s);
     s->device = session_resolve_device(rq->device);
-    /* the explicit lengths are checked where they are used: --variable-lstms draws its own */
-    if (session_check_shape(&rq->shape, NULL, 0, err) || session_check_memory(&rq->shape, err))
+    if (session_check_shape(&rq->shape, rq->lengths, rq->nlengths, err) || session_check_memory(&rq->shape, err))
         return LC_BAD_INPUT;
     lc_status rc = add_named_or_default(rq, s, err);
     if (rc || (rc = session_check_device(rq->device, err)))
         return rc;
-    if (rq->variable_lstms)
-        return add_variable_group(rq, s, err);
-    return session_check_shape(&rq->shape, rq->lengths, rq->nlengths, err);
+    return rq->variable_lstms ? add_variable_group(rq, s, err) : LC_OK;
 }
 
 lc_status session_check_shape(const lstm_shape *shape, const int *lengths, int nlengths, lc_error *err)

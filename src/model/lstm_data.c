@@ -158,18 +158,24 @@ static void *zalloc(size_t count, size_t elem, lc_error *err, const char *what)
             goto fail;                                                        \
     } while (0)
 
+/* What dimension d is at layer l of shape s (DIM_NONE: 1) */
+static int model_dim_size(model_dim d, const lstm_shape *s, int layer)
+{
+    switch (d) {
+    case DIM_NONE: return 1;
+    case DIM_T: return s->seq_length;
+    case DIM_B: return s->batch;
+    case DIM_IN: return lstm_layer_input_size(s, layer);
+    case DIM_H: return s->hidden_size;
+    default: return 4 * s->hidden_size;
+    }
+}
+
 int model_tensor_dims(const model_tensor *t, const lstm_shape *s, int layer, int dims[3])
 {
     int n = 0;
-    for (; n < 3 && t->dims[n] != DIM_NONE; n++) {
-        switch (t->dims[n]) {
-        case DIM_T: dims[n] = s->seq_length; break;
-        case DIM_B: dims[n] = s->batch; break;
-        case DIM_IN: dims[n] = lstm_layer_input_size(s, layer); break;
-        case DIM_H: dims[n] = s->hidden_size; break;
-        default: dims[n] = 4 * s->hidden_size; break;
-        }
-    }
+    for (; n < 3 && t->dims[n] != DIM_NONE; n++)
+        dims[n] = model_dim_size(t->dims[n], s, layer);
     return n;
 }
 
@@ -189,13 +195,6 @@ static const lstm_model *model_of(int model, lc_error *err)
     if (!m)
         lc_error_set(err, "model %d is not one of the %d models of this lstmcheck", model, (int)MODEL_COUNT);
     return m;
-}
-
-/* The values per row of a saved tensor at shape s */
-static size_t saved_width(const model_saved *v, const lstm_shape *s)
-{
-    const size_t H = (size_t)s->hidden_size;
-    return v->width == DIM_4H ? 4 * H : v->width == DIM_H ? H : 1;
 }
 
 /* *acc += a * b; 1 when that overflows */
@@ -224,7 +223,7 @@ int lstm_model_sizes(const lstm_shape *s, const int *lengths, int model, lstm_si
                 overflow |= add_product(t->has_grad ? &out->parameters : &inputs, model_tensor_elems(t, s, l), 1);
         }
         for (int i = 0; i < m->nsaved; i++)
-            overflow |= add_product(&per_row, saved_width(&m->saved[i], s), 1);
+            overflow |= add_product(&per_row, (size_t)model_dim_size(m->saved[i].width, s, l), 1);
     }
     size_t row_bytes = 0;
     overflow |= add_product(&row_bytes, per_row, sizeof(float));

@@ -33,8 +33,8 @@ typedef struct bench_entry {
      * its group's shape (lstm_gemm_flops), the rates and the multiples of
      * its device's limit (0 where no limit was measured) */
     double gemm_flops[2], gflops[2], x_limit[2]; /* [0] forward, [1] backward */
-    /* its model's sizes at its group's shape (have_sizes 0: a model this
-     * lstmcheck does not describe) */
+    /* its model's sizes at its group's shape (lstm_model_sizes; have_sizes
+     * 0 where it gave none) */
     int have_sizes;
     lstm_sizes sizes;
 } bench_entry;
