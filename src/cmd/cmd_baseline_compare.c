@@ -43,14 +43,40 @@ static void skipped(compare_run *cr, const work_item *it, const char *tag, const
     shown(cr, comparison_add_skipped(&cr->result, it->runner->name, tag, why));
 }
 
-/* An A/B not made: why, after what turned the comparison into one (the
- * drift note, or NULL). */
-static void ab_skipped(compare_run *cr, const work_item *it, const char *tag, const char *drift_note,
+/* What an A/B stands in for: the comparison with this machine's entry e
+ * (first), made again as comparison_recheck_entry said (note: why). NULL
+ * where there is no entry here, or an A/B was asked. */
+typedef struct entry_recheck {
+    const baseline_entry *e;
+    const perf_comparison *first;
+    comparison_recheck kind;
+    char note[COMPARISON_NOTE_MAX];
+} entry_recheck;
+
+/* The row of the comparison with the entry, with its note (or none). */
+static void entry_row(compare_run *cr, const work_item *it, const char *tag, const baseline_entry *e,
+                      const perf_comparison *c, const char *note)
+{
+    const int i = comparison_add_decided(&cr->result, it->runner->name, tag, c, NULL, NULL, note[0] ? note : NULL);
+    comparison_set_entry(&cr->result, i, e->git_commit, e->date);
+    shown(cr, i);
+}
+
+/* An A/B not made (why). Standing in for a SLOWER against the entry, the
+ * entry's comparison stands, saying so; else the row is not compared here,
+ * after what turned the comparison into an A/B (control drift), if any. */
+static void ab_skipped(compare_run *cr, const work_item *it, const char *tag, const entry_recheck *rc,
                        const char *why)
 {
-    char reason[COMPARISON_REASON_MAX];
-    snprintf(reason, sizeof reason, "%s%s%s", drift_note ? drift_note : "", drift_note ? "; but " : "", why);
-    skipped(cr, it, tag, reason);
+    char text[COMPARISON_REASON_MAX];
+    if (rc && rc->kind == COMPARISON_AB_FOR_SLOWER) {
+        snprintf(text, COMPARISON_NOTE_MAX, "slower than the baseline entry, which stands: the A/B against its "
+                 "commit that would recheck it could not be made (%s)", why);
+        entry_row(cr, it, tag, rc->e, rc->first, text);
+        return;
+    }
+    snprintf(text, sizeof text, "%s%s%s", rc ? rc->note : "", rc ? "; but " : "", why);
+    skipped(cr, it, tag, text);
 }
 
 /* A row that ended in st: LC_FAILED is WRONG (with what to fix; timed:
@@ -90,35 +116,35 @@ static lc_status ab_measure_line(const compare_run *cr, const work_item *it, cli
 }
 
 /* The commit to compare against, built: LC_OK with exe, or a skip noted. */
-static lc_status build_side_a(compare_run *cr, const work_item *it, const char *tag, const baseline_entry *drifted,
-                              const char *drift_note, comparison_against *against, char *exe, size_t nexe)
+static lc_status build_side_a(compare_run *cr, const work_item *it, const char *tag, const entry_recheck *rc,
+                              comparison_against *against, char *exe, size_t nexe)
 {
     const comparison_ab_request rq = {
         .source_dir = LSTMCHECK_SOURCE_DIR, .baseline_dir = cr->dir, .device = cr->device,
         .runner = it->runner->name, .plugin = registry_origin(it->runner), .shape = &it->shape,
-        .against = cr->against[0] ? cr->against : NULL, .against_asked = cr->o->against, .drifted = drifted};
+        .against = cr->against[0] ? cr->against : NULL, .against_asked = cr->o->against,
+        .entry = rc ? rc->e : NULL, .recheck = rc ? rc->kind : COMPARISON_ENTRY_STANDS};
     lc_error err = {{0}};
     if (comparison_choose_commit(&rq, against, &err)) {
-        ab_skipped(cr, it, tag, drift_note, err.msg);
+        ab_skipped(cr, it, tag, rc, err.msg);
         return LC_UNSUPPORTED;
     }
     if (revbuild_lstmcheck(LSTMCHECK_SOURCE_DIR, against->commit, cr->device, exe, nexe, &err)) {
         char reason[COMPARISON_REASON_MAX];
         snprintf(reason, sizeof reason, "cannot compare here: %s", err.msg);
-        ab_skipped(cr, it, tag, drift_note, reason);
+        ab_skipped(cr, it, tag, rc, reason);
         return LC_UNSUPPORTED;
     }
     return LC_OK;
 }
 
-/* A/B of one gated (runner, shape). drifted: this machine's entry, whose
- * comparison control drift kept from deciding (drift_note says so), or NULL. */
-static void compare_ab(compare_run *cr, const work_item *it, const char *tag, const baseline_entry *drifted,
-                       const char *drift_note)
+/* A/B of one gated (runner, shape); rc: the comparison with this
+ * machine's entry it stands in for, or NULL. */
+static void compare_ab(compare_run *cr, const work_item *it, const char *tag, const entry_recheck *rc)
 {
     comparison_against against;
     char exe[4096];
-    if (build_side_a(cr, it, tag, drifted, drift_note, &against, exe, sizeof exe))
+    if (build_side_a(cr, it, tag, rc, &against, exe, sizeof exe))
         return;
     const ab_side sides[2] = {{.exe = exe}, {.exe = cr->self_exe, .allow_dirty = 1}};
     cli_line measure = {0};
@@ -136,12 +162,13 @@ static void compare_ab(compare_run *cr, const work_item *it, const char *tag, co
     if (st == LC_UNSUPPORTED) {
         char reason[COMPARISON_REASON_MAX];
         snprintf(reason, sizeof reason, "cannot compare here: %s", err.msg);
-        ab_skipped(cr, it, tag, drift_note, reason);
+        ab_skipped(cr, it, tag, rc, reason);
     } else if (st != LC_OK) {
         failed(cr, it, tag, st, 1, err.msg);
     } else {
         runner_timing_unchecked(it->runner, &it->shape, ab.cmp.unchecked, sizeof ab.cmp.unchecked);
-        shown(cr, comparison_add_decided(&cr->result, it->runner->name, tag, &ab.cmp, &ab, &against, drift_note));
+        shown(cr, comparison_add_decided(&cr->result, it->runner->name, tag, &ab.cmp, &ab, &against,
+                                         rc ? rc->note : NULL));
     }
 }
 
@@ -159,8 +186,9 @@ static lc_status gated(compare_run *cr, const work_item *it, numerics_context *c
     return st;
 }
 
-/* Measured here against entry e; an A/B instead where control drift kept
- * the entry from deciding (comparison_falls_back_to_ab). */
+/* Measured here against entry e; made again as an A/B against e's commit
+ * where control drift kept e from deciding, or where this build measured
+ * slower (comparison_recheck_entry). */
 static void compare_with_entry(compare_run *cr, const work_item *it, numerics_context *ctx, const char *tag,
                                const baseline_entry *e)
 {
@@ -181,14 +209,13 @@ static void compare_with_entry(compare_run *cr, const work_item *it, numerics_co
         failed(cr, it, tag, rc, 1, err.msg);
         return;
     }
-    char note[256];
-    if (comparison_falls_back_to_ab(e, &c, registry_origin(it->runner) != NULL, note, sizeof note))
-        compare_ab(cr, it, tag, e, note);
-    else {
-        const int i = comparison_add_decided(&cr->result, it->runner->name, tag, &c, NULL, NULL, NULL);
-        comparison_set_entry(&cr->result, i, e->git_commit, e->date);
-        shown(cr, i);
-    }
+    entry_recheck recheck = {.e = e, .first = &c};
+    recheck.kind = comparison_recheck_entry(e, &c, registry_origin(it->runner) != NULL, recheck.note,
+                                            sizeof recheck.note);
+    if (recheck.kind != COMPARISON_ENTRY_STANDS)
+        compare_ab(cr, it, tag, &recheck);
+    else
+        entry_row(cr, it, tag, e, &c, recheck.note);
 }
 
 static void compare_item(compare_run *cr, const work_item *it)
@@ -208,7 +235,7 @@ static void compare_item(compare_run *cr, const work_item *it)
     if (e)
         compare_with_entry(cr, it, ctx, tag, e);
     else
-        compare_ab(cr, it, tag, NULL, NULL);
+        compare_ab(cr, it, tag, NULL);
 }
 
 /* The plan's side of the result: this machine, its file, this build, the

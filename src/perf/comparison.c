@@ -45,7 +45,7 @@ static comparison_row *new_row(comparison_result *r, const char *runner, const c
 }
 
 int comparison_add_decided(comparison_result *r, const char *runner, const char *shape, const perf_comparison *c,
-                           const ab_outcome *ab, const comparison_against *against, const char *drift_note)
+                           const ab_outcome *ab, const comparison_against *against, const char *note)
 {
     comparison_row *row = new_row(r, runner, shape, COMPARISON_DECIDED);
     if (!row)
@@ -56,8 +56,8 @@ int comparison_add_decided(comparison_result *r, const char *runner, const char 
         row->against.processes[0] = ab->processes[0];
         row->against.processes[1] = ab->processes[1];
     }
-    if (drift_note)
-        snprintf(row->drift_note, sizeof row->drift_note, "%s", drift_note);
+    if (note)
+        snprintf(row->note, sizeof row->note, "%s", note);
     row->noise_fwd = ab ? ab->process_noise_fwd : c->on_fwd.noise;
     row->noise_bwd = ab ? ab->process_noise_bwd : c->on_bwd.noise;
     return r->nrows - 1;
@@ -156,16 +156,46 @@ int comparison_entry_mismatch(const baseline_entry *e, const char *unchecked, ch
     return 1;
 }
 
-int comparison_falls_back_to_ab(const baseline_entry *e, const perf_comparison *c, int plugin, char *note,
-                                size_t n)
+/* "fwd +3.8% [+3.3, +4.3] beyond 3.3%" for each SLOWER phase of c. */
+static void slower_phases(const perf_comparison *c, char *out, size_t n)
 {
+    const verdict_result *v[2] = {&c->fwd, &c->bwd};
+    static const char *const name[2] = {"fwd", "bwd"};
+    size_t len = 0;
+    out[0] = '\0';
+    for (int b = 0; b < 2 && len < n; b++)
+        if (v[b]->kind == VERDICT_SLOWER)
+            len += (size_t)snprintf(out + len, n - len, "%s%s %+.1f%% [%+.1f, %+.1f] beyond %.1f%%", len ? ", " : "",
+                                    name[b], 100 * v[b]->change, 100 * v[b]->ci_low, 100 * v[b]->ci_high,
+                                    100 * v[b]->delta);
+}
+
+comparison_recheck comparison_recheck_entry(const baseline_entry *e, const perf_comparison *c, int plugin,
+                                            char *note, size_t n)
+{
+    note[0] = '\0';
+    const verdict_kind overall = perf_overall(c);
     const double drift = c->fwd.control_drift;
-    if (perf_overall(c) != VERDICT_INCONCLUSIVE || fabs(drift) <= VERDICT_MAX_CONTROL_DRIFT || !e->reproducible ||
-        plugin)
-        return 0;
-    snprintf(note, n, "the control workload runs %+.0f%% against the baseline's (the machine is in another state): "
-             "comparing A/B against the baseline's commit %.12s instead", 100 * drift, e->git_commit);
-    return 1;
+    const int rebuildable = e->reproducible && !plugin;
+    if (overall == VERDICT_INCONCLUSIVE && fabs(drift) > VERDICT_MAX_CONTROL_DRIFT && rebuildable) {
+        snprintf(note, n, "the control workload runs %+.0f%% against the baseline's (the machine is in another "
+                 "state): comparing A/B against the baseline's commit %.12s instead", 100 * drift, e->git_commit);
+        return COMPARISON_AB_FOR_DRIFT;
+    }
+    if (overall != VERDICT_SLOWER)
+        return COMPARISON_ENTRY_STANDS;
+    char phases[200];
+    slower_phases(c, phases, sizeof phases);
+    if (!rebuildable) {
+        snprintf(note, n, "slower than the baseline entry (%s), not rechecked A/B: %s", phases,
+                 plugin ? "a plugin's runner (an A/B rebuilds lstmcheck, not the plugin)"
+                        : "the entry was recorded from uncommitted changes, so its commit cannot be rebuilt");
+        return COMPARISON_ENTRY_STANDS;
+    }
+    snprintf(note, n, "slower than the baseline entry of %.12s (%s), which was measured at another time, in "
+             "another state of the host: rechecked A/B against that commit, both measured now; the A/B decides",
+             e->git_commit, phases);
+    return COMPARISON_AB_FOR_SLOWER;
 }
 
 lc_status comparison_choose_commit(const comparison_ab_request *rq, comparison_against *out, lc_error *err)
@@ -183,10 +213,13 @@ lc_status comparison_choose_commit(const comparison_ab_request *rq, comparison_a
         return LC_OK;
     }
     char commit[48];
-    if (rq->drifted) {
-        snprintf(commit, sizeof commit, "%s", rq->drifted->git_commit);
-        snprintf(out->why, sizeof out->why, "the commit of this machine's entry, which the machine's present "
-                 "state cannot be compared with (control drift)");
+    if (rq->entry) {
+        snprintf(commit, sizeof commit, "%s", rq->entry->git_commit);
+        snprintf(out->why, sizeof out->why, "%s", rq->recheck == COMPARISON_AB_FOR_SLOWER
+                 ? "the commit of this machine's entry, against which this build measured slower: measured again "
+                   "beside it now"
+                 : "the commit of this machine's entry, which the machine's present state cannot be compared with "
+                   "(control drift)");
     } else if (baseline_reference_commit(rq->baseline_dir, rq->device, rq->runner, rq->shape, commit, out->why,
                                          sizeof out->why)) {
         lc_error_set(err, "no baseline here and no A/B possible: %s", out->why);

@@ -27,6 +27,7 @@ typedef enum comparison_outcome {
 } comparison_outcome;
 
 #define COMPARISON_REASON_MAX 1024
+#define COMPARISON_NOTE_MAX 512
 
 /* A/B: side A, and why that commit (the decided row's against). */
 typedef struct comparison_against {
@@ -43,7 +44,7 @@ typedef struct comparison_row {
     char detail[COMPARISON_REASON_MAX]; /* wrong only: what the runner is told (comparison_wrong_detail) */
     /* decided: */
     comparison_against against;
-    char drift_note[256]; /* why an entry's comparison became an A/B (control drift), or "" */
+    char note[COMPARISON_NOTE_MAX]; /* why an entry's comparison became an A/B, or why its SLOWER stands without one; or "" */
     /* against this machine's baseline entry: the commit and date it was
      * measured at, as the file records them ("" in an A/B comparison) */
     char entry_commit[48], entry_date[32];
@@ -88,7 +89,7 @@ void comparison_free(comparison_result *r);
  * is then marked incomplete). ab: the A/B details (against its side A and
  * why), NULL against this machine's baseline entry. */
 int comparison_add_decided(comparison_result *r, const char *runner, const char *shape, const perf_comparison *c,
-                           const ab_outcome *ab, const comparison_against *against, const char *drift_note);
+                           const ab_outcome *ab, const comparison_against *against, const char *note);
 /* Row i (when i >= 0) was decided against the entry measured at commit on
  * date (baseline_entry's git_commit and date). */
 void comparison_set_entry(comparison_result *r, int i, const char *commit, const char *date);
@@ -132,16 +133,25 @@ int comparison_family_size(lc_device device, int file_entries, int items);
  * why says so. */
 int comparison_entry_mismatch(const baseline_entry *e, const char *unchecked, char *why, size_t n);
 
-/* 1 when the comparison with entry e could not decide because the machine
- * is in another state than when e was recorded (control drift), and e's
- * commit can be rebuilt (and the runner is no plugin's): then an A/B
- * against that commit answers the same question. note says so. */
-int comparison_falls_back_to_ab(const baseline_entry *e, const perf_comparison *c, int plugin, char *note,
-                                size_t n);
+/* Whether the comparison with this machine's entry e stands, or is made
+ * again as an A/B against e's commit: both builds measured now, in one state
+ * of the machine, which a comparison with an entry measured then cannot
+ * promise (docs/perf.md, "The host's state"). */
+typedef enum comparison_recheck {
+    COMPARISON_ENTRY_STANDS = 0,
+    COMPARISON_AB_FOR_DRIFT,  /* control drift kept e from deciding */
+    COMPARISON_AB_FOR_SLOWER, /* SLOWER against e: the A/B confirms it or not */
+} comparison_recheck;
+
+/* What the comparison c with entry e leads to. The A/B needs e's commit
+ * rebuilt (e reproducible) and a built-in runner (plugin 0). note: why the
+ * A/B, or why a SLOWER stands without one; "" when there is nothing to say. */
+comparison_recheck comparison_recheck_entry(const baseline_entry *e, const perf_comparison *c, int plugin,
+                                            char *note, size_t n);
 
 /* The commit an A/B compares against, and why: against (resolved --against,
- * given as asked), else the commit of drifted (this machine's entry, which
- * control drift kept from deciding), else that of the device's newest
+ * given as asked), else the commit of entry (this machine's entry, whose
+ * comparison is made again: recheck says why), else that of the device's newest
  * committed baseline in dir. plugin: the runner's plugin file, or NULL (a
  * plugin's runner is never compared A/B: that rebuilds lstmcheck, not the
  * plugin). LC_OK with out filled, or LC_UNSUPPORTED with why in err (the
@@ -152,7 +162,8 @@ typedef struct comparison_ab_request {
     const char *runner, *plugin;
     const lstm_shape *shape;
     const char *against, *against_asked; /* resolved sha and the words given, or NULL */
-    const baseline_entry *drifted;
+    const baseline_entry *entry; /* or NULL */
+    comparison_recheck recheck;
 } comparison_ab_request;
 lc_status comparison_choose_commit(const comparison_ab_request *rq, comparison_against *out, lc_error *err);
 

@@ -54,8 +54,8 @@ static void put_decided(json_writer *w, const comparison_result *r, const compar
         json_member_string(w, "date", row->entry_date);
         json_object_end(w);
     }
-    if (row->drift_note[0])
-        json_member_string(w, "note", row->drift_note);
+    if (row->note[0])
+        json_member_string(w, "note", row->note);
     json_member_int(w, "samples", row->cmp.samples);
     json_member_int(w, "rounds", row->cmp.rounds);
     if (row->cmp.unchecked[0])

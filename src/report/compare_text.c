@@ -38,8 +38,8 @@ static void print_phase(FILE *f, const comparison_row *row, int backward)
 
 static void print_decided(FILE *f, const comparison_result *r, const comparison_row *row)
 {
-    if (row->drift_note[0])
-        fprintf(f, "note: %s: %s\n", row->runner, row->drift_note);
+    if (row->note[0])
+        fprintf(f, "note: %s: %s\n", row->runner, row->note);
     const comparison_against *a = &row->against;
     if (a->commit[0])
         fprintf(f, "A/B %s %s: %s (B) against %.12s (A), %s; %d + %d processes interleaved A B B A, B A A B, ...\n",

@@ -130,7 +130,8 @@ static void put_reasons(FILE *f, const comparison_result *r)
 }
 
 /* Each A/B row: the commit of side A and why, the processes, and what
- * turned a comparison with the entry into an A/B (control drift). */
+ * turned a comparison with the entry into an A/B (control drift, or a
+ * SLOWER rechecked). */
 static void put_ab(FILE *f, const comparison_result *r)
 {
     int first = 1;
@@ -142,17 +143,33 @@ static void put_ab(FILE *f, const comparison_result *r)
                 row->runner, row->shape, row->against.commit);
         markup_md_text(f, row->against.why);
         fprintf(f, "; %d + %d processes", row->against.processes[0], row->against.processes[1]);
-        if (row->drift_note[0]) {
+        if (row->note[0]) {
             fputs("; ", f);
-            markup_md_text(f, row->drift_note);
+            markup_md_text(f, row->note);
         }
         fputc('\n', f);
         first = 0;
     }
 }
 
-/* The counts, the reasons, the A/B rows, what failed, the skips, the
- * unchecked timings. */
+/* The notes of rows decided against the entry (a SLOWER that stands
+ * without an A/B, and why). */
+static void put_entry_notes(FILE *f, const comparison_result *r)
+{
+    int first = 1;
+    for (int i = 0; i < r->nrows; i++) {
+        const comparison_row *row = &r->rows[i];
+        if (row->outcome != COMPARISON_DECIDED || row->against.commit[0] || !row->note[0])
+            continue;
+        fprintf(f, "%s- `%s` %s: ", first ? "\nNotes:\n\n" : "", row->runner, row->shape);
+        markup_md_text(f, row->note);
+        fputc('\n', f);
+        first = 0;
+    }
+}
+
+/* The counts, the reasons, the A/B rows, the notes, what failed, the skips,
+ * the unchecked timings. */
 static void put_footer(FILE *f, const comparison_result *r)
 {
     char counts[512];
@@ -160,6 +177,7 @@ static void put_footer(FILE *f, const comparison_result *r)
     fprintf(f, "\n%s.\n", counts);
     put_reasons(f, r);
     put_ab(f, r);
+    put_entry_notes(f, r);
     put_list(f, r, "\nWrong (results differ from the reference: fix the numerics first):\n\n", COMPARISON_WRONG);
     put_list(f, r, "\nFailed (an error of the tool or the machine):\n\n", COMPARISON_ERROR);
     put_list(f, r, "\nNot compared here:\n\n", COMPARISON_SKIPPED);

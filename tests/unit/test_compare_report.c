@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "report/compare_report.h"
+#include "report/markup.h"
 
 #include <cjson/cJSON.h>
 
@@ -26,7 +27,7 @@ static verdict_result verdict(verdict_kind k, double change, double lo, double h
 }
 
 /* Two decided entries: a confirmed SLOWER forward against a baseline
- * entry, and an A/B entry with an INCONCLUSIVE forward (a '|' in its
+ * entry (with the note saying it stands without an A/B), and an A/B entry with an INCONCLUSIVE forward (a '|' in its
  * reason) and a FASTER backward whose current whisker runs far past the
  * rest; one skip, one WRONG and one ERROR. */
 static void fixed_result(comparison_result *r)
@@ -39,7 +40,9 @@ static void fixed_result(comparison_result *r)
     c.base_fwd.median = 12.3456, c.cur_fwd.median = 12.9781, c.base_bwd.median = 20.5, c.cur_bwd.median = 20.6;
     c.on_fwd = (perf_decided_on){box(1.0, 0.01, 75), box(1.0512, 0.01, 60), 0.004};
     c.on_bwd = (perf_decided_on){box(1.7, 0.02, 75), box(1.707, 0.02, 60), 0.005};
-    const int i = comparison_add_decided(r, "cpu", "s20-l1-i128-h128-b16", &c, NULL, NULL, NULL);
+    const int i = comparison_add_decided(r, "cpu", "s20-l1-i128-h128-b16", &c, NULL, NULL,
+                                         "slower than the baseline entry (fwd +5.1% [+4.2, +6.0] beyond 3.0%), not "
+                                         "rechecked A/B: the entry was recorded from uncommitted changes");
     comparison_set_entry(r, i, "96a2cbd8c3b45183d2470c85b6644f46b007badb", "2026-11-25T06:55:16Z");
     perf_comparison a = {0};
     a.fwd = verdict(VERDICT_INCONCLUSIVE, 0.02, -0.01, 0.05, 0.03, "interval straddles | the minimum effect");
@@ -120,8 +123,8 @@ int test_report_markdown_rows(void)
     CHECK(count(md, "\n| `") == 4, "4 rows, no more:\n%s", md);
     CHECK(strstr(md, "1 slower, 1 faster, 1 same, 1 inconclusive (forward and backward counted apart); "
                      "1 not compared here, 1 with wrong results, 1 failed with an error."), "the counts:\n%s", md);
-    CHECK(count(md, "\n- `") == 7, "a reason for each verdict but SAME, the A/B row, the skip, the wrong and "
-          "the error:\n%s", md);
+    CHECK(count(md, "\n- `") == 8, "a reason for each verdict but SAME, the A/B row, the entry's note, the skip, "
+          "the wrong and the error:\n%s", md);
     CHECK(strstr(md, "straddles \\| the minimum"), "a '|' in a reason is escaped:\n%s", md);
     comparison_free(&r);
     unit_remove_out(&out);
@@ -279,6 +282,29 @@ static const cJSON *json_row(const cJSON *doc, const char *list, const compariso
     return NULL;
 }
 
+/* A decided row's note (why an A/B, or why a SLOWER stands without one)
+ * in the table, the markdown (as its escaping writes it) and the JSON; none
+ * in the JSON where the row has none. 0 when they agree. */
+static int note_disagrees(const printed *p, const cJSON *j, const comparison_row *row, char *why, size_t n)
+{
+    const cJSON *note = cJSON_GetObjectItemCaseSensitive(j, "note");
+    if (!row->note[0])
+        return note ? snprintf(why, n, "json: a note where %s has none", row->runner), 1 : 0;
+    char line[COMPARISON_NOTE_MAX + 128], *md = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&md, &len);
+    if (!f)
+        return snprintf(why, n, "out of memory"), 1;
+    markup_md_text(f, row->note);
+    fclose(f);
+    snprintf(line, sizeof line, "note: %s: %s\n", row->runner, row->note);
+    const int bad = !strstr(p->text, line) || !strstr(p->md, md) || !cJSON_IsString(note) ||
+                    strcmp(note->valuestring, row->note);
+    free(md);
+    return bad ? snprintf(why, n, "table, markdown or json: %s %s's note is not '%s'", row->runner, row->shape,
+                          row->note), 1 : 0;
+}
+
 /* One decided row's phase in every printer: its verdict, and in the JSON
  * its numbers bit for bit. why: what disagreed. 0 when they agree. */
 static int phase_disagrees(const printed *p, const cJSON *doc, const comparison_row *row, int b, char *why,
@@ -308,6 +334,8 @@ static int phase_disagrees(const printed *p, const cJSON *doc, const comparison_
                                       : entry != NULL)
         return snprintf(why, n, "json or markdown: %s %s's baseline entry is not '%s' of %s", row->runner,
                         row->shape, row->entry_commit, row->entry_date), 1;
+    if (note_disagrees(p, json_row(doc, "results", row), row, why, n))
+        return 1;
     char caption[128];
     snprintf(caption, sizeof caption, ">%s %+.1f%%", verdict, 100 * ph.v->change);
     if (!strstr(p->svg, caption))
@@ -430,5 +458,44 @@ int test_comparison_status_ranks(void)
     CHECK(lc_status_exit_code(comparison_status(&r)) == 1, "a WRONG row alone: exit %d",
           lc_status_exit_code(comparison_status(&r)));
     comparison_free(&r);
+    return 0;
+}
+
+/* What a comparison with this machine's entry leads to: a SLOWER or a
+ * drift-blocked verdict is made again A/B against the entry's commit where
+ * that commit can be rebuilt and the runner is built in; a SLOWER that
+ * cannot be says why it stands; SAME, FASTER and a plain INCONCLUSIVE stand
+ * silently. */
+int test_comparison_recheck(void)
+{
+    baseline_entry e = {.reproducible = 1};
+    snprintf(e.git_commit, sizeof e.git_commit, "96a2cbd8c3b45183d2470c85b6644f46b007badb");
+    perf_comparison c = {0};
+    c.fwd = verdict(VERDICT_SLOWER, 0.038, 0.033, 0.043, 0.033, "slower by 3.8%");
+    c.bwd = verdict(VERDICT_SAME, -0.006, -0.015, 0.006, 0.031, "within");
+    char note[COMPARISON_NOTE_MAX];
+    CHECK(comparison_recheck_entry(&e, &c, 0, note, sizeof note) == COMPARISON_AB_FOR_SLOWER &&
+              strstr(note, "96a2cbd8c3b4") && strstr(note, "fwd +3.8% [+3.3, +4.3] beyond 3.3%") &&
+              !strstr(note, "bwd"), "a SLOWER is rechecked A/B, the note naming the commit and the slower phase: %s",
+          note);
+    CHECK(comparison_recheck_entry(&e, &c, 1, note, sizeof note) == COMPARISON_ENTRY_STANDS &&
+              strstr(note, "not rechecked A/B: a plugin's runner"), "a plugin's SLOWER stands, saying why: %s", note);
+    e.reproducible = 0;
+    CHECK(comparison_recheck_entry(&e, &c, 0, note, sizeof note) == COMPARISON_ENTRY_STANDS &&
+              strstr(note, "uncommitted changes"), "an entry of a dirty tree: its SLOWER stands, saying why: %s",
+          note);
+    e.reproducible = 1;
+    c.fwd = verdict(VERDICT_FASTER, -0.1, -0.12, -0.08, 0.03, "faster");
+    CHECK(comparison_recheck_entry(&e, &c, 0, note, sizeof note) == COMPARISON_ENTRY_STANDS && !note[0],
+          "FASTER stands, no note: %s", note);
+    c.fwd = verdict(VERDICT_INCONCLUSIVE, 0.01, -0.05, 0.07, 0.03, "straddles");
+    CHECK(comparison_recheck_entry(&e, &c, 0, note, sizeof note) == COMPARISON_ENTRY_STANDS && !note[0],
+          "INCONCLUSIVE without drift stands: %s", note);
+    c.fwd.control_drift = -0.375;
+    CHECK(comparison_recheck_entry(&e, &c, 0, note, sizeof note) == COMPARISON_AB_FOR_DRIFT &&
+              strstr(note, "-38%") && strstr(note, "96a2cbd8c3b4"), "drift past the guard: A/B, %s", note);
+    e.reproducible = 0;
+    CHECK(comparison_recheck_entry(&e, &c, 0, note, sizeof note) == COMPARISON_ENTRY_STANDS,
+          "drift, but no commit to rebuild: stands (INCONCLUSIVE)");
     return 0;
 }

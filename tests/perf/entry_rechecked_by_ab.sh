@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# A comparison with this machine's baseline entry that the machine's state
+# since the entry was recorded could have moved is made again as an A/B
+# against the entry's commit, both builds measured now (docs/perf.md):
+#   drift    the control workload drifted past the verdict's guard (the entry
+#            cannot decide): the A/B decides instead of INCONCLUSIVE;
+#   slower   unchanged code against an entry that looks 30% faster (a host
+#            that was quicker then): the baseline says SLOWER, the A/B must
+#            not (exit 0 or 3, never 1) -- the false alarm CI met;
+#   planted  a real 40% slowdown (the test build's LSTMCHECK_TEST_EXTRA_WORK,
+#            on side B only: side A is a plain build of the commit) against an
+#            entry of the same code without it: SLOWER, and the A/B says so.
+# The state is made, not waited for: the entry is recorded into a scratch
+# folder, its times edited (drift: the control's x1.6; slower: the runner's
+# /1.3) with the ratios kept their times' quotients, and its commit set to the
+# newest reproducible commit of the committed baselines.
+#   entry_rechecked_by_ab.sh drift|slower|planted LSTMCHECK BASELINES_DIR
+# (planted: LSTMCHECK is the test build, lstmcheck_faults.)
+# Exit 77 (skip), with the reason, when no committed baseline names a
+# reproducible commit, the A/B cannot run here (a shallow clone, a commit
+# that does not build) or, planted, the host left the A/B undecided.
+# Registered with lstmcheck_git_test: outside a git checkout it is skipped.
+set -euo pipefail
+mode=$1 lstmcheck=$2 committed=$3
+case $mode in drift|slower|planted) ;; *) echo "usage: $0 drift|slower|planted LSTMCHECK BASELINES_DIR" >&2; exit 2 ;; esac
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+shape=(--rnns cpu --seqLength 20 --numLayers 1 --inputSize 128 --hiddenSize 128 --miniBatch 16)
+"$lstmcheck" baseline update "${shape[@]}" --baseline-dir "$dir" --allow-dirty --no-progress >/dev/null
+commit=$(python3 - "$committed" "$dir" "$mode" <<'PY'
+import glob, json, os, sys
+committed, scratch, mode = sys.argv[1:4]
+best = None
+for f in glob.glob(os.path.join(committed, "cpu-*.json")):
+    for e in json.load(open(f))["entries"]:
+        if e.get("reproducible") and (best is None or e["date"] > best["date"]):
+            best = e
+if best is None:
+    sys.exit(0)
+# series scaled: a file whose ratios are not its times' quotients is
+# refused (docs/baselines.md), so the ratios move with the times
+scales = {"drift": (("control", 1.6), ("forward_ratio", 1 / 1.6), ("backward_ratio", 1 / 1.6)),
+          "slower": (("forward", 1 / 1.3), ("backward", 1 / 1.3), ("forward_ratio", 1 / 1.3),
+                     ("backward_ratio", 1 / 1.3)),
+          "planted": ()}[mode]
+(path,) = glob.glob(os.path.join(scratch, "*.json"))
+doc = json.load(open(path))
+for e in doc["entries"]:
+    e["git_commit"], e["reproducible"] = best["git_commit"], True
+    for key, f in scales:
+        series = e[key]
+        for k, v in series.items():
+            if k == "samples":
+                series[k] = [x * f for x in v]
+            elif k != "n":
+                series[k] = v * f
+json.dump(doc, open(path, "w"), indent=1)
+print(best["git_commit"])
+PY
+)
+[ -n "$commit" ] || { echo "no reproducible commit in $committed: nothing to compare A/B against"; exit 77; }
+[ "$mode" = planted ] && export LSTMCHECK_TEST_EXTRA_WORK=40
+set +e
+out=$("$lstmcheck" baseline compare "${shape[@]}" --baseline-dir "$dir" --max-seconds 10 2>&1)
+rc=$?
+set -e
+echo "$out"
+echo "exit $rc"
+case $mode in
+  drift) note="comparing A/B against the baseline's commit ${commit:0:12}" ;;
+  *) note="slower than the baseline entry of ${commit:0:12} .*rechecked A/B against that commit" ;;
+esac
+grep -Eq "$note" <<<"$out" || { echo "FAIL: no note saying why the A/B ($note)"; exit 1; }
+# the A/B ran (a line naming the commit), or could not here (a skip naming why)
+if grep -Eq "^SKIP cpu .*(cannot compare|shallow|not in)|^note: cpu: slower than the baseline entry, which stands" <<<"$out"; then
+  echo "SKIP: the A/B against ${commit:0:12} was chosen, but cannot run here (above)"
+  exit 77
+fi
+grep -Eq "^A/B cpu .* against ${commit:0:12} \(A\), the commit of this machine's entry" <<<"$out" \
+  || { echo "FAIL: neither an A/B against ${commit:0:12} nor a skip with its reason"; exit 1; }
+case $mode:$rc in
+  drift:0|drift:3|slower:0|slower:3) ;;
+  planted:1) grep -Eq "^cpu .* (fwd|bwd) .* SLOWER " <<<"$out" || { echo "FAIL: exit 1 without a SLOWER row"; exit 1; } ;;
+  planted:3) echo "SKIP: the host left the A/B of a planted 40% slowdown undecided (above)"; exit 77 ;;
+  drift:*|slower:*) echo "FAIL: exit $rc (0: decided SAME/FASTER, 3: not decided here; 1 is a false alarm)"; exit 1 ;;
+  planted:*) echo "FAIL: exit $rc: a planted 40% slowdown must fail (1)"; exit 1 ;;
+esac
