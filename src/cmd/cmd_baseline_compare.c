@@ -70,8 +70,7 @@ static void ab_skipped(compare_run *cr, const work_item *it, const char *tag, co
 {
     char text[COMPARISON_REASON_MAX];
     if (rc && rc->kind == COMPARISON_AB_FOR_SLOWER) {
-        snprintf(text, COMPARISON_NOTE_MAX, "slower than the baseline entry, which stands: the A/B against its "
-                 "commit that would recheck it could not be made (%s)", why);
+        comparison_recheck_unmade(rc->e, rc->first, why, text, COMPARISON_NOTE_MAX);
         entry_row(cr, it, tag, rc->e, rc->first, text);
         return;
     }

@@ -170,6 +170,19 @@ static void slower_phases(const perf_comparison *c, char *out, size_t n)
                                     100 * v[b]->delta);
 }
 
+/* Why entry e's commit cannot be rebuilt for an A/B (plugin: a plugin's runner). */
+static const char *not_rebuildable(const baseline_entry *e, int plugin, char *buf, size_t n)
+{
+    if (plugin)
+        return "a plugin's runner (an A/B rebuilds lstmcheck, not the plugin)";
+    if (strstr(e->git_commit, "-dirty"))
+        return "the entry was recorded from uncommitted changes, so its commit cannot be rebuilt";
+    if (git_commit_is_reproducible(e->git_commit))
+        return "the entry says it is not reproducible (\"reproducible\": false)";
+    snprintf(buf, n, "the entry's git_commit '%s' is no commit id to rebuild", e->git_commit);
+    return buf;
+}
+
 comparison_recheck comparison_recheck_entry(const baseline_entry *e, const perf_comparison *c, int plugin,
                                             char *note, size_t n)
 {
@@ -177,25 +190,38 @@ comparison_recheck comparison_recheck_entry(const baseline_entry *e, const perf_
     const verdict_kind overall = perf_overall(c);
     const double drift = c->fwd.control_drift;
     const int rebuildable = e->reproducible && !plugin;
-    if (overall == VERDICT_INCONCLUSIVE && fabs(drift) > VERDICT_MAX_CONTROL_DRIFT && rebuildable) {
+    char why[128], phases[200];
+    if (overall == VERDICT_INCONCLUSIVE && fabs(drift) > VERDICT_MAX_CONTROL_DRIFT) {
+        if (!rebuildable) {
+            snprintf(note, n, "the control workload runs %+.0f%% against the baseline's (the machine is in another "
+                     "state), not compared A/B instead: %s", 100 * drift, not_rebuildable(e, plugin, why, sizeof why));
+            return COMPARISON_ENTRY_STANDS;
+        }
         snprintf(note, n, "the control workload runs %+.0f%% against the baseline's (the machine is in another "
                  "state): comparing A/B against the baseline's commit %.12s instead", 100 * drift, e->git_commit);
         return COMPARISON_AB_FOR_DRIFT;
     }
     if (overall != VERDICT_SLOWER)
         return COMPARISON_ENTRY_STANDS;
-    char phases[200];
     slower_phases(c, phases, sizeof phases);
     if (!rebuildable) {
         snprintf(note, n, "slower than the baseline entry (%s), not rechecked A/B: %s", phases,
-                 plugin ? "a plugin's runner (an A/B rebuilds lstmcheck, not the plugin)"
-                        : "the entry was recorded from uncommitted changes, so its commit cannot be rebuilt");
+                 not_rebuildable(e, plugin, why, sizeof why));
         return COMPARISON_ENTRY_STANDS;
     }
     snprintf(note, n, "slower than the baseline entry of %.12s (%s), which was measured at another time, in "
              "another state of the host: rechecked A/B against that commit, both measured now; the A/B decides",
              e->git_commit, phases);
     return COMPARISON_AB_FOR_SLOWER;
+}
+
+void comparison_recheck_unmade(const baseline_entry *e, const perf_comparison *c, const char *why, char *note,
+                               size_t n)
+{
+    char phases[200];
+    slower_phases(c, phases, sizeof phases);
+    snprintf(note, n, "slower than the baseline entry of %.12s (%s), which stands: the A/B against that commit "
+             "that would recheck it could not be made (%s)", e->git_commit, phases, why);
 }
 
 lc_status comparison_choose_commit(const comparison_ab_request *rq, comparison_against *out, lc_error *err)

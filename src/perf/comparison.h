@@ -44,7 +44,9 @@ typedef struct comparison_row {
     char detail[COMPARISON_REASON_MAX]; /* wrong only: what the runner is told (comparison_wrong_detail) */
     /* decided: */
     comparison_against against;
-    char note[COMPARISON_NOTE_MAX]; /* why an entry's comparison became an A/B, or why its SLOWER stands without one; or "" */
+    /* why an entry's comparison became an A/B, or why its SLOWER (or its
+     * drift) stands without one; or "" */
+    char note[COMPARISON_NOTE_MAX];
     /* against this machine's baseline entry: the commit and date it was
      * measured at, as the file records them ("" in an A/B comparison) */
     char entry_commit[48], entry_date[32];
@@ -145,9 +147,14 @@ typedef enum comparison_recheck {
 
 /* What the comparison c with entry e leads to. The A/B needs e's commit
  * rebuilt (e reproducible) and a built-in runner (plugin 0). note: why the
- * A/B, or why a SLOWER stands without one; "" when there is nothing to say. */
+ * A/B, or why a SLOWER or a drift stands without one; "" when there is
+ * nothing to say. */
 comparison_recheck comparison_recheck_entry(const baseline_entry *e, const perf_comparison *c, int plugin,
                                             char *note, size_t n);
+/* The note of a SLOWER against e (c) whose A/B could not be made (why):
+ * the comparison with e stands. */
+void comparison_recheck_unmade(const baseline_entry *e, const perf_comparison *c, const char *why, char *note,
+                               size_t n);
 
 /* The commit an A/B compares against, and why: against (resolved --against,
  * given as asked), else the commit of entry (this machine's entry, whose

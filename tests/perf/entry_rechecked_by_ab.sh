@@ -72,7 +72,7 @@ case $mode in
 esac
 grep -Eq "$note" <<<"$out" || { echo "FAIL: no note saying why the A/B ($note)"; exit 1; }
 # the A/B ran (a line naming the commit), or could not here (a skip naming why)
-if grep -Eq "^SKIP cpu .*(cannot compare|shallow|not in)|^note: cpu: slower than the baseline entry, which stands" <<<"$out"; then
+if grep -Eq "^SKIP cpu .*(cannot compare|shallow|not in)|^note: cpu: slower than the baseline entry of .*, which stands" <<<"$out"; then
   echo "SKIP: the A/B against ${commit:0:12} was chosen, but cannot run here (above)"
   exit 77
 fi

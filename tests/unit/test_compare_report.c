@@ -480,10 +480,18 @@ int test_comparison_recheck(void)
           note);
     CHECK(comparison_recheck_entry(&e, &c, 1, note, sizeof note) == COMPARISON_ENTRY_STANDS &&
               strstr(note, "not rechecked A/B: a plugin's runner"), "a plugin's SLOWER stands, saying why: %s", note);
+    comparison_recheck_unmade(&e, &c, "unknown revision", note, sizeof note);
+    CHECK(strstr(note, "96a2cbd8c3b4") && strstr(note, "fwd +3.8%") && strstr(note, "which stands") &&
+              strstr(note, "(unknown revision)"), "an A/B not made: the SLOWER stands, its size and why: %s", note);
+    snprintf(e.git_commit, sizeof e.git_commit, "96a2cbd-dirty");
     e.reproducible = 0;
     CHECK(comparison_recheck_entry(&e, &c, 0, note, sizeof note) == COMPARISON_ENTRY_STANDS &&
               strstr(note, "uncommitted changes"), "an entry of a dirty tree: its SLOWER stands, saying why: %s",
           note);
+    snprintf(e.git_commit, sizeof e.git_commit, "main"); /* the reader marks it not reproducible */
+    CHECK(comparison_recheck_entry(&e, &c, 0, note, sizeof note) == COMPARISON_ENTRY_STANDS &&
+              strstr(note, "git_commit 'main' is no commit id"), "a commit that is no id: %s", note);
+    snprintf(e.git_commit, sizeof e.git_commit, "96a2cbd8c3b45183d2470c85b6644f46b007badb");
     e.reproducible = 1;
     c.fwd = verdict(VERDICT_FASTER, -0.1, -0.12, -0.08, 0.03, "faster");
     CHECK(comparison_recheck_entry(&e, &c, 0, note, sizeof note) == COMPARISON_ENTRY_STANDS && !note[0],
@@ -495,7 +503,8 @@ int test_comparison_recheck(void)
     CHECK(comparison_recheck_entry(&e, &c, 0, note, sizeof note) == COMPARISON_AB_FOR_DRIFT &&
               strstr(note, "-38%") && strstr(note, "96a2cbd8c3b4"), "drift past the guard: A/B, %s", note);
     e.reproducible = 0;
-    CHECK(comparison_recheck_entry(&e, &c, 0, note, sizeof note) == COMPARISON_ENTRY_STANDS,
-          "drift, but no commit to rebuild: stands (INCONCLUSIVE)");
+    CHECK(comparison_recheck_entry(&e, &c, 0, note, sizeof note) == COMPARISON_ENTRY_STANDS &&
+              strstr(note, "-38%") && strstr(note, "not compared A/B instead: the entry says it is not reproducible"),
+          "drift, but no commit to rebuild: stands (INCONCLUSIVE), saying why: %s", note);
     return 0;
 }
