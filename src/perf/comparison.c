@@ -192,13 +192,14 @@ comparison_recheck comparison_recheck_entry(const baseline_entry *e, const perf_
     const int rebuildable = e->reproducible && !plugin;
     char why[128], phases[200];
     if (overall == VERDICT_INCONCLUSIVE && fabs(drift) > VERDICT_MAX_CONTROL_DRIFT) {
+        char lead[128];
+        snprintf(lead, sizeof lead, "the control workload runs %+.0f%% against the baseline's (the machine is in "
+                 "another state)", 100 * drift);
         if (!rebuildable) {
-            snprintf(note, n, "the control workload runs %+.0f%% against the baseline's (the machine is in another "
-                     "state), not compared A/B instead: %s", 100 * drift, not_rebuildable(e, plugin, why, sizeof why));
+            snprintf(note, n, "%s, not compared A/B instead: %s", lead, not_rebuildable(e, plugin, why, sizeof why));
             return COMPARISON_ENTRY_STANDS;
         }
-        snprintf(note, n, "the control workload runs %+.0f%% against the baseline's (the machine is in another "
-                 "state): comparing A/B against the baseline's commit %.12s instead", 100 * drift, e->git_commit);
+        snprintf(note, n, "%s: comparing A/B against the baseline's commit %.12s instead", lead, e->git_commit);
         return COMPARISON_AB_FOR_DRIFT;
     }
     if (overall != VERDICT_SLOWER)
