@@ -247,7 +247,24 @@ step_ctest() {
   [ -n "$other" ] && echo "skipped, not GPU tests (reported, not failed):$other"
   [ -n "$bad" ] && { echo "GPU tests skipped, but a GPU is here:$bad"; return 1; }
   echo "skipped GPU numerics groups (outside a runner's caps, or refused by cuDNN): $(grep '(Skipped)' "$LOGS/ctest.out" | grep -c 'numerics\.')"
+  step_ctest_resources || rc=1
   return "$rc"
+}
+# CTest's GPU allocation on a real GPU (docs/gpu-resources.md): the spec from
+# this machine's nvidia-smi, and two GPU tests run on the GPU allocated to
+# them: a skip there (CUDA saw no GPU) fails as a failure does.
+step_ctest_resources() {
+  local out
+  bash ci/gpu-resources.sh --build "$BUILD" "$LOGS/gpus.json" || { echo "resources: no spec written"; return 1; }
+  out=$(cd "$BUILD" && LSTMCHECK_REQUIRE_GPU=1 ctest -R '^(unit\.trace_gpu_two_runners|numerics\.cudnn\.basic)$' \
+          --resource-spec-file "$LOGS/gpus.json" --output-on-failure --no-tests=error 2>&1)
+  local rc=$?
+  echo "$out"
+  if (( rc != 0 )) || grep -q '(Skipped)' <<<"$out"; then
+    echo "resources: a GPU test failed or skipped on the GPU CTest allocated"
+    return 1
+  fi
+  echo "resources: the GPU tests ran on the GPU CTest allocated ($(grep -c '"id"' "$LOGS/gpus.json") in the spec)"
 }
 
 # memcheck of one runner's group, inside what is left of MEMCHECK_DEADLINE;
@@ -415,7 +432,7 @@ step_baselines() {
 }
 
 export -f find_tools print_tools wheel_file gpu_model gpu_is_expected skip_is_allowed memcheck_one \
-  step_env step_build step_ctest step_memcheck racecheck_uncovered step_racecheck step_default_math_gate bench_runners step_bench \
+  step_env step_build step_ctest step_ctest_resources step_memcheck racecheck_uncovered step_racecheck step_default_math_gate bench_runners step_bench \
   step_cublas_math step_pytorch step_baselines
 
 # name:cap (seconds); the correctness steps share the GPU at once, the timing
@@ -437,7 +454,7 @@ if [ "$mode" = --dry-run ]; then
   echo "4. one after another, nothing else on the GPU: $STEPS_TIMING"
   echo "5. alone (call 2, PROOF_STEPS=memcheck): $STEPS_SANITIZER, cut to what is left of the deadline"
   echo "6. pack: logs.tar.gz, summary.txt beside the results"
-  for f in preflight gpu_is_expected step_build skip_is_allowed step_ctest memcheck_one step_memcheck \
+  for f in preflight gpu_is_expected step_build skip_is_allowed step_ctest step_ctest_resources memcheck_one step_memcheck \
            racecheck_uncovered step_racecheck step_default_math_gate bench_runners step_bench step_cublas_math step_pytorch step_baselines; do
     declare -f "$f"
   done

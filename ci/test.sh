@@ -7,7 +7,8 @@
 # Each step runs even when one before failed; any failure fails the command.
 # GPU tests report skipped on machines without a CUDA device; the command ends
 # with every skipped test of step 1 and its reason (ci/skipped_tests.py), which
-# CTest's own summary does not show.
+# CTest's own summary does not show; step 1's results are also JUnit XML
+# (build/Testing/ctest-junit.xml) for a CI system's test report.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
@@ -32,6 +33,7 @@ step "sanitizers" "$root/ci/sanitize.sh"
 step "fuzz" "$root/ci/fuzz.sh"
 if [ -f "$junit" ]; then
   python3 "$root/ci/skipped_tests.py" "$junit" || echo "(the skipped tests could not be listed from $junit)"
+  echo "JUnit report of the ctest step: $junit"
 fi
 if [ ${#failed[@]} -gt 0 ]; then
   echo "FAILED: ${failed[*]}"
