@@ -63,7 +63,13 @@ PY
 # --- 2. the spec writer, on a fake nvidia-smi
 cat > "$work/nvidia-smi" <<'SMI'
 #!/bin/sh
-[ -n "${FAKE_SMI_FAILS:-}" ] && { echo "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."; exit 9; }
+case ${FAKE_SMI:-} in
+  nodriver) echo "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."; exit 9 ;;
+  nodevices) echo "No devices were found"; exit 6 ;;
+  noise) echo "WARNING: infoROM is corrupted at gpu 0000:01:00.0" >&2 ;;
+  broken) echo "0, GPU-aaaaaaaa-0000-0000-0000-000000000000, NVIDIA H100 80GB HBM3"; exit 15 ;;
+  twice) echo "0, GPU-cccccccc-2222-2222-2222-222222222222, NVIDIA H100 80GB HBM3" ;;
+esac
 echo "0, GPU-aaaaaaaa-0000-0000-0000-000000000000, NVIDIA H100 80GB HBM3"
 echo "1, GPU-bbbbbbbb-1111-1111-1111-111111111111, NVIDIA H100 80GB HBM3"
 SMI
@@ -84,11 +90,25 @@ slots=$(python3 -c 'import json,sys; print(max(r.get("slots",1) for t in json.lo
 (unset CUDA_VISIBLE_DEVICES; resources 0 "two GPUs" --build "$build" "$work/spec.json")
 [ "$(spec_ids "$work/spec.json" 2>&1)" = "0:$slots 1:$slots" ] && pass "spec: GPUs 0 and 1, $slots slots each" ||
   fail "spec: $(spec_ids "$work/spec.json" 2>&1) (want 0:$slots 1:$slots)"
-CUDA_VISIBLE_DEVICES=GPU-bbbbbbbb-1111-1111-1111-111111111111 resources 0 "CUDA_VISIBLE_DEVICES by UUID" --build "$build" "$work/one.json"
-[ "$(spec_ids "$work/one.json" 2>&1)" = "1:$slots" ] && pass "spec: GPU 1 alone" || fail "spec: $(spec_ids "$work/one.json" 2>&1) (want 1:$slots)"
-CUDA_VISIBLE_DEVICES=7 resources 2 "a GPU nvidia-smi does not list" --build "$build" "$work/x.json"
+visible() { # CUDA_VISIBLE_DEVICES WANT_IDS WHAT: the spec of the GPUs CUDA would see
+  rm -f "$work/one.json"
+  CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=$1 resources 0 "$3" --build "$build" "$work/one.json"
+  [ "$(spec_ids "$work/one.json" 2>&1)" = "$2" ] && pass "spec of $3: $2" || fail "spec of $3: $(spec_ids "$work/one.json" 2>&1) (want $2)"
+}
+visible GPU-bbbbbbbb-1111-1111-1111-111111111111 "1:$slots" "CUDA_VISIBLE_DEVICES by UUID"
+visible GPU-bbbb "1:$slots" "a UUID's prefix"
+visible "1, 7, 0" "1:$slots" "an index, then one nvidia-smi lacks (CUDA stops there)"
+visible "1,0,1" "0:$slots 1:$slots" "indices, one twice"
+CUDA_VISIBLE_DEVICES=1 resources 2 "an index in CUDA's own order" --build "$build" "$work/x.json"
+CUDA_VISIBLE_DEVICES=MIG-aaaaaaaa-0000-0000-0000-000000000000 resources 2 "a MIG instance" --build "$build" "$work/x.json"
 CUDA_VISIBLE_DEVICES= resources 3 "no GPU visible" --build "$build" "$work/x.json"
-FAKE_SMI_FAILS=1 resources 3 "no driver" --build "$build" "$work/x.json"
+(unset CUDA_VISIBLE_DEVICES
+ FAKE_SMI=nodriver resources 3 "no driver" --build "$build" "$work/x.json"
+ FAKE_SMI=nodevices resources 3 "no devices" --build "$build" "$work/x.json"
+ FAKE_SMI=broken resources 4 "nvidia-smi failing after a line" --build "$build" "$work/x.json"
+ FAKE_SMI=twice resources 4 "an index listed twice" --build "$build" "$work/x.json"
+ FAKE_SMI=noise resources 0 "warnings on nvidia-smi's stderr" --build "$build" "$work/noise.json"
+ resources 2 "a folder for the spec" --build "$build" "$work")
 SMI=$work/none resources 3 "no nvidia-smi" --build "$build" "$work/x.json"
 resources 2 "no spec named" --build "$build"
 resources 2 "not a build" --build "$work" "$work/x.json"
@@ -96,7 +116,7 @@ resources 2 "an unknown flag" --slots 2 "$work/x.json"
 [ ! -e "$work/x.json" ] && pass "nothing written when refused" || fail "a refused run wrote $work/x.json"
 echo keep > "$work/target"
 ln -s "$work/target" "$work/link.json"
-(unset CUDA_VISIBLE_DEVICES; resources 0 "over a link" --build "$build" "$work/link.json")
+(unset CUDA_VISIBLE_DEVICES; resources 0 "over a link" --build "$build" -- "$work/link.json")
 [ "$(cat "$work/target")" = keep ] && [ ! -L "$work/link.json" ] && pass "a link is replaced, not written through" ||
   fail "the spec was written through the link $work/link.json"
 
@@ -121,8 +141,8 @@ foreach(i RANGE 1 4)
   lstmcheck_gpu_test(NAME perf.\${i} WHOLE_GPU LABELS perf COMMAND sh $work/project/record.sh perf.\${i} \${LOG})
 endforeach()
 CML
-judge() { # MODE LOG: the recorded runs, judged (mode: serial, parallel, none)
-  python3 - "$@" "$(spec_ids "$work/spec.json")" <<'PY'
+judge() { # MODE LOG SPEC: the recorded runs, judged (mode: serial, parallel, none)
+  python3 - "$1" "$2" "$(spec_ids "$3")" <<'PY'
 import sys
 mode, log, spec = sys.argv[1], sys.argv[2], dict(g.split(":") for g in sys.argv[3].split())
 runs, bad = {}, []
@@ -169,21 +189,25 @@ for b in bad[:12]:
 sys.exit(1 if bad else 0)
 PY
 }
-scratch() { # MODE CMAKE_ARGS...: configures the project afresh, runs it, judges it
-  local mode=$1 b=$work/build-$1 out
-  shift
-  rm -rf "$b"
-  cmake -S "$work/project" -B "$b" -DLOG="$b/runs.log" "$@" > "$work/cmake-$mode.log" 2>&1 ||
+scratch() { # MODE: configures the project afresh, runs it as docs/gpu-resources.md says, judges it
+  local mode=$1 b=$work/build-$1 out configure=() run=()
+  case $mode in
+    serial) run=(--resource-spec-file "$b/gpus.json") ;;
+    parallel) configure=("-DCTEST_RESOURCE_SPEC_FILE=$b/gpus.json") ;; # the spec written after configuring
+  esac
+  cmake -S "$work/project" -B "$b" -DLOG="$b/runs.log" "${configure[@]}" > "$work/cmake-$mode.log" 2>&1 ||
     { fail "$mode: the scratch project does not configure: $(tail -3 "$work/cmake-$mode.log")"; return; }
-  local spec_arg=()
-  [ "$mode" = serial ] && spec_arg=(--resource-spec-file "$work/spec.json")
-  (cd "$b" && unset CUDA_VISIBLE_DEVICES CUDA_DEVICE_ORDER && ctest -j 8 "${spec_arg[@]}" > "$b/ctest.log" 2>&1) ||
+  if [ "$mode" != none ]; then
+    (unset CUDA_VISIBLE_DEVICES; resources 0 "$mode: the scratch project's spec" --build "$b" "$b/gpus.json")
+  fi
+  (cd "$b" && unset CUDA_VISIBLE_DEVICES CUDA_DEVICE_ORDER && ctest -j 8 "${run[@]}" > "$b/ctest.log" 2>&1) ||
     { fail "$mode: ctest failed: $(tail -5 "$b/ctest.log")"; return; }
-  if out=$(judge "$mode" "$b/runs.log" 2>&1); then pass "$mode: $out"; else fail "$mode: $out"; fi
+  [ "$mode" = none ] && cp "$work/spec.json" "$b/gpus.json"
+  if out=$(judge "$mode" "$b/runs.log" "$b/gpus.json" 2>&1); then pass "$mode: $out"; else fail "$mode: $out"; fi
 }
 scratch none
 scratch serial
-scratch parallel "-DCTEST_RESOURCE_SPEC_FILE=$work/spec.json"
+scratch parallel
 
 # --- the launcher refuses an allocation it cannot read
 launch() { # EXPECTED_EXIT WHAT COUNT GROUP ALLOCATION
@@ -199,6 +223,10 @@ launch 4 "two GPUs at once" 1 gpus "id:0,slots:1;id:1,slots:1"
 launch 4 "a GPU named, not numbered" 1 gpus "id:gpu_a,slots:1"
 launch 4 "two groups" 2 gpus "id:0,slots:1"
 launch 4 "another resource" 1 crypto_chips "id:0,slots:1"
+launch 4 "no slots" 1 gpus "id:0,slots:"
+launch 4 "more after the slots" 1 gpus "id:0,slots:1,slots:2"
+launch 4 "a second GPU on a line of its own" 1 gpus "id:0,slots:1
+id:1,slots:1"
 
 [ "$fails" = 0 ] && echo "PASS: GPU tests over the GPUs CTest allocates" && exit 0
 echo "FAIL: $fails checks failed"
