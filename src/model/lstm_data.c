@@ -133,7 +133,8 @@ size_t lstm_host_bytes_estimate(const lstm_shape *s)
     size_t dgates = mul_checked(mul_checked(T, B), 4 * H);
     size_t total = 0;
     /* the float inputs twice: the problem and the runner's own copy (lstm_problem_copy) */
-    total = add_checked(total, mul_checked(w, 4 * 2 + 8 + 8 + 8));       /* params + 2 grads + ref copy */
+    /* params + 2 grads + ref copy, and the cpu runner's weights packed for its forward and backward */
+    total = add_checked(total, mul_checked(w, 4 * 2 + 8 + 8 + 8 + 4 * 2));
     total = add_checked(total, mul_checked(seq, 4 * 2 * 2 + 8 * 4 + 4 * 8)); /* x, dy, y, dx, runner work */
     total = add_checked(total, mul_checked(state, 4 * 4 * 2 + 8 * 8));
     total = add_checked(total, mul_checked(acts, 8 + 4));                /* ref + cpu runner */

@@ -53,6 +53,9 @@ typedef struct cpu_layer {
     float *out;    /* (T,B,H) the layer's output (zero past a sequence's end) */
     float *masked; /* (T,B,H) out times the dropout mask after it (dropout model, not the top layer) */
     float *dw_ih, *dw_hh, *db_ih, *db_hh; /* accumulated gradients (no biases under LayerNorm) */
+    /* the fused steps' weights in their kernels' layout (runners/cpu_step.h),
+     * packed once at create: the forward's panels and the backward's */
+    float *fwd_panels, *bwd_panels;
     /* LayerNorm model: the normalized vectors (T,B,4H: LN_i's, LN_h's;
      * T,B,H: LN_c's), their rstd (T,B each), and the accumulated gradients
      * of the LayerNorms' parameters (ln_grad[slot], the ABI's slots) */
@@ -85,11 +88,10 @@ typedef struct cpu_state {
     int extra_rows;
     gemm_operands operands;
     float *op_a, *op_b; /* TF32: a GEMM's operands, cut */
-    /* the fused steps (runners/cpu_step.h), NULL where they do not run:
-     * the panels of one layer at a time (the forward's, then the
-     * backward's), the cell's bias, the team */
+    /* the fused steps (runners/cpu_step.h), NULL where they do not run,
+     * and the cell's bias of one layer at a time */
     const cpu_step_kernels *kernels;
-    float *panels, *bias;
+    float *bias;
     /* where the kernels' weight-gradient GEMM packs (col_sums: the bias
      * gradient of a backward) */
     cpu_wgrad_buffers wgrad;
@@ -194,6 +196,7 @@ static void cpu_destroy(void *vs)
             cpu_layer *ly = &s->layers[l];
             free(ly->gates); free(ly->c); free(ly->h_prev); free(ly->c_prev); free(ly->out); free(ly->masked);
             free(ly->dw_ih); free(ly->dw_hh); free(ly->db_ih); free(ly->db_hh);
+            free(ly->fwd_panels); free(ly->bwd_panels);
             free(ly->i_hat); free(ly->h_hat); free(ly->c_hat);
             free(ly->rstd_i); free(ly->rstd_h); free(ly->rstd_c);
             for (size_t i = 0; i < LN_PARAMS; i++)
@@ -205,7 +208,7 @@ static void cpu_destroy(void *vs)
     free(s->dh); free(s->dc); free(s->dh_next); free(s->extra_a); free(s->extra_c);
     free(s->op_a); free(s->op_b);
     free(s->dgates_hh); free(s->d_cell); free(s->h_proj);
-    free(s->panels); free(s->bias);
+    free(s->bias);
     free(s->wgrad.panels[0]); free(s->wgrad.panels[1]); free(s->wgrad.strips); free(s->wgrad.col_sums);
     free(s);
 }
@@ -372,17 +375,19 @@ static int team_for(const cpu_state *s, int items)
     return s->threads < items ? s->threads : items;
 }
 
-/* The fused step's panels (the widest layer's) and bias; *ok becomes 0
- * when an allocation fails. */
+/* The fused step's panels (every layer's) and bias; *ok becomes 0 when
+ * an allocation fails. */
 static void alloc_step_buffers(cpu_state *s, int *ok)
 {
     const lstm_shape *sh = &s->p->shape;
     if (!s->kernels)
         return;
     const int lanes = s->kernels->lanes, widest = sh->input_size > sh->hidden_size ? sh->input_size : sh->hidden_size;
-    const size_t fwd = cpu_forward_panel_floats(widest, sh->hidden_size, lanes),
-                 bwd = cpu_backward_panel_floats(widest, sh->hidden_size, lanes);
-    s->panels = lstm_float_buffer(fwd > bwd ? fwd : bwd, ok); /* the forward's, then the backward's */
+    for (int l = 0; l < sh->num_layers; l++) {
+        const int In = lstm_layer_input_size(sh, l);
+        s->layers[l].fwd_panels = lstm_float_buffer(cpu_forward_panel_floats(In, sh->hidden_size, lanes), ok);
+        s->layers[l].bwd_panels = lstm_float_buffer(cpu_backward_panel_floats(In, sh->hidden_size, lanes), ok);
+    }
     s->bias = lstm_float_buffer(4 * (size_t)cpu_step_blocks(sh->hidden_size, lanes) * (size_t)lanes, ok);
     const cpu_weight_grads widest_wg = {.gates = 4 * sh->hidden_size, .width = {widest, sh->hidden_size}};
     s->wgrad.panels[0] = lstm_float_buffer(cpu_wgrad_panel_floats(&widest_wg, lanes), ok);
@@ -391,6 +396,41 @@ static void alloc_step_buffers(cpu_state *s, int *ok)
     s->wgrad.col_sums = lstm_float_buffer(4 * (size_t)sh->hidden_size, ok);
     s->threads = team_threads(sh, openblas_get_num_threads());
     *(void **)&s->park_blas_threads = dlsym(RTLD_DEFAULT, "blas_thread_shutdown_");
+}
+
+/* What one member of the packing team reads (pack_weights). */
+typedef struct pack_team {
+    cpu_state *s;
+    int l;
+} pack_team;
+
+static void pack_weights_member(void *arg, lc_team *team, int rank, int size)
+{
+    (void)team;
+    const pack_team *pt = arg;
+    const cpu_state *s = pt->s;
+    const lstm_problem *p = s->p;
+    const int l = pt->l, H = p->shape.hidden_size, In = lstm_layer_input_size(&p->shape, l), lanes = s->kernels->lanes;
+    const int blocks = cpu_step_blocks(H, lanes);
+    int dh_items, dx_items;
+    cpu_backward_items(In, H, lanes, &dh_items, &dx_items);
+    const int items = dh_items + dx_items;
+    cpu_pack_forward(s->layers[l].fwd_panels, p->w_ih[l], p->w_hh[l], In, H, lanes, FAULT_ON(FAULT_TRANSPOSED_WEIGHT),
+                     blocks * rank / size, blocks * (rank + 1) / size);
+    cpu_pack_backward(s->layers[l].bwd_panels, p->w_ih[l], p->w_hh[l], In, H, lanes, items * rank / size,
+                      items * (rank + 1) / size);
+}
+
+/* Every layer's weights into the fused steps' panels, once: the problem's
+ * weights do not change over a runner's life, so the forward and the
+ * backward read them in their kernels' layout, as oneDNN's primitives read
+ * theirs, reordered once at create (docs/perf.md, "Weights packed once"). */
+static void pack_weights(cpu_state *s)
+{
+    for (int l = 0; s->kernels && l < s->p->shape.num_layers; l++) {
+        pack_team pt = {s, l};
+        lc_parallel_team(s->threads, pack_weights_member, &pt);
+    }
 }
 
 static int cpu_create(const runner_ops *self, const lstm_problem *p, void **out, lc_error *err)
@@ -418,6 +458,7 @@ static int cpu_create(const runner_ops *self, const lstm_problem *p, void **out,
                      (size_t)sh->batch, (size_t)sh->hidden_size);
         return LC_ERROR;
     }
+    pack_weights(s);
     *out = s;
     return LC_OK;
 }
@@ -564,9 +605,9 @@ typedef struct fused_layer {
     int l;
 } fused_layer;
 
-/* One member's share of a layer: its blocks of hidden units, packed by
- * itself (no other member reads them), then every step of them, meeting
- * the others after each step (the next reads all of h_t). */
+/* One member's share of a layer: its blocks of hidden units (their panels
+ * packed at create), every step of them, meeting the others after each
+ * step (the next reads all of h_t). */
 static void fused_layer_member(void *arg, lc_team *team, int rank, int size)
 {
     const fused_layer *fl = arg;
@@ -579,10 +620,8 @@ static void fused_layer_member(void *arg, lc_team *team, int rank, int size)
     const size_t BH = (size_t)B * H;
     cpu_layer *ly = &s->layers[l];
     const float *in = layer_input(s, l);
-    TRACE_OP("pack.weights", cpu_pack_forward(s->panels, p->w_ih[l], p->w_hh[l], In, H, lanes,
-                                              FAULT_ON(FAULT_TRANSPOSED_WEIGHT), first, end));
     cpu_forward_step st = {
-        .batch = B, .hidden = H, .input = In, .packed = s->panels, .bias = s->bias, .len = s->len,
+        .batch = B, .hidden = H, .input = In, .packed = ly->fwd_panels, .bias = s->bias, .len = s->len,
         .faults = {FAULT_ON(FAULT_GATE_ORDER), FAULT_ON(FAULT_WRONG_ACTIVATION),
                    FAULT_ON(FAULT_OUTPUT_GATE_1PCT) ? 1.01f : 1.0f},
         .stream_gates = (size_t)T * BH * 4 * sizeof(float) > STREAMED_TAPE_BYTES,
@@ -705,7 +744,7 @@ static void layer_backward_gemm(cpu_state *s, int l)
 }
 
 /* One member's share of a layer's backward (cpu_backward_step): its
- * items, packed by itself, then every step of them, from the cells of
+ * items (their panels packed at create), every step of them, from the cells of
  * step T-1 alone (t = T) down to dh_0 (t = 0), meeting the others after
  * each (the next step reads all of dgates_{t-1}). */
 static void fused_backward_member(void *arg, lc_team *team, int rank, int size)
@@ -719,15 +758,13 @@ static void fused_backward_member(void *arg, lc_team *team, int rank, int size)
     int dh_items, dx_items;
     cpu_backward_items(In, H, lanes, &dh_items, &dx_items);
     const int items = dh_items + dx_items, first = items * rank / size, end = items * (rank + 1) / size;
-    TRACE_OP("pack.weights_backward", cpu_pack_backward(s->panels, p->w_ih[l], p->w_hh[l], In, H, lanes, first, end));
     const cpu_layer *ly = &s->layers[l];
     float *const dh[2] = {s->dh, s->dh_next}, *d_in = l == 0 ? s->dx : s->d_in;
     cpu_backward_step st = {
-        .batch = B, .hidden = H, .input = In, .packed = s->panels, .dc = s->dc, .len = s->len,
+        .batch = B, .hidden = H, .input = In, .packed = ly->bwd_panels, .dc = s->dc, .len = s->len,
         .faults = {FAULT_ON(FAULT_SMALL_GATE_GRAD) ? 1.0001f : 1.0f, FAULT_ON(FAULT_SEQ_END_OFF_BY_ONE),
                    FAULT_ON(FAULT_STATE_GRAD_NOT_CARRIED)},
     };
-    TRACE_OP("barrier", lc_team_barrier(team)); /* every panel packed */
     for (int t = T; t >= 0; t--) {
         const size_t cell = t > 0 ? (size_t)(t - 1) : 0; /* the step whose cell runs */
         st.t = t;
