@@ -117,6 +117,11 @@ size_t lstm_w_hh_elems(const lstm_shape *s)
     return 4 * (size_t)s->hidden_size * (size_t)s->hidden_size;
 }
 
+static size_t round_up(size_t n, size_t to)
+{
+    return add_checked(n, to - 1) / to * to;
+}
+
 size_t lstm_host_bytes_estimate(const lstm_shape *s)
 {
     size_t T = (size_t)s->seq_length, B = (size_t)s->batch, I = (size_t)s->input_size,
@@ -133,8 +138,12 @@ size_t lstm_host_bytes_estimate(const lstm_shape *s)
     size_t dgates = mul_checked(mul_checked(T, B), 4 * H);
     size_t total = 0;
     /* the float inputs twice: the problem and the runner's own copy (lstm_problem_copy) */
-    /* params + 2 grads + ref copy, and the cpu runner's weights packed for its forward and backward */
-    total = add_checked(total, mul_checked(w, 4 * 2 + 8 + 8 + 8 + 4 * 2));
+    total = add_checked(total, mul_checked(w, 4 * 2 + 8 + 8 + 8));       /* params + 2 grads + ref copy */
+    /* the cpu runner's weights packed for its forward (blocks of 16 units:
+     * H = 1 takes 16 times the weights) and its backward (64 columns) */
+    const size_t fwd_panels = mul_checked(4 * round_up(H, 16), wide + H);
+    const size_t bwd_panels = mul_checked(4 * H, round_up(wide, 64) + round_up(H, 64));
+    total = add_checked(total, mul_checked(mul_checked(add_checked(fwd_panels, bwd_panels), L), 4));
     total = add_checked(total, mul_checked(seq, 4 * 2 * 2 + 8 * 4 + 4 * 8)); /* x, dy, y, dx, runner work */
     total = add_checked(total, mul_checked(state, 4 * 4 * 2 + 8 * 8));
     total = add_checked(total, mul_checked(acts, 8 + 4));                /* ref + cpu runner */

@@ -124,14 +124,22 @@ void cpu_pack_wgrad_panels(float *panels, const cpu_weight_grads *wg, int lanes,
     }
 }
 
+/* A slab's rows: CPU_WGRAD_SLAB, or all of them where there are fewer (a
+ * short problem's buffers are not sized for a slab it never fills: T*B =
+ * 1 at I = 10^6 took 8 GB). */
+static size_t slab_rows(const cpu_weight_grads *wg)
+{
+    return wg->rows < CPU_WGRAD_SLAB ? (size_t)wg->rows : CPU_WGRAD_SLAB;
+}
+
 size_t cpu_wgrad_panel_floats(const cpu_weight_grads *wg, int lanes)
 {
-    return (size_t)cpu_wgrad_panels(wg, lanes) * CPU_WGRAD_SLAB * 4 * (size_t)lanes;
+    return (size_t)cpu_wgrad_panels(wg, lanes) * slab_rows(wg) * 4 * (size_t)lanes;
 }
 
 size_t cpu_wgrad_strip_floats(const cpu_weight_grads *wg, int strip_rows)
 {
-    return (size_t)cpu_wgrad_strips(wg, strip_rows) * (size_t)strip_rows * CPU_WGRAD_SLAB;
+    return (size_t)cpu_wgrad_strips(wg, strip_rows) * (size_t)strip_rows * slab_rows(wg);
 }
 
 /* The panels are packed by all, a share each, into one of two buffers: a
@@ -144,7 +152,7 @@ void cpu_weight_grads_member(const cpu_step_kernels *ks, const cpu_weight_grads 
     const int P = cpu_wgrad_panels(wg, ks->lanes), S = cpu_wgrad_strips(wg, ks->strip_rows);
     const int p_first = P * rank / size, p_end = P * (rank + 1) / size;
     const int s_first = S * rank / size, s_end = S * (rank + 1) / size;
-    float *strips = buf->strips + (size_t)s_first * (size_t)ks->strip_rows * CPU_WGRAD_SLAB;
+    float *strips = buf->strips + (size_t)s_first * (size_t)ks->strip_rows * slab_rows(wg);
     for (int k0 = 0, slab = 0; k0 < wg->rows; k0 += CPU_WGRAD_SLAB, slab++) {
         const int kc = wg->rows - k0 < CPU_WGRAD_SLAB ? wg->rows - k0 : CPU_WGRAD_SLAB;
         float *panels = buf->panels[slab % 2];

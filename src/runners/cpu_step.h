@@ -159,6 +159,7 @@ void cpu_pack_wgrad_panels(float *panels, const cpu_weight_grads *wg, int lanes,
 typedef struct cpu_wgrad_buffers {
     float *panels[2], *strips, *col_sums;
 } cpu_wgrad_buffers;
+/* (for wg->rows rows; a buffer sized for more rows serves fewer) */
 size_t cpu_wgrad_panel_floats(const cpu_weight_grads *wg, int lanes);
 size_t cpu_wgrad_strip_floats(const cpu_weight_grads *wg, int strip_rows);
 

@@ -389,7 +389,8 @@ static void alloc_step_buffers(cpu_state *s, int *ok)
         s->layers[l].bwd_panels = lstm_float_buffer(cpu_backward_panel_floats(In, sh->hidden_size, lanes), ok);
     }
     s->bias = lstm_float_buffer(4 * (size_t)cpu_step_blocks(sh->hidden_size, lanes) * (size_t)lanes, ok);
-    const cpu_weight_grads widest_wg = {.gates = 4 * sh->hidden_size, .width = {widest, sh->hidden_size}};
+    const cpu_weight_grads widest_wg = {.rows = sh->seq_length * sh->batch, .gates = 4 * sh->hidden_size,
+                                        .width = {widest, sh->hidden_size}};
     s->wgrad.panels[0] = lstm_float_buffer(cpu_wgrad_panel_floats(&widest_wg, lanes), ok);
     s->wgrad.panels[1] = lstm_float_buffer(cpu_wgrad_panel_floats(&widest_wg, lanes), ok);
     s->wgrad.strips = lstm_float_buffer(cpu_wgrad_strip_floats(&widest_wg, s->kernels->strip_rows), ok);

@@ -22,8 +22,9 @@
 # Exit 77 (skip), with the reason, when no committed baseline names a
 # reproducible commit, the A/B cannot run here (a shallow clone, a commit
 # that does not build), the host's noise raised the minimum effect past half
-# the step made (slower, planted: the entry's SLOWER, which the recheck starts
-# from, cannot be called here) or, planted, the host left the A/B undecided.
+# the step made while the step still measured at least a quarter of itself
+# (slower, planted: the entry's SLOWER, which the recheck starts from, cannot
+# be called here) or, planted, the host left the A/B undecided.
 # Registered with lstmcheck_git_test: outside a git checkout it is skipped.
 set -euo pipefail
 mode=$1 lstmcheck=$2 committed=$3
@@ -76,13 +77,19 @@ case $mode in
   *) note="slower than the baseline entry of ${commit:0:12} .*rechecked A/B against that commit" ;;
 esac
 # slower, planted: no note and no SLOWER row is the host's, not a fault, only
-# where its noise set the bar (minimum effect) past half the step made
+# where its noise set the bar (minimum effect) past half the step made and
+# every row still measured at least a quarter of the step (a step that did
+# not happen, a plant that adds nothing, fails)
 if ! grep -Eq "$note" <<<"$out"; then
   step=$(case $mode in slower) echo 100 ;; planted) echo 40 ;; *) echo 0 ;; esac)
-  bar=$(sed -nE 's/^cpu .* (fwd|bwd) .*\] +([0-9.]+)% [A-Z]+ .*/\2/p' <<<"$out" | sort -g | head -n 1)
-  if [ "$step" -gt 0 ] && [ -n "$bar" ] && ! grep -Eq "^cpu .* (fwd|bwd) .* SLOWER " <<<"$out" \
-      && python3 -c "import sys; sys.exit(not float('$bar') * 2 >= $step)"; then
-    echo "SKIP: this host's noise set the minimum effect to $bar% or more, past half the ${step}% step made: the SLOWER the recheck starts from cannot be called here"
+  rows=$(sed -nE 's/^cpu .* (fwd|bwd) .* ([+-][0-9.]+)% \[.*\] +([0-9.]+)% [A-Z]+ .*/\2 \3/p' <<<"$out")
+  if [ "$step" -gt 0 ] && [ -n "$rows" ] && ! grep -Eq "^cpu .* (fwd|bwd) .* SLOWER " <<<"$out" \
+      && python3 -c "
+import sys
+rows = [tuple(map(float, r.split())) for r in sys.argv[2].splitlines()]
+step = float(sys.argv[1])
+sys.exit(not all(bar * 2 >= step and change * 4 >= step for change, bar in rows))" "$step" "$rows"; then
+    echo "SKIP: this host's noise set the minimum effect past half the ${step}% step made (change, minimum effect per row: $(tr '\n' ';' <<<"$rows")): the SLOWER the recheck starts from cannot be called here"
     exit 77
   fi
   echo "FAIL: no note saying why the A/B ($note)"
