@@ -428,7 +428,9 @@ static void pack_weights_member(void *arg, lc_team *team, int rank, int size)
  * theirs, reordered once at create (docs/perf.md, "Weights packed once"). */
 static void pack_weights(cpu_state *s)
 {
-    for (int l = 0; s->kernels && l < s->p->shape.num_layers; l++) {
+    if (!s->kernels) /* the GEMM path reads the weights as they are */
+        return;
+    for (int l = 0; l < s->p->shape.num_layers; l++) {
         pack_team pt = {s, l};
         lc_parallel_team(s->threads, pack_weights_member, &pt);
     }

@@ -28,14 +28,20 @@
 # Registered with lstmcheck_git_test: outside a git checkout it is skipped.
 set -euo pipefail
 mode=$1 lstmcheck=$2 committed=$3
-case $mode in drift|slower|planted) ;; *) echo "usage: $0 drift|slower|planted LSTMCHECK BASELINES_DIR" >&2; exit 2 ;; esac
+# the slowdown made, in percent: slower's entry is scaled by 100 / (100 + step),
+# planted's extra work is step% (drift moves the control, not the runner)
+case $mode in
+  drift) step=0 ;; slower) step=100 ;; planted) step=40 ;;
+  *) echo "usage: $0 drift|slower|planted LSTMCHECK BASELINES_DIR" >&2; exit 2 ;;
+esac
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 shape=(--rnns cpu --seqLength 20 --numLayers 1 --inputSize 128 --hiddenSize 128 --miniBatch 16)
 "$lstmcheck" baseline update "${shape[@]}" --baseline-dir "$dir" --allow-dirty --no-progress >/dev/null
-commit=$(python3 - "$committed" "$dir" "$mode" <<'PY'
+commit=$(python3 - "$committed" "$dir" "$mode" "$step" <<'PY'
 import glob, json, os, sys
 committed, scratch, mode = sys.argv[1:4]
+faster = 100 / (100 + float(sys.argv[4]))
 best = None
 for f in glob.glob(os.path.join(committed, "cpu-*.json")):
     for e in json.load(open(f))["entries"]:
@@ -46,8 +52,8 @@ if best is None:
 # series scaled: a file whose ratios are not its times' quotients is
 # refused (docs/baselines.md), so the ratios move with the times
 scales = {"drift": (("control", 1.6), ("forward_ratio", 1 / 1.6), ("backward_ratio", 1 / 1.6)),
-          "slower": (("forward", 1 / 2), ("backward", 1 / 2), ("forward_ratio", 1 / 2),
-                     ("backward_ratio", 1 / 2)),
+          "slower": (("forward", faster), ("backward", faster), ("forward_ratio", faster),
+                     ("backward_ratio", faster)),
           "planted": ()}[mode]
 (path,) = glob.glob(os.path.join(scratch, "*.json"))
 doc = json.load(open(path))
@@ -65,7 +71,7 @@ print(best["git_commit"])
 PY
 )
 [ -n "$commit" ] || { echo "no reproducible commit in $committed: nothing to compare A/B against"; exit 77; }
-[ "$mode" = planted ] && export LSTMCHECK_TEST_EXTRA_WORK=40
+[ "$mode" = planted ] && export LSTMCHECK_TEST_EXTRA_WORK=$step
 set +e
 out=$("$lstmcheck" baseline compare "${shape[@]}" --baseline-dir "$dir" --max-seconds 10 2>&1)
 rc=$?
@@ -81,7 +87,6 @@ esac
 # every row still measured at least a quarter of the step (a step that did
 # not happen, a plant that adds nothing, fails)
 if ! grep -Eq "$note" <<<"$out"; then
-  step=$(case $mode in slower) echo 100 ;; planted) echo 40 ;; *) echo 0 ;; esac)
   rows=$(sed -nE 's/^cpu .* (fwd|bwd) .* ([+-][0-9.]+)% \[.*\] +([0-9.]+)% [A-Z]+ .*/\2 \3/p' <<<"$out")
   if [ "$step" -gt 0 ] && [ -n "$rows" ] && ! grep -Eq "^cpu .* (fwd|bwd) .* SLOWER " <<<"$out" \
       && python3 -c "
