@@ -81,6 +81,9 @@ typedef struct cpu_state {
      * recurrent projection before LN_h */
     float *dgates_hh, *d_cell, *h_proj;
     float *d_out, *d_in; /* (T,B,max(I,H)) */
+    /* the gradient reaching the output of the layer the backward is in:
+     * the problem's dy for the top layer (not copied), else d_out */
+    const float *out_grad;
     float *dx, *dh0, *dc0;
     float *dh, *dc, *dh_next; /* (B,H) */
     int backward_done;
@@ -710,9 +713,9 @@ static const float *step_cells_backward(cpu_state *s, int l, int t, int end_shif
                 memset(s->d_cell + at, 0, (size_t)H * sizeof(float));
         } else if (ln.eps > 0)
             cpu_ln_cell_backward(H, &ln, g + (size_t)b * H4, ly->c + at, ly->c_hat + at, ly->rstd_c[(size_t)t * B + b],
-                                 ly->c_prev + at, s->d_out + at, dh, dc, dgb, s->d_cell + at);
+                                 ly->c_prev + at, s->out_grad + at, dh, dc, dgb, s->d_cell + at);
         else
-            cell_backward(H, g + (size_t)b * H4, ly->c + at, ly->c_prev + at, s->d_out + at, dh, dc, dgb);
+            cell_backward(H, g + (size_t)b * H4, ly->c + at, ly->c_prev + at, s->out_grad + at, dh, dc, dgb);
     }
     if (!(ln.eps > 0))
         return dg;
@@ -778,7 +781,7 @@ static void fused_backward_member(void *arg, lc_team *team, int rank, int size)
         st.gates = t > 0 ? ly->gates + cell * BH4 : NULL;
         st.c = ly->c + cell * BH;
         st.c_prev = ly->c_prev + cell * BH;
-        st.d_out = s->d_out + cell * BH;
+        st.d_out = s->out_grad + cell * BH;
         st.dgates_out = s->dgates + cell * BH4;
         TRACE_OP("step.backward", s->kernels->backward(&st, first, end));
         if (t > 0)
@@ -801,7 +804,7 @@ static void layer_backward_fused(cpu_state *s, int l)
 }
 
 /* Backward through time of layer l: from the seeds dhy, dcy and the
- * gradient of the layer's output (s->d_out) to dgates of every step, and
+ * gradient of the layer's output (s->out_grad) to dgates of every step, and
  * the gradient of the initial state (and, fused, of the layer's input). */
 static void layer_backward_steps(cpu_state *s, int l)
 {
@@ -928,22 +931,29 @@ static int cpu_backward(void *vs, lc_error *err)
     const lstm_problem *p = s->p;
     const lstm_shape *sh = &p->shape;
     const size_t out_elems = lstm_seq_elems(sh, sh->hidden_size);
-    TRACE_OP("copy.output_grad", {
-        if (p->dy)
-            memcpy(s->d_out, p->dy, out_elems * sizeof(float));
-        else
-            memset(s->d_out, 0, out_elems * sizeof(float));
-    });
+    s->out_grad = p->dy;
+    if (!p->dy) {
+        TRACE_OP("zero.output_grad", memset(s->d_out, 0, out_elems * sizeof(float)));
+        s->out_grad = s->d_out;
+    }
     for (int l = sh->num_layers - 1; l >= 0; l--) {
         layer_backward_steps(s, l);
         layer_weight_and_input_grads(s, l);
+        if (l == 0)
+            break;
         /* the gradient of this layer's input is that of the layer below's
-         * output, through its dropout mask */
-        const float *mask = l > 0 && !FAULT_ON(FAULT_DROPOUT_BWD_UNMASKED) ? lstm_dropout_mask(p, l - 1) : NULL;
+         * output, through its dropout mask; unmasked, the buffers trade
+         * places (the layer below writes its input's gradient into the
+         * one this layer read) */
+        const float *mask = !FAULT_ON(FAULT_DROPOUT_BWD_UNMASKED) ? lstm_dropout_mask(p, l - 1) : NULL;
         if (mask)
             TRACE_OP("dropout.mask_grad", masked_copy(s->d_out, s->d_in, mask, out_elems));
-        else if (l > 0)
-            TRACE_OP("copy.layer_grad", memcpy(s->d_out, s->d_in, out_elems * sizeof(float)));
+        else {
+            float *swap = s->d_out;
+            s->d_out = s->d_in;
+            s->d_in = swap;
+        }
+        s->out_grad = s->d_out;
     }
     s->backward_done = 1;
     extra_work(s, started);
