@@ -69,6 +69,19 @@ void cpu_backward_items(int input, int hidden, int lanes, int *dh_items, int *dx
     *dx_items = cpu_step_blocks(input, 4 * lanes);
 }
 
+/* Positions [0, items) take the dh items in proportion, Bresenham's way:
+ * floor(pos * dh / items) of them come before position pos, so a member's
+ * positions [first, end) are a contiguous run of each list. */
+void cpu_backward_share(int dh_items, int dx_items, int rank, int size, int dh[2], int dx[2])
+{
+    const long items = (long)dh_items + dx_items;
+    const long first = items * rank / size, end = items * (rank + 1) / size;
+    dh[0] = (int)(first * dh_items / items);
+    dh[1] = (int)(end * dh_items / items);
+    dx[0] = (int)first - dh[0];
+    dx[1] = (int)end - dh[1];
+}
+
 size_t cpu_backward_panel_floats(int input, int hidden, int lanes)
 {
     int dh_items, dx_items;

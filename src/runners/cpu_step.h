@@ -138,6 +138,14 @@ void cpu_pack_forward(float *panels, const float *w_ih, const float *w_hh, int i
  * [W_ih | W_hh]: first those of h_{t-1} (*dh_items, each with its cells),
  * then those of x_t (*dx_items); and the floats their panels take. */
 void cpu_backward_items(int input, int hidden, int lanes, int *dh_items, int *dx_items);
+
+/* Member `rank` of `size`'s share of a backward step's items: dh items
+ * [dh[0], dh[1]) and dx items [dx[0], dx[1]) (numbered from 0 in each
+ * list). Only the dh items run cells, so each member gets as even a part
+ * of each list as the count of items it gets allows: split as one list, h
+ * first, one member had every cell and the other waited for it at each
+ * step's barrier (11 ms of a 255 ms backward at 2 threads). */
+void cpu_backward_share(int dh_items, int dx_items, int rank, int size, int dh[2], int dx[2]);
 size_t cpu_backward_panel_floats(int input, int hidden, int lanes);
 
 /* Items [first, end) of the backward panels of a layer: for item i, k

@@ -358,3 +358,35 @@ int test_cpu_weight_grads_against_double(void)
 {
     return each_isa(weight_grads_cases);
 }
+
+/* Every item of both lists exactly once, in order, each member's count
+ * within one of the others', and its part of the dh items (the ones with
+ * cells) within one of its proportion: h items first in one list fails
+ * the last at 8 + 8 items over 2 members (8 against 4). */
+int test_cpu_backward_share_balanced(void)
+{
+    for (int size = 1; size <= 8; size++)
+        for (int dh_items = 1; dh_items <= 20; dh_items++)
+            for (int dx_items = 1; dx_items <= 20; dx_items++) {
+                const int items = dh_items + dx_items;
+                int dh_at = 0, dx_at = 0;
+                for (int rank = 0; rank < size; rank++) {
+                    int dh[2], dx[2];
+                    cpu_backward_share(dh_items, dx_items, rank, size, dh, dx);
+                    const int n = dh[1] - dh[0] + dx[1] - dx[0];
+                    CHECK(dh[0] == dh_at && dx[0] == dx_at && dh[1] >= dh[0] && dx[1] >= dx[0],
+                          "%d + %d items, member %d of %d: dh [%d, %d), dx [%d, %d) after %d, %d", dh_items, dx_items,
+                          rank, size, dh[0], dh[1], dx[0], dx[1], dh_at, dx_at);
+                    CHECK(n * size >= items - size && n * size <= items + size, "member %d of %d: %d of %d items",
+                          rank, size, n, items);
+                    CHECK(fabs((double)(dh[1] - dh[0]) - (double)n * dh_items / items) < 1.0,
+                          "%d + %d items, member %d of %d: %d dh items of its %d", dh_items, dx_items, rank, size,
+                          dh[1] - dh[0], n);
+                    dh_at = dh[1];
+                    dx_at = dx[1];
+                }
+                CHECK(dh_at == dh_items && dx_at == dx_items, "%d + %d items over %d: %d, %d covered", dh_items,
+                      dx_items, size, dh_at, dx_at);
+            }
+    return 0;
+}
