@@ -138,6 +138,7 @@ void cpu_pack_forward(float *panels, const float *w_ih, const float *w_hh, int i
  * [W_ih | W_hh]: first those of h_{t-1} (*dh_items, each with its cells),
  * then those of x_t (*dx_items); and the floats their panels take. */
 void cpu_backward_items(int input, int hidden, int lanes, int *dh_items, int *dx_items);
+size_t cpu_backward_panel_floats(int input, int hidden, int lanes);
 
 /* Member `rank` of `size`'s share of a backward step's items: dh items
  * [dh[0], dh[1]) and dx items [dx[0], dx[1]) (numbered from 0 in each
@@ -146,7 +147,6 @@ void cpu_backward_items(int input, int hidden, int lanes, int *dh_items, int *dx
  * first, one member had every cell and the other waited for it at each
  * step's barrier (11 ms of a 255 ms backward at 2 threads). */
 void cpu_backward_share(int dh_items, int dx_items, int rank, int size, int dh[2], int dx[2]);
-size_t cpu_backward_panel_floats(int input, int hidden, int lanes);
 
 /* Items [first, end) of the backward panels of a layer: for item i, k
  * over the 4H gate rows, the item's 4*lanes columns of W_hh (dh items)
