@@ -1,5 +1,6 @@
 /* The fused step's panels and the choice of kernels (cpu_step.h). */
 #include "runners/cpu_step.h"
+#include "device/trace.h"
 
 #include <string.h>
 
@@ -169,10 +170,10 @@ void cpu_weight_grads_member(const cpu_step_kernels *ks, const cpu_weight_grads 
     for (int k0 = 0, slab = 0; k0 < wg->rows; k0 += CPU_WGRAD_SLAB, slab++) {
         const int kc = wg->rows - k0 < CPU_WGRAD_SLAB ? wg->rows - k0 : CPU_WGRAD_SLAB;
         float *panels = buf->panels[slab % 2];
-        cpu_pack_wgrad_panels(panels, wg, ks->lanes, k0, kc, p_first, p_end);
-        ks->pack_strips(strips, buf->col_sums, wg, k0, kc, s_first, s_end);
-        lc_team_barrier(team);
-        ks->weight_grads(wg, strips, s_first, s_end, panels, kc);
+        TRACE_OP("pack.wgrad_panels", cpu_pack_wgrad_panels(panels, wg, ks->lanes, k0, kc, p_first, p_end));
+        TRACE_OP("pack.wgrad_strips", ks->pack_strips(strips, buf->col_sums, wg, k0, kc, s_first, s_end));
+        TRACE_OP("barrier", lc_team_barrier(team));
+        TRACE_OP("gemm.weight_grads", ks->weight_grads(wg, strips, s_first, s_end, panels, kc));
     }
 }
 

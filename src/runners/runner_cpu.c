@@ -855,7 +855,7 @@ typedef struct wgrad_team {
 static void weight_grads_member(void *arg, lc_team *team, int rank, int size)
 {
     const wgrad_team *w = arg;
-    TRACE_OP("gemm.weight_grads", cpu_weight_grads_member(w->s->kernels, w->wg, &w->s->wgrad, team, rank, size));
+    cpu_weight_grads_member(w->s->kernels, w->wg, &w->s->wgrad, team, rank, size); /* its parts traced inside */
 }
 
 /* dW_ih, dW_hh and both bias gradients on the kernels' GEMM, its gate

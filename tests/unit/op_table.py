@@ -89,6 +89,10 @@ def check_against_trace(rows, trace, runners, iterations, groups=("lstm",)):
         if runner == "cpu" and len(os.sched_getaffinity(0)) >= 2 and "OPENBLAS_NUM_THREADS" not in os.environ:
             steps = [r for r in mine if r["operation"] == "step.forward"]
             assert int(steps[0]["lanes"]) >= 2, ("a team member's lane of its own", steps)
+        if runner == "cpu" and any(r["operation"] == "step.forward" for r in mine):
+            # the fused path's weight gradients: the packing a row of its own, each part once a slab and member
+            per_slab = {n: calls[n] for n in ("pack.wgrad_panels", "pack.wgrad_strips", "gemm.weight_grads")}
+            assert per_slab["gemm.weight_grads"] and len(set(per_slab.values())) == 1, (runner, per_slab)
         # gradients are zeroed once per iteration: warm-up and the gate are outside the window
         zero = [r for r in mine if r["operation"] == "zero.grads"]
         assert zero and int(zero[0]["calls"]) == iterations, (runner, zero)
