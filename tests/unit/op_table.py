@@ -15,6 +15,9 @@ from collections import defaultdict
 # large enough a step for the cpu runner's team to have two members where two cores are
 SHAPE = ["--device", "cpu", "--numLayers", "2", "--seqLength", "6", "--hiddenSize", "128", "--inputSize", "128",
          "--miniBatch", "16"]
+LAYERS = int(SHAPE[SHAPE.index("--numLayers") + 1])
+# the weight gradients' slabs: 1024 rows (CPU_WGRAD_SLAB) of the T*B
+SLABS = -(-int(SHAPE[SHAPE.index("--seqLength") + 1]) * int(SHAPE[SHAPE.index("--miniBatch") + 1]) // 1024)
 HEADER = ["runner", "group", "kind", "operation", "calls", "total_ms", "mean_us", "share", "lanes", "window_ms", "iterations"]
 
 
@@ -91,8 +94,13 @@ def check_against_trace(rows, trace, runners, iterations, groups=("lstm",)):
             assert int(steps[0]["lanes"]) >= 2, ("a team member's lane of its own", steps)
         if runner == "cpu" and any(r["operation"] == "step.forward" for r in mine):
             # the fused path's weight gradients: the packing a row of its own, each part once a slab and member
-            per_slab = {n: calls[n] for n in ("pack.wgrad_panels", "pack.wgrad_strips", "gemm.weight_grads")}
-            assert per_slab["gemm.weight_grads"] and len(set(per_slab.values())) == 1, (runner, per_slab)
+            # (SHAPE's slabs in the lstm group; another group has a shape of its own)
+            members = len(lanes["gemm.weight_grads"])
+            per_slab = {n: calls.get(n, 0) for n in ("pack.wgrad_panels", "pack.wgrad_strips", "gemm.weight_grads")}
+            assert members and len(set(per_slab.values())) == 1, (runner, group, per_slab)
+            if group == "lstm":
+                expected = iterations * SLABS * LAYERS * members
+                assert per_slab["gemm.weight_grads"] == expected, (runner, per_slab, expected)
         # gradients are zeroed once per iteration: warm-up and the gate are outside the window
         zero = [r for r in mine if r["operation"] == "zero.grads"]
         assert zero and int(zero[0]["calls"]) == iterations, (runner, zero)
