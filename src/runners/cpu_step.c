@@ -73,7 +73,7 @@ void cpu_backward_items(int input, int hidden, int lanes, int *dh_items, int *dx
 /* Positions [0, items) take the dh items in proportion, Bresenham's way:
  * floor(pos * dh / items) of them come before position pos, so a member's
  * positions [first, end) are a contiguous run of each list. */
-void cpu_backward_share(int dh_items, int dx_items, int rank, int size, int dh[2], int dx[2])
+void cpu_backward_share(int dh_items, int dx_items, int rank, int size, int dh[2], int dx[2], int then[2])
 {
     const long items = (long)dh_items + dx_items;
     const long first = items * rank / size, end = items * (rank + 1) / size;
@@ -81,6 +81,12 @@ void cpu_backward_share(int dh_items, int dx_items, int rank, int size, int dh[2
     dh[1] = (int)(end * dh_items / items);
     dx[0] = (int)first - dh[0];
     dx[1] = (int)end - dh[1];
+    /* the member reads its dh list, then its dx list, then (next step) its
+     * dh list again; an empty list is passed over */
+    const int dh_first = dh[1] > dh[0] ? dh[0] : dh_items + dx[0];
+    const int dx_first = dx[1] > dx[0] ? dh_items + dx[0] : dh[0];
+    then[0] = dx_first;
+    then[1] = dh_first;
 }
 
 size_t cpu_backward_panel_floats(int input, int hidden, int lanes)

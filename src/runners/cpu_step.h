@@ -104,8 +104,9 @@ typedef struct cpu_step_kernels {
     int lanes;       /* hidden units per block: one vector */
     /* blocks [first, end) of a step (block b: units b*lanes ...) */
     void (*forward)(const cpu_forward_step *st, int first, int end);
-    /* items [first, end) of a backward step (cpu_backward_items) */
-    void (*backward)(const cpu_backward_step *st, int first, int end);
+    /* items [first, end) of a backward step (cpu_backward_items); item
+     * `then` is the one this thread reads after them */
+    void (*backward)(const cpu_backward_step *st, int first, int end, int then);
     int strip_rows;  /* gate rows per strip of the weight gradients' GEMM */
     /* strips [first, end) of the slab of kc rows from k0 into `strips`
      * (the first one first), each gate column's sum added into col_sums
@@ -145,8 +146,10 @@ size_t cpu_backward_panel_floats(int input, int hidden, int lanes);
  * list). Only the dh items run cells, so each member gets as even a part
  * of each list as the count of items it gets allows: split as one list, h
  * first, one member had every cell and the other waited for it at each
- * step's barrier (11 ms of a 255 ms backward at 2 threads). */
-void cpu_backward_share(int dh_items, int dx_items, int rank, int size, int dh[2], int dx[2]);
+ * step's barrier (11 ms of a 255 ms backward at 2 threads). then[0] and
+ * then[1]: the item (numbered over both lists, dh first) the member reads
+ * after its dh items and after its dx items, for the kernels' `then`. */
+void cpu_backward_share(int dh_items, int dx_items, int rank, int size, int dh[2], int dx[2], int then[2]);
 
 /* Items [first, end) of the backward panels of a layer: for item i, k
  * over the 4H gate rows, the item's 4*lanes columns of W_hh (dh items)

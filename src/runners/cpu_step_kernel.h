@@ -129,13 +129,28 @@ static inline __attribute__((always_inline)) void KNAME(cell_forward)(const cpu_
     KNAME(store_n)(st->out + row, h, n);
 }
 
+/* The operand a kernel reads next (a step's next panel, the weight
+ * gradients' next strip), asked of L2 a line a k while it reads this
+ * one: lines [line0, lines) of `at` (at NULL: none). A step's panel is
+ * read by every row tile of the batch and only its first tile used to
+ * wait on L3 for each line: asked ahead, the forward took 9.5% less time
+ * on a Xeon with 2 MB of L2 (docs/perf.md, "The next panel asked ahead"). */
+#define CPU_LINE_FLOATS 16
+typedef struct KNAME(next_panel) {
+    const float *at;
+    size_t line0, lines;
+} KNAME(next_panel);
+
 /* acc[r][q] += sum_k a[r*a_row + k*a_k] * panel[k][q] over k < K: the
  * tile's share of one operand; returns the panel past it. One of a_row
  * and a_k is the constant 1 where it is inlined. */
 static inline __attribute__((always_inline)) const float *
-KNAME(tile_dot)(vec acc[MR][4], int rows, const float *a, size_t a_row, size_t a_k, int K, const float *panel)
+KNAME(tile_dot)(vec acc[MR][4], int rows, const float *a, size_t a_row, size_t a_k, int K, const float *panel,
+                KNAME(next_panel) next)
 {
     for (int k = 0; k < K; k++, panel += 4 * VL, a += a_k) {
+        if (next.at && next.line0 + (size_t)k < next.lines)
+            _mm_prefetch((const char *)(next.at + (next.line0 + (size_t)k) * CPU_LINE_FLOATS), _MM_HINT_T1);
         const vec b0 = v_load(panel), b1 = v_load(panel + VL), b2 = v_load(panel + 2 * VL),
                   b3 = v_load(panel + 3 * VL);
 #pragma GCC unroll 8
@@ -169,15 +184,18 @@ static inline __attribute__((always_inline)) void KNAME(zero_tile)(vec acc[MR][4
  * only linear steps, where one chain's error is what the rule's N counts;
  * blocked they cost 1% more at the default shape (docs/perf.md). */
 static inline __attribute__((always_inline)) const float *
-KNAME(tile_dot_blocked)(vec acc[MR][4], int rows, const float *a, size_t a_row, size_t a_k, int K, const float *panel)
+KNAME(tile_dot_blocked)(vec acc[MR][4], int rows, const float *a, size_t a_row, size_t a_k, int K, const float *panel,
+                        KNAME(next_panel) next)
 {
     const int first = K < CPU_STEP_SUM_BLOCK ? K : CPU_STEP_SUM_BLOCK;
-    panel = KNAME(tile_dot)(acc, rows, a, a_row, a_k, first, panel);
+    const size_t line0 = next.line0;
+    panel = KNAME(tile_dot)(acc, rows, a, a_row, a_k, first, panel, next);
     for (int k0 = first; k0 < K; k0 += CPU_STEP_SUM_BLOCK) {
         const int kb = K - k0 < CPU_STEP_SUM_BLOCK ? K - k0 : CPU_STEP_SUM_BLOCK;
         vec part[MR][4];
         KNAME(zero_tile)(part);
-        panel = KNAME(tile_dot)(part, rows, a + (size_t)k0 * a_k, a_row, a_k, kb, panel);
+        next.line0 = line0 + (size_t)k0;
+        panel = KNAME(tile_dot)(part, rows, a + (size_t)k0 * a_k, a_row, a_k, kb, panel, next);
         for (int r = 0; r < rows; r++)
             for (int q = 0; q < 4; q++)
                 acc[r][q] = v_add(acc[r][q], part[r][q]);
@@ -185,17 +203,29 @@ KNAME(tile_dot_blocked)(vec acc[MR][4], int rows, const float *a, size_t a_row, 
     return panel;
 }
 
-/* rows (a constant where it is inlined) batch rows from r0, block `block` */
-static inline __attribute__((always_inline)) void KNAME(tile_forward)(const cpu_forward_step *st, int block, int r0,
-                                                                     int rows)
+/* The panel of K rows at `at` as the next one, for the row tile from
+ * batch row r0: each tile asks for the K lines after its predecessors'. */
+static inline KNAME(next_panel) KNAME(next_panel_for)(const float *at, int K, int r0)
+{
+    const KNAME(next_panel) next = {at, (size_t)(r0 / MR) * (size_t)K, (size_t)K * 4 * VL / CPU_LINE_FLOATS};
+    return next;
+}
+
+/* rows (a constant where it is inlined) batch rows from r0, block
+ * `block`; block `next` is the one this thread reads after it */
+static inline __attribute__((always_inline)) void KNAME(tile_forward)(const cpu_forward_step *st, int block, int next,
+                                                                     int r0, int rows)
 {
     const int I = st->input, H = st->hidden, blocks = cpu_step_blocks(H, VL);
     const int j = block * VL, n = H - j < VL ? H - j : VL;
+    const size_t panel_floats = (size_t)(I + H) * 4 * VL;
     vec acc[MR][4];
     KNAME(zero_tile)(acc);
-    const float *panel = st->packed + (size_t)block * (size_t)(I + H) * 4 * VL;
-    panel = KNAME(tile_dot_blocked)(acc, rows, st->x + (size_t)r0 * I, (size_t)I, 1, I, panel);
-    KNAME(tile_dot_blocked)(acc, rows, st->h_in + (size_t)r0 * H, (size_t)H, 1, H, panel);
+    const float *panel = st->packed + (size_t)block * panel_floats;
+    KNAME(next_panel) ahead = KNAME(next_panel_for)(st->packed + (size_t)next * panel_floats, I + H, r0);
+    panel = KNAME(tile_dot_blocked)(acc, rows, st->x + (size_t)r0 * I, (size_t)I, 1, I, panel, ahead);
+    ahead.line0 += (size_t)I;
+    KNAME(tile_dot_blocked)(acc, rows, st->h_in + (size_t)r0 * H, (size_t)H, 1, H, panel, ahead);
     for (int r = 0; r < rows; r++)
         KNAME(cell_forward)(st, acc[r], r0 + r, j, n, blocks * VL);
 }
@@ -222,7 +252,8 @@ static inline __attribute__((always_inline)) void KNAME(tile_forward)(const cpu_
 static void KNAME(step_forward)(const cpu_forward_step *st, int first, int end)
 {
     for (int block = first; block < end; block++) {
-#define FORWARD_TILE(r0, rows) KNAME(tile_forward)(st, block, r0, rows)
+        const int next = block + 1 < end ? block + 1 : first; /* the last one's: the first, for the next step */
+#define FORWARD_TILE(r0, rows) KNAME(tile_forward)(st, block, next, r0, rows)
         ROW_TILES(st->batch, FORWARD_TILE);
 #undef FORWARD_TILE
     }
@@ -260,15 +291,17 @@ static inline __attribute__((always_inline)) void KNAME(cell_backward)(const cpu
  * dgates_t [W_ih | W_hh], stored as dx_t, or as the gradient reaching
  * h_{t-1} and turned into dgates_{t-1} at once. */
 static inline __attribute__((always_inline)) void KNAME(tile_backward)(const cpu_backward_step *st, int item,
-                                                                      int dh_items, int r0, int rows)
+                                                                      int next, int dh_items, int r0, int rows)
 {
     const int H = st->hidden, I = st->input, of_h = item < dh_items, cols = of_h ? H : I;
     const int col = (of_h ? item : item - dh_items) * 4 * VL;
+    const size_t panel_floats = 4 * (size_t)H * 4 * VL;
     vec acc[MR][4];
     KNAME(zero_tile)(acc);
     if (st->dgates_in)
         KNAME(tile_dot)(acc, rows, st->dgates_in + (size_t)r0 * 4 * H, 4 * (size_t)H, 1, 4 * H,
-                        st->packed + (size_t)item * 4 * (size_t)H * 4 * VL);
+                        st->packed + (size_t)item * panel_floats,
+                        KNAME(next_panel_for)(st->packed + (size_t)next * panel_floats, 4 * H, r0));
     for (int r = 0; r < rows; r++) {
         const int b = r0 + r;
         const int passes = !st->dgates_in ||
@@ -289,14 +322,15 @@ static inline __attribute__((always_inline)) void KNAME(tile_backward)(const cpu
     }
 }
 
-static void KNAME(step_backward)(const cpu_backward_step *st, int first, int end)
+static void KNAME(step_backward)(const cpu_backward_step *st, int first, int end, int then)
 {
     int dh_items, dx_items;
     cpu_backward_items(st->input, st->hidden, VL, &dh_items, &dx_items);
     if (!st->dgates_in && end > dh_items) /* no product: the cells alone */
         end = dh_items;
     for (int item = first; item < end; item++) {
-#define BACKWARD_TILE(r0, rows) KNAME(tile_backward)(st, item, dh_items, r0, rows)
+        const int next = item + 1 < end ? item + 1 : then;
+#define BACKWARD_TILE(r0, rows) KNAME(tile_backward)(st, item, next, dh_items, r0, rows)
         ROW_TILES(st->batch, BACKWARD_TILE);
 #undef BACKWARD_TILE
     }
@@ -305,8 +339,8 @@ static void KNAME(step_backward)(const cpu_backward_step *st, int first, int end
 /* rows (a constant where it is inlined) gate rows of a strip times panel
  * p, added into the gradient. */
 static inline __attribute__((always_inline)) void KNAME(tile_weight_grads)(const cpu_weight_grads *wg, const float *strip,
-                                                                          int m0, int rows, const float *panels, int p,
-                                                                          int kc)
+                                                                          const float *next, int m0, int rows,
+                                                                          const float *panels, int p, int kc)
 {
     const int of_x = cpu_step_blocks(wg->width[0], 4 * VL), part = p >= of_x, cols = wg->width[part];
     const int col = (part ? p - of_x : p) * 4 * VL;
@@ -315,7 +349,8 @@ static inline __attribute__((always_inline)) void KNAME(tile_weight_grads)(const
     for (int r = 0; r < rows; r++) /* the gradient's lines, on their way while the tile sums */
         for (int v = 0; v < 4 && col + v * VL < cols; v++)
             _mm_prefetch((const char *)(wg->grad[part] + (size_t)(m0 + r) * cols + col + v * VL), _MM_HINT_T0);
-    KNAME(tile_dot)(acc, rows, strip, 1, MR, kc, panels + (size_t)p * (size_t)kc * 4 * VL);
+    const KNAME(next_panel) ahead = {next, 0, next ? (size_t)MR * (size_t)kc / CPU_LINE_FLOATS : 0};
+    KNAME(tile_dot)(acc, rows, strip, 1, MR, kc, panels + (size_t)p * (size_t)kc * 4 * VL, ahead);
     for (int r = 0; r < rows; r++) {
         float *grad = wg->grad[part] + (size_t)(m0 + r) * cols;
         for (int v = 0; v < 4 && col + v * VL < cols; v++) {
@@ -359,7 +394,9 @@ static void KNAME(weight_grads)(const cpu_weight_grads *wg, const float *strips,
         for (int s = first; s < end; s++) {
             const float *strip = strips + (size_t)(s - first) * MR * (size_t)kc;
             const int m0 = s * MR, rows = wg->gates - m0 < MR ? wg->gates - m0 : MR;
-#define WGRAD_TILE(r0, n) KNAME(tile_weight_grads)(wg, strip + (r0), m0 + (r0), n, panels, p, kc)
+            /* the strip read after this one: the next, or the first, for the next panel */
+            const float *next = s + 1 < end ? strip + MR * (size_t)kc : s > first ? strips : NULL;
+#define WGRAD_TILE(r0, n) KNAME(tile_weight_grads)(wg, strip + (r0), next, m0 + (r0), n, panels, p, kc)
             ROW_TILES(rows, WGRAD_TILE);
 #undef WGRAD_TILE
         }

@@ -763,8 +763,8 @@ static void fused_backward_member(void *arg, lc_team *team, int rank, int size)
     const size_t BH = (size_t)B * H, BH4 = 4 * BH;
     int dh_items, dx_items;
     cpu_backward_items(In, H, lanes, &dh_items, &dx_items);
-    int dh_share[2], dx_share[2];
-    cpu_backward_share(dh_items, dx_items, rank, size, dh_share, dx_share);
+    int dh_share[2], dx_share[2], then[2];
+    cpu_backward_share(dh_items, dx_items, rank, size, dh_share, dx_share, then);
     const cpu_layer *ly = &s->layers[l];
     float *const dh[2] = {s->dh, s->dh_next}, *d_in = l == 0 ? s->dx : s->d_in;
     cpu_backward_step st = {
@@ -785,8 +785,8 @@ static void fused_backward_member(void *arg, lc_team *team, int rank, int size)
         st.d_out = s->out_grad + cell * BH;
         st.dgates_out = s->dgates + cell * BH4;
         TRACE_OP("step.backward", {
-            s->kernels->backward(&st, dh_share[0], dh_share[1]);
-            s->kernels->backward(&st, dh_items + dx_share[0], dh_items + dx_share[1]);
+            s->kernels->backward(&st, dh_share[0], dh_share[1], then[0]);
+            s->kernels->backward(&st, dh_items + dx_share[0], dh_items + dx_share[1], then[1]);
         });
         if (t > 0)
             TRACE_OP("barrier", lc_team_barrier(team));

@@ -362,7 +362,10 @@ int test_cpu_weight_grads_against_double(void)
 /* Every item of both lists exactly once, in order, each member's count
  * within one of the others', and its part of the dh items (the ones with
  * cells) within one of its proportion: h items first in one list fails
- * the last at 8 + 8 items over 2 members (8 against 4). */
+ * the last at 8 + 8 items over 2 members (8 against 4). What a member
+ * reads after each list (whose panel it asks for ahead) is the first
+ * item of its other list, or of the same one when the other is empty:
+ * an item of its own, never past the lists. */
 int test_cpu_backward_share_balanced(void)
 {
     for (int size = 1; size <= 8; size++)
@@ -371,8 +374,8 @@ int test_cpu_backward_share_balanced(void)
                 const int items = dh_items + dx_items;
                 int dh_at = 0, dx_at = 0;
                 for (int rank = 0; rank < size; rank++) {
-                    int dh[2], dx[2];
-                    cpu_backward_share(dh_items, dx_items, rank, size, dh, dx);
+                    int dh[2], dx[2], then[2];
+                    cpu_backward_share(dh_items, dx_items, rank, size, dh, dx, then);
                     const int n = dh[1] - dh[0] + dx[1] - dx[0];
                     CHECK(dh[0] == dh_at && dx[0] == dx_at && dh[1] >= dh[0] && dx[1] >= dx[0],
                           "%d + %d items, member %d of %d: dh [%d, %d), dx [%d, %d) after %d, %d", dh_items, dx_items,
@@ -382,6 +385,15 @@ int test_cpu_backward_share_balanced(void)
                     CHECK(fabs((double)(dh[1] - dh[0]) - (double)n * dh_items / items) < 1.0,
                           "%d + %d items, member %d of %d: %d dh items of its %d", dh_items, dx_items, rank, size,
                           dh[1] - dh[0], n);
+                    if (n > 0) {
+                        const int first_dh = dh[1] > dh[0] ? dh[0] : -1;
+                        const int first_dx = dx[1] > dx[0] ? dh_items + dx[0] : -1;
+                        const int want0 = first_dx >= 0 ? first_dx : first_dh;
+                        const int want1 = first_dh >= 0 ? first_dh : first_dx;
+                        CHECK(then[0] == want0 && then[1] == want1 && want0 >= 0 && want0 < items && want1 < items,
+                              "%d + %d items, member %d of %d: after its lists %d, %d, not %d, %d", dh_items,
+                              dx_items, rank, size, then[0], then[1], want0, want1);
+                    }
                     dh_at = dh[1];
                     dx_at = dx[1];
                 }
