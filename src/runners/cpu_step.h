@@ -148,7 +148,8 @@ size_t cpu_backward_panel_floats(int input, int hidden, int lanes);
  * first, one member had every cell and the other waited for it at each
  * step's barrier (11 ms of a 255 ms backward at 2 threads). then[0] and
  * then[1]: the item (numbered over both lists, dh first) the member reads
- * after its dh items and after its dx items, for the kernels' `then`. */
+ * after its dh items and after its dx items, for the kernels' `then`
+ * (meaningless for a member without items, which reads none). */
 void cpu_backward_share(int dh_items, int dx_items, int rank, int size, int dh[2], int dx[2], int then[2]);
 
 /* Items [first, end) of the backward panels of a layer: for item i, k

@@ -135,8 +135,8 @@ int test_gate_underflow_deep_stack(void)
 
 /* The moved reference (docs/tolerance.md). The LayerNorm LSTM at T=6
  * B=4 I=10 H=12 L=2, seed 6: the correct cpu_layernorm missed dh0 by 1.54
- * times what the count N allows; with the moved term it passes, and a
- * 10% error still fails. At T=40 B=8 I=4 H=4 L=3, seed 210, one ulp moves
+ * times what the count N allows (OpenBLAS's Haswell kernels); with the
+ * moved term it passes, and a 10% error still fails. At T=40 B=8 I=4 H=4 L=3, seed 210, one ulp moves
  * y by 7% of its rms: a skip that says why, unless an answer is not
  * finite. */
 int test_gate_moved_reference(void)
@@ -153,14 +153,24 @@ int test_gate_moved_reference(void)
     lstm_results got;
     CHECK(!lstm_results_alloc(&got, &s, MODEL_LAYERNORM, &err) && run_runner(r, p, &got, &err) == LC_OK, "%s",
           err.msg);
-    gate_report with, without;
+    gate_report with;
     char line[1024];
     gate_compare(r, expected, &got, gate_views(r), &with);
-    gate_compare(r, &(gate_expected){.reference = expected->reference}, &got, gate_views(r), &without);
     gate_format_summary(r, &with, line, sizeof line);
     CHECK(with.status == LC_OK && with.worst.ratio < 0.5, "%s", line);
-    CHECK(without.status == LC_FAILED && without.worst.ratio > 1.2, "without the moved term: ratio %g",
-          without.worst.ratio);
+    /* The runner's own miss without the term depends on its BLAS's kernels
+     * and the compiler's (1.54 with OpenBLAS's Haswell kernels, 2.85 with
+     * its Prescott ones, 0.82 in the AddressSanitizer build there), so
+     * what is asserted is the FP32-faithful answers the moved draws are:
+     * each fails the count alone (3.9 and 8.3 times it) and passes with the term. */
+    for (int k = 0; k < GATE_MOVED_DRAWS; k++) {
+        gate_report w;
+        gate_compare(r, &(gate_expected){.reference = expected->reference}, expected->moved[k], gate_views(r), &w);
+        CHECK(w.status == LC_FAILED && w.worst.ratio > 1.2, "draw %d without the moved term: ratio %g", k,
+              w.worst.ratio);
+        gate_compare(r, expected, expected->moved[k], gate_views(r), &w);
+        CHECK(w.status == LC_OK, "draw %d with the moved term: ratio %g", k, w.worst.ratio);
+    }
     size_t top = 0; /* 10% at dh0's largest element */
     for (size_t i = 0; i < lstm_state_elems(&s); i++)
         top = fabs(expected->reference->dh0[i]) > fabs(expected->reference->dh0[top]) ? i : top;
