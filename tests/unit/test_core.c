@@ -134,11 +134,11 @@ int test_gate_underflow_deep_stack(void)
 }
 
 /* The moved reference (docs/tolerance.md). The LayerNorm LSTM at T=6
- * B=4 I=10 H=12 L=2, seed 6: the correct cpu_layernorm missed dh0 by 1.54
- * times what the count N allows (OpenBLAS's Haswell kernels); with the
- * moved term it passes, and a 10% error still fails. At T=40 B=8 I=4 H=4 L=3, seed 210, one ulp moves
- * y by 7% of its rms: a skip that says why, unless an answer is not
- * finite. */
+ * B=4 I=10 H=12 L=2, seed 6: FP32-faithful answers miss dh0 by more than
+ * the count N allows; with the moved term the correct cpu_layernorm
+ * passes, and a 10% error still fails. At T=40 B=8 I=4 H=4 L=3, seed 210,
+ * one ulp moves y by 7% of its rms: a skip that says why, unless an
+ * answer is not finite. */
 int test_gate_moved_reference(void)
 {
     const lstm_shape s = {.seq_length = 6, .batch = 4, .input_size = 10, .hidden_size = 12, .num_layers = 2};
@@ -159,10 +159,11 @@ int test_gate_moved_reference(void)
     gate_format_summary(r, &with, line, sizeof line);
     CHECK(with.status == LC_OK && with.worst.ratio < 0.5, "%s", line);
     /* The runner's own miss without the term depends on its BLAS's kernels
-     * and the compiler's (1.54 with OpenBLAS's Haswell kernels, 2.85 with
-     * its Prescott ones, 0.82 in the AddressSanitizer build there), so
-     * what is asserted is the FP32-faithful answers the moved draws are:
-     * each fails the count alone (3.9 and 8.3 times it) and passes with the term. */
+     * and the compiler (1.54 on the EPYC when this test was written; on the
+     * Xeon with OpenBLAS's Prescott kernels 2.85 in Release, 0.82 under
+     * AddressSanitizer), so it is asserted of the FP32-faithful answers the
+     * moved draws are: each fails the count alone (3.9 and 8.3 times it)
+     * and passes with the term. */
     for (int k = 0; k < GATE_MOVED_DRAWS; k++) {
         gate_report w;
         gate_compare(r, &(gate_expected){.reference = expected->reference}, expected->moved[k], gate_views(r), &w);
