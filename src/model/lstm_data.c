@@ -144,6 +144,11 @@ size_t lstm_host_bytes_estimate(const lstm_shape *s)
     const size_t fwd_panels = mul_checked(4 * round_up(H, 16), wide + H);
     const size_t bwd_panels = mul_checked(4 * H, round_up(wide, 64) + round_up(H, 64));
     total = add_checked(total, mul_checked(mul_checked(add_checked(fwd_panels, bwd_panels), L), 4));
+    /* and, for one layer at a time, its gate tape (every step's dgates in
+     * blocks of 16 units) and its weight gradients' sums between slabs */
+    const size_t tape = mul_checked(mul_checked(T, B), 4 * round_up(H, 16));
+    const size_t wgrad_sums = mul_checked(4 * round_up(H, 16), round_up(wide, 6) + round_up(H, 6) + 6);
+    total = add_checked(total, mul_checked(add_checked(tape, wgrad_sums), 4));
     total = add_checked(total, mul_checked(seq, 4 * 2 * 2 + 8 * 4 + 4 * 8)); /* x, dy, y, dx, runner work */
     total = add_checked(total, mul_checked(state, 4 * 4 * 2 + 8 * 8));
     total = add_checked(total, mul_checked(acts, 8 + 4));                /* ref + cpu runner */

@@ -121,27 +121,20 @@ void cpu_pack_backward(float *panels, const float *w_ih, const float *w_hh, int 
     }
 }
 
-int cpu_wgrad_panels(const cpu_weight_grads *wg, int lanes)
+cpu_gate_tape cpu_gate_tape_at(float *at, int rows, int lanes)
 {
-    return cpu_step_blocks(wg->width[0], 4 * lanes) + cpu_step_blocks(wg->width[1], 4 * lanes);
+    const cpu_gate_tape tape = {at, (size_t)rows * 4 * (size_t)lanes};
+    return tape;
+}
+
+size_t cpu_gate_tape_floats(int rows, int hidden, int lanes)
+{
+    return (size_t)cpu_step_blocks(hidden, lanes) * cpu_gate_tape_at(NULL, rows, lanes).block_floats;
 }
 
 int cpu_wgrad_strips(const cpu_weight_grads *wg, int strip_rows)
 {
-    return cpu_step_blocks(wg->gates, strip_rows);
-}
-
-/* Panel p: rows k0 .. k0+kc-1 of x (the first panels) or h_prev. */
-void cpu_pack_wgrad_panels(float *panels, const cpu_weight_grads *wg, int lanes, int k0, int kc, int first, int end)
-{
-    const int of_x = cpu_step_blocks(wg->width[0], 4 * lanes);
-    const size_t width = 4 * (size_t)lanes;
-    for (int p = first; p < end; p++) {
-        const int part = p >= of_x;
-        const size_t cols = (size_t)wg->width[part];
-        pack_column_run(panels + (size_t)p * (size_t)kc * width, wg->in[part] + (size_t)k0 * cols, (size_t)kc, cols,
-                        (size_t)(part ? p - of_x : p) * width, width);
-    }
+    return cpu_step_blocks(wg->width[0], strip_rows) + cpu_step_blocks(wg->width[1], strip_rows) + 1;
 }
 
 /* A slab's rows: CPU_WGRAD_SLAB, or all of them where there are fewer (a
@@ -152,34 +145,31 @@ static size_t slab_rows(const cpu_weight_grads *wg)
     return wg->rows < CPU_WGRAD_SLAB ? (size_t)wg->rows : CPU_WGRAD_SLAB;
 }
 
-size_t cpu_wgrad_panel_floats(const cpu_weight_grads *wg, int lanes)
-{
-    return (size_t)cpu_wgrad_panels(wg, lanes) * slab_rows(wg) * 4 * (size_t)lanes;
-}
-
 size_t cpu_wgrad_strip_floats(const cpu_weight_grads *wg, int strip_rows)
 {
     return (size_t)cpu_wgrad_strips(wg, strip_rows) * (size_t)strip_rows * slab_rows(wg);
 }
 
-/* The panels are packed by all, a share each, into one of two buffers: a
- * member packing slab n+1 has met the others after slab n's packing, so
- * none still reads slab n-1's. The strips (and their column sums) are
- * the member's own. */
+size_t cpu_wgrad_partial_floats(const cpu_weight_grads *wg, int strip_rows, int lanes)
+{
+    if (wg->rows <= CPU_WGRAD_SLAB)
+        return 0;
+    return (size_t)cpu_wgrad_strips(wg, strip_rows) * (size_t)cpu_step_blocks(wg->hidden, lanes) *
+           (size_t)strip_rows * 4 * (size_t)lanes;
+}
+
+/* Slab by slab, the member's strips (its own) then their tiles. */
 void cpu_weight_grads_member(const cpu_step_kernels *ks, const cpu_weight_grads *wg, const cpu_wgrad_buffers *buf,
                              lc_team *team, int rank, int size)
 {
-    const int P = cpu_wgrad_panels(wg, ks->lanes), S = cpu_wgrad_strips(wg, ks->strip_rows);
-    const int p_first = P * rank / size, p_end = P * (rank + 1) / size;
+    (void)team;
+    const int S = cpu_wgrad_strips(wg, ks->strip_rows);
     const int s_first = S * rank / size, s_end = S * (rank + 1) / size;
     float *strips = buf->strips + (size_t)s_first * (size_t)ks->strip_rows * slab_rows(wg);
-    for (int k0 = 0, slab = 0; k0 < wg->rows; k0 += CPU_WGRAD_SLAB, slab++) {
+    for (int k0 = 0; k0 < wg->rows; k0 += CPU_WGRAD_SLAB) {
         const int kc = wg->rows - k0 < CPU_WGRAD_SLAB ? wg->rows - k0 : CPU_WGRAD_SLAB;
-        float *panels = buf->panels[slab % 2];
-        TRACE_OP("pack.wgrad_panels", cpu_pack_wgrad_panels(panels, wg, ks->lanes, k0, kc, p_first, p_end));
-        TRACE_OP("pack.wgrad_strips", ks->pack_strips(strips, buf->col_sums, wg, k0, kc, s_first, s_end));
-        TRACE_OP("barrier", lc_team_barrier(team));
-        TRACE_OP("gemm.weight_grads", ks->weight_grads(wg, strips, s_first, s_end, panels, kc));
+        TRACE_OP("pack.wgrad_strips", ks->pack_strips(strips, wg, k0, kc, s_first, s_end));
+        TRACE_OP("gemm.weight_grads", ks->weight_grads(wg, buf, strips, s_first, s_end, k0, kc));
     }
 }
 

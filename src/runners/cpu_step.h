@@ -4,13 +4,14 @@
  *
  * Why not one BLAS GEMM per step: a GEMM packs its weight operand on every
  * call, and a step's GEMM (B x 4H x (I+H), B small) is too short to hide
- * that. Here the weights are packed once per forward into panels that put
+ * that. Here the weights are packed once (at create) into panels that put
  * the four gates of LANES hidden units side by side, k-major; every step
  * then streams the panels with no copy, and the cell reads no
  * pre-activation back from memory. The backward runs the same way in
  * reverse (cpu_backward_step): dgates_t times [W_ih | W_hh], packed once,
- * with the cell of step t-1 fused after it; then the weight gradients
- * as one GEMM over all steps (cpu_weight_grads) on the same kind of
+ * with the cell of step t-1 fused after it, which also leaves dgates on a
+ * tape in the forward panels' layout; then the weight gradients as one
+ * GEMM over all steps (cpu_weight_grads) that reads that tape as its
  * panels. The kernels are written once (cpu_step_kernel.h) and built per
  * vector ISA (cpu_step_avx512.c, cpu_step_avx2.c); cpu_step_kernels_for()
  * picks what this CPU runs. */
@@ -53,6 +54,19 @@ typedef struct cpu_cell_grad_faults {
     int state_not_carried;  /* a finished sequence's dh is not passed on */
 } cpu_cell_grad_faults;
 
+/* dgates of every step of a layer as the weight gradients read them: per
+ * block of `lanes` units (as the forward's panels), a k-major panel over
+ * all T*B rows, a row the gates i, f, g, o of those units side by side
+ * (4*lanes floats, 0 past H). The backward's cells stream it as they
+ * write each step's dgates for the next step: read in place, nothing of
+ * dgates is packed again for the weight gradients. */
+typedef struct cpu_gate_tape {
+    float *at;           /* block 0, row 0 */
+    size_t block_floats; /* from a block to the next: rows * 4 * lanes */
+} cpu_gate_tape;
+cpu_gate_tape cpu_gate_tape_at(float *at, int rows, int lanes);
+size_t cpu_gate_tape_floats(int rows, int hidden, int lanes);
+
 /* Step t of a layer's backward, every sequence, with the cell of step t-1
  * fused after it: dgates_t [W_ih | W_hh] gives dx_t and the gradient
  * reaching h_{t-1} (a sequence finished at step t passes dh_in on
@@ -70,25 +84,31 @@ typedef struct cpu_backward_step {
     const float *gates, *c, *c_prev, *d_out; /* step t-1's tape, and its output's gradient */
     float *dc;                /* (B, H) c_{t-1}'s gradient in, c_{t-2}'s out */
     float *dgates_out;        /* (B, 4H) dgates of step t-1 (0 past a sequence's end) */
+    cpu_gate_tape tape;       /* and again, at rows (t-1)*B ... */
     const int *len;
     int t;
     cpu_cell_grad_faults faults;
 } cpu_backward_step;
 
 /* A layer's weight gradients, dW_ih += dgates^T x and dW_hh += dgates^T
- * h_prev over the rows of every step: a GEMM in slabs of CPU_WGRAD_SLAB
- * rows. Per slab, the columns of x and h_prev are packed in panels of
- * 4*lanes (as the step's panels), dgates in strips of strip_rows gate
- * columns (k-major: a strip's row k holds its columns of dgates' row k),
- * and a kernel adds strip^T panel into the gradient a tile at a time. */
+ * h_prev, and the bias gradient (dgates' column sums), over the rows of
+ * every step: a GEMM in slabs of CPU_WGRAD_SLAB rows, computed mirrored,
+ * dW^T = [x | h_prev]^T dgates. Per slab the columns of x and h_prev are
+ * packed in strips of strip_rows (k-major: a strip's row k holds its
+ * columns of row k), and a kernel adds strip^T times a block's panel of
+ * the gate tape (read in place) into the gradient, a tile at a time. The
+ * strips are half of what dgates' would be (I + H columns against 4H),
+ * and the tape needs no packing at all. The last strip is the bias's: the
+ * panel's column sums. */
 #define CPU_WGRAD_SLAB 1024
 typedef struct cpu_weight_grads {
     int rows;            /* K: T*B */
-    int gates;           /* 4H */
-    const float *dgates; /* (rows, gates) */
+    int hidden;          /* H: the gradients have 4H rows */
+    const float *dgates; /* the gate tape (cpu_gate_tape) from the first row */
+    size_t dgates_block; /* its block_floats */
     const float *in[2];  /* (rows, width[i]): the layer's input, and the state before each step */
     int width[2];        /* I, H */
-    float *grad[2];      /* (gates, width[i]): dW_ih, dW_hh, accumulated */
+    float *grad[2];      /* (4H, width[i]): dW_ih, dW_hh, accumulated */
 } cpu_weight_grads;
 
 /* The longest run of x_t W_ih^T or h_{t-1} W_hh^T the forward sums in one
@@ -99,6 +119,7 @@ typedef struct cpu_weight_grads {
 #define CPU_STEP_SUM_BLOCK 512
 #endif
 
+struct cpu_wgrad_buffers;
 typedef struct cpu_step_kernels {
     const char *isa; /* "avx512", "avx2" */
     int lanes;       /* hidden units per block: one vector */
@@ -107,16 +128,14 @@ typedef struct cpu_step_kernels {
     /* items [first, end) of a backward step (cpu_backward_items); item
      * `then` is the one this thread reads after them */
     void (*backward)(const cpu_backward_step *st, int first, int end, int then);
-    int strip_rows;  /* gate rows per strip of the weight gradients' GEMM */
+    int strip_rows;  /* columns of x or h_prev per strip of the weight gradients' GEMM */
     /* strips [first, end) of the slab of kc rows from k0 into `strips`
-     * (the first one first), each gate column's sum added into col_sums
-     * (the bias gradient) */
-    void (*pack_strips)(float *strips, float *col_sums, const cpu_weight_grads *wg, int k0, int kc, int first,
-                        int end);
-    /* strips [first, end) (packed at `strips`, the first one first) times
-     * every panel of a slab of kc rows, into the gradients */
-    void (*weight_grads)(const cpu_weight_grads *wg, const float *strips, int first, int end, const float *panels,
-                         int kc);
+     * (the first one first; the bias's strip has nothing to pack) */
+    void (*pack_strips)(float *strips, const cpu_weight_grads *wg, int k0, int kc, int first, int end);
+    /* strips [first, end) (packed at `strips`) times every block's panel of
+     * the slab of kc rows from k0, into the gradients (cpu_wgrad_buffers) */
+    void (*weight_grads)(const cpu_weight_grads *wg, const struct cpu_wgrad_buffers *buf, const float *strips,
+                         int first, int end, int k0, int kc);
 } cpu_step_kernels;
 
 /* The kernels of an ISA ("avx512", "avx2"), or the best this CPU runs when
@@ -158,25 +177,24 @@ void cpu_backward_share(int dh_items, int dx_items, int rank, int size, int dh[2
 void cpu_pack_backward(float *panels, const float *w_ih, const float *w_hh, int input, int hidden, int lanes,
                        int first, int end);
 
-/* The weight gradients' panels (per slab) and strips (over all gates). */
-int cpu_wgrad_panels(const cpu_weight_grads *wg, int lanes);
+/* The weight gradients' strips: those of x, then of h_prev, then the
+ * bias's (one, with nothing packed). */
 int cpu_wgrad_strips(const cpu_weight_grads *wg, int strip_rows);
 
-/* Panels [first, end) of the slab of kc rows from k0. */
-void cpu_pack_wgrad_panels(float *panels, const cpu_weight_grads *wg, int lanes, int k0, int kc, int first, int end);
-
-/* Where the weight gradients' GEMM packs: two slabs of panels (one packed
- * while the other is read), the strips of every gate column of a slab,
- * and the bias gradient (col_sums, added to). */
+/* Where the weight gradients' GEMM works: the strips of a slab, every
+ * tile's sum over the slabs before the last (partial; only where there
+ * is more than one slab), and the bias gradient (col_sums, added to). */
 typedef struct cpu_wgrad_buffers {
-    float *panels[2], *strips, *col_sums;
+    float *strips, *partial, *col_sums;
 } cpu_wgrad_buffers;
 /* (for wg->rows rows; a buffer sized for more rows serves fewer) */
-size_t cpu_wgrad_panel_floats(const cpu_weight_grads *wg, int lanes);
 size_t cpu_wgrad_strip_floats(const cpu_weight_grads *wg, int strip_rows);
+size_t cpu_wgrad_partial_floats(const cpu_weight_grads *wg, int strip_rows, int lanes);
 
 /* A member's share of the weight gradients in a team (base/parallel.h):
- * its strips of gate columns times every panel, slab by slab. */
+ * its strips of x and h_prev times every block's panel of the tape, slab
+ * by slab. A member reads only its own strips and writes only its own
+ * columns of the gradients: the team never meets. */
 void cpu_weight_grads_member(const cpu_step_kernels *ks, const cpu_weight_grads *wg, const cpu_wgrad_buffers *buf,
                              lc_team *team, int rank, int size);
 

@@ -276,31 +276,64 @@ static void KNAME(step_forward)(const cpu_forward_step *st, int first, int end)
     _mm_sfence(); /* the streamed tape is in memory before the team meets */
 }
 
+/* A vector streamed past the caches where p is aligned to one, else
+ * stored. */
+static inline void KNAME(stream_or_store)(float *p, vec v)
+{
+    if (((uintptr_t)p & (VL * sizeof(float) - 1)) == 0)
+        v_stream(p, v);
+    else
+        v_store(p, v);
+}
+
+/* Row b of step t-1 of the gate tape, units j .. j+n-1 (a block: j is a
+ * multiple of VL): the four gates' gradients, zero past H as a panel's
+ * padding is. Streamed: the weight gradients read it after the last step. */
+static inline __attribute__((always_inline)) void KNAME(tape_row)(const cpu_backward_step *st, const vec dg[4], int b,
+                                                                 int j, int n)
+{
+    float *row = st->tape.at + (size_t)(j / VL) * st->tape.block_floats +
+                 ((size_t)(st->t - 1) * (size_t)st->batch + (size_t)b) * 4 * VL;
+    for (int q = 0; q < 4; q++) {
+        vec v = dg[q];
+        if (n < VL) {
+            float tmp[VL];
+            v_store(tmp, v);
+            v = KNAME(load_n)(tmp, n);
+        }
+        KNAME(stream_or_store)(row + q * VL, v);
+    }
+}
+
 /* The cell of step t-1 backwards, row b, units j .. j+n-1, from dh (the
- * gradient reaching h_{t-1}): its dgates, and dc carried one step back. */
+ * gradient reaching h_{t-1}): its dgates (for the next step, and on the
+ * tape), and dc carried one step back. */
 static inline __attribute__((always_inline)) void KNAME(cell_backward)(const cpu_backward_step *st, vec dh, int b, int j,
                                                                       int n)
 {
     const int H = st->hidden;
     const size_t row = (size_t)b * H + (size_t)j, grow = (size_t)b * 4 * H + (size_t)j;
     float *dg = st->dgates_out + grow;
+    vec d[4];
     if (st->t - 1 >= st->len[b] + st->faults.end_shift) { /* finished: no cell, dc passes */
         for (int q = 0; q < 4; q++)
-            KNAME(store_n)(dg + (size_t)q * H, v_zero(), n);
-        return;
+            d[q] = v_zero();
+    } else {
+        const float *g = st->gates + grow;
+        const vec gi = KNAME(load_n)(g, n), gf = KNAME(load_n)(g + H, n), gg = KNAME(load_n)(g + 2 * (size_t)H, n),
+                  go = KNAME(load_n)(g + 3 * (size_t)H, n), one = v_set1(1.0f);
+        const vec dht = v_add(dh, KNAME(load_n)(st->d_out + row, n));
+        const vec tc = KNAME(v_tanh)(KNAME(load_n)(st->c + row, n));
+        const vec dct = v_fmadd(v_mul(dht, go), v_fnmadd(tc, tc, one), KNAME(load_n)(st->dc + row, n));
+        d[0] = v_mul(v_mul(dct, gg), v_fnmadd(gi, gi, gi));
+        d[1] = v_mul(v_mul(dct, KNAME(load_n)(st->c_prev + row, n)), v_fnmadd(gf, gf, gf));
+        d[2] = v_mul(v_mul(dct, gi), v_fnmadd(gg, gg, one));
+        d[3] = v_mul(v_mul(v_mul(dht, tc), v_fnmadd(go, go, go)), v_set1(st->faults.o_grad_scale));
+        KNAME(store_n)(st->dc + row, v_mul(dct, gf), n);
     }
-    const float *g = st->gates + grow;
-    const vec gi = KNAME(load_n)(g, n), gf = KNAME(load_n)(g + H, n), gg = KNAME(load_n)(g + 2 * (size_t)H, n),
-              go = KNAME(load_n)(g + 3 * (size_t)H, n), one = v_set1(1.0f);
-    const vec dht = v_add(dh, KNAME(load_n)(st->d_out + row, n));
-    const vec tc = KNAME(v_tanh)(KNAME(load_n)(st->c + row, n));
-    const vec dct = v_fmadd(v_mul(dht, go), v_fnmadd(tc, tc, one), KNAME(load_n)(st->dc + row, n));
-    KNAME(store_n)(dg, v_mul(v_mul(dct, gg), v_fnmadd(gi, gi, gi)), n);
-    KNAME(store_n)(dg + H, v_mul(v_mul(dct, KNAME(load_n)(st->c_prev + row, n)), v_fnmadd(gf, gf, gf)), n);
-    KNAME(store_n)(dg + 2 * (size_t)H, v_mul(v_mul(dct, gi), v_fnmadd(gg, gg, one)), n);
-    KNAME(store_n)(dg + 3 * (size_t)H,
-                   v_mul(v_mul(v_mul(dht, tc), v_fnmadd(go, go, go)), v_set1(st->faults.o_grad_scale)), n);
-    KNAME(store_n)(st->dc + row, v_mul(dct, gf), n);
+    for (int q = 0; q < 4; q++)
+        KNAME(store_n)(dg + (size_t)q * H, d[q], n);
+    KNAME(tape_row)(st, d, b, j, n);
 }
 
 /* Item `item` (cpu_backward_items), batch rows from r0: its columns of
@@ -350,72 +383,163 @@ static void KNAME(step_backward)(const cpu_backward_step *st, int first, int end
         ROW_TILES(st->batch, BACKWARD_TILE);
 #undef BACKWARD_TILE
     }
+    _mm_sfence(); /* the streamed tape is in memory before the team meets */
 }
 
-/* rows (a constant where it is inlined) gate rows of a strip times panel
- * p, added into the gradient. */
-static inline __attribute__((always_inline)) void KNAME(tile_weight_grads)(const cpu_weight_grads *wg, const float *strip,
-                                                                          const float *next, int m0, int rows,
-                                                                          const float *panels, int p, int kc)
+/* Strip s of the weight gradients: its part (0: x, 1: h_prev, 2: the
+ * bias's), its first column there and how many it has. */
+static inline int KNAME(strip_part)(const cpu_weight_grads *wg, int s, int *c0, int *cols)
 {
-    const int of_x = cpu_step_blocks(wg->width[0], 4 * VL), part = p >= of_x, cols = wg->width[part];
-    const int col = (part ? p - of_x : p) * 4 * VL;
+    const int of_x = cpu_step_blocks(wg->width[0], MR), of_h = cpu_step_blocks(wg->width[1], MR);
+    const int part = s < of_x ? 0 : s < of_x + of_h ? 1 : 2;
+    *c0 = (s - (part == 0 ? 0 : part == 1 ? of_x : of_x + of_h)) * MR;
+    *cols = part == 2 ? 1 : wg->width[part] - *c0 < MR ? wg->width[part] - *c0 : MR;
+    return part;
+}
+
+/* What a weight-gradient tile asks ahead, a line a row of the slab: the
+ * strip the member reads next over the first rows, then its share of the
+ * next block's panel (the member's last strips of a block ask for it all,
+ * so that the next block's first tile does not wait on memory). */
+typedef struct KNAME(wgrad_ahead) {
+    KNAME(next_panel) strip, panel;
+    int strip_rows; /* rows of the slab over which the strip is asked */
+} KNAME(wgrad_ahead);
+
+static KNAME(wgrad_ahead) KNAME(wgrad_ahead_for)(const float *next_strip, const float *next_panel,
+                                               int next_panel_rows, int i, int n, int kc)
+{
+    KNAME(wgrad_ahead) w = {{next_strip, 0, ((size_t)MR * kc + CPU_LINE_FLOATS - 1) / CPU_LINE_FLOATS},
+                            {NULL, 0, 0}, 0};
+    w.strip_rows = !next_strip ? 0 : w.strip.lines < (size_t)kc ? (int)w.strip.lines : kc;
+    const size_t per_tile = (size_t)(kc - w.strip_rows), lines = (size_t)next_panel_rows * 4 * VL / CPU_LINE_FLOATS;
+    const long askers = per_tile ? (long)((lines + per_tile - 1) / per_tile) : 0, d = i - (n - askers);
+    if (next_panel && per_tile && d >= 0) {
+        w.panel.at = next_panel;
+        w.panel.line0 = (size_t)d * per_tile;
+        w.panel.lines = lines;
+    }
+    return w;
+}
+
+/* acc += a's rows times the panel over the slab's kc rows, asking ahead. */
+static inline __attribute__((always_inline)) void KNAME(tile_slab)(vec acc[MR][4], int rows, const float *a,
+                                                                  size_t a_row, size_t a_k, int kc,
+                                                                  const float *panel, KNAME(wgrad_ahead) ahead)
+{
+    const int ks = ahead.strip_rows;
+    panel = KNAME(tile_dot)(acc, rows, a, a_row, a_k, ks, panel, ahead.strip);
+    KNAME(tile_dot)(acc, rows, a + (size_t)ks * a_k, a_row, a_k, kc - ks, panel, ahead.panel);
+}
+
+/* rows (a constant where it is inlined) columns of strip s (from column
+ * c0 of part `part`) times block p's panel: its sum over the slabs so far
+ * kept in `partial`, and after the last slab added into the gradient,
+ * transposed (the tile is dW^T's). */
+static inline __attribute__((always_inline)) void
+KNAME(tile_weight_grads)(const cpu_weight_grads *wg, const cpu_wgrad_buffers *buf, const float *strip, int s, int part,
+                         int c0, int rows, int p, const float *panel, int kc, int first_slab, int last_slab,
+                         KNAME(wgrad_ahead) ahead)
+{
+    const int H = wg->hidden, j0 = p * VL, n = H - j0 < VL ? H - j0 : VL;
+    float *sum = buf->partial ? buf->partial + ((size_t)s * (size_t)cpu_step_blocks(H, VL) + (size_t)p) * MR * 4 * VL
+                              : NULL;
+    if (!first_slab) /* its lines on their way while the tile sums */
+        for (int line = 0; line < rows * 4 * VL; line += CPU_LINE_FLOATS)
+            ask_cache(sum + line, _MM_HINT_T0);
     vec acc[MR][4];
     KNAME(zero_tile)(acc);
-    for (int r = 0; r < rows; r++) /* the gradient's lines, on their way while the tile sums */
-        for (int v = 0; v < 4 && col + v * VL < cols; v++)
-            ask_cache(wg->grad[part] + (size_t)(m0 + r) * cols + col + v * VL, _MM_HINT_T0);
-    const KNAME(next_panel) ahead = {next, 0, next ? (size_t)MR * (size_t)kc / CPU_LINE_FLOATS : 0};
-    KNAME(tile_dot)(acc, rows, strip, 1, MR, kc, panels + (size_t)p * (size_t)kc * 4 * VL, ahead);
-    for (int r = 0; r < rows; r++) {
-        float *grad = wg->grad[part] + (size_t)(m0 + r) * cols;
-        for (int v = 0; v < 4 && col + v * VL < cols; v++) {
-            const int j = col + v * VL, n = cols - j < VL ? cols - j : VL;
-            KNAME(store_n)(grad + j, v_add(KNAME(load_n)(grad + j, n), acc[r][v]), n);
+    KNAME(tile_slab)(acc, rows, strip, 1, MR, kc, panel, ahead);
+    for (int r = 0; r < rows && !first_slab; r++)
+        for (int q = 0; q < 4; q++)
+            acc[r][q] = v_add(acc[r][q], v_load(sum + ((size_t)r * 4 + (size_t)q) * VL));
+    if (!last_slab) {
+        for (int r = 0; r < rows; r++)
+            for (int q = 0; q < 4; q++)
+                v_store(sum + ((size_t)r * 4 + (size_t)q) * VL, acc[r][q]);
+        return;
+    }
+    float tile[MR][4 * VL];
+    for (int r = 0; r < rows; r++)
+        for (int q = 0; q < 4; q++)
+            v_store(tile[r] + q * VL, acc[r][q]);
+    const size_t W = (size_t)wg->width[part];
+    for (int q = 0; q < 4; q++)
+        for (int u = 0; u < n; u++) {
+            float *g = wg->grad[part] + ((size_t)q * H + (size_t)j0 + (size_t)u) * W + (size_t)c0;
+            for (int r = 0; r < rows; r++)
+                g[r] += tile[r][q * VL + u];
         }
+}
+
+/* The bias's strip: block p's panel summed over the slab's rows, added
+ * into the bias gradient (gate q's units j0 ... at col_sums[q*H + j0]). */
+static void KNAME(tile_bias_grads)(const cpu_weight_grads *wg, const cpu_wgrad_buffers *buf, int p,
+                                   const float *panel, int kc, KNAME(wgrad_ahead) ahead)
+{
+    static const float one = 1.0f;
+    const int H = wg->hidden, j0 = p * VL, n = H - j0 < VL ? H - j0 : VL;
+    vec acc[MR][4];
+    KNAME(zero_tile)(acc);
+    KNAME(tile_slab)(acc, 1, &one, 0, 0, kc, panel, ahead);
+    for (int q = 0; q < 4; q++) {
+        float *cs = buf->col_sums + (size_t)q * H + (size_t)j0;
+        KNAME(store_n)(cs, v_add(KNAME(load_n)(cs, n), acc[0][q]), n);
     }
 }
 
-/* Strip s's element (k, r) is dgates' column s*MR + r at row k0+k (zero
- * past the gates), k-major; their sums go into col_sums. Strip by strip:
- * a strip's writes run in order, and the lines of dgates it reads (one a
- * row) serve the next strips from the caches. */
-static void KNAME(pack_strips)(float *strips, float *col_sums, const cpu_weight_grads *wg, int k0, int kc, int first,
-                               int end)
+/* Strip s's element (k, r) is column c0 + r of x or h_prev at row k0+k
+ * (zero past its last column), k-major. Strip by strip: a strip's writes
+ * run in order, and the lines it reads (one a row) serve the next strips
+ * from the caches. */
+static void KNAME(pack_strips)(float *strips, const cpu_weight_grads *wg, int k0, int kc, int first, int end)
 {
-    const size_t M = (size_t)wg->gates, KC = (size_t)kc;
     for (int s = first; s < end; s++) {
-        float *strip = strips + (size_t)(s - first) * MR * KC;
-        const size_t m0 = (size_t)s * MR, rows = M - m0 < MR ? M - m0 : MR;
-        const float *dg = wg->dgates + (size_t)k0 * M + m0;
-        float sum[MR] = {0};
-        for (size_t k = 0; k < KC; k++)
-            for (size_t r = 0; r < MR; r++) {
-                const float v = r < rows ? dg[k * M + r] : 0.0f;
-                strip[k * MR + r] = v;
-                sum[r] += v;
-            }
-        for (size_t r = 0; r < rows; r++)
-            col_sums[m0 + r] += sum[r];
+        int c0, cols;
+        const int part = KNAME(strip_part)(wg, s, &c0, &cols);
+        if (part == 2)
+            continue;
+        float *strip = strips + (size_t)(s - first) * MR * (size_t)kc;
+        const size_t W = (size_t)wg->width[part];
+        const float *in = wg->in[part] + (size_t)k0 * W + (size_t)c0;
+        for (size_t k = 0; k < (size_t)kc; k++)
+            for (int r = 0; r < MR; r++)
+                strip[k * MR + (size_t)r] = r < cols ? in[k * W + (size_t)r] : 0.0f;
     }
 }
 
-/* Panel by panel (a panel stays in L2 while the strips pass), strip by
- * strip; the last strip's rows past the gates are not stored. */
-static void KNAME(weight_grads)(const cpu_weight_grads *wg, const float *strips, int first, int end,
-                                const float *panels, int kc)
+/* Block by block (a block's panel of the slab stays in L2 while the
+ * strips pass), strip by strip. */
+static void KNAME(weight_grads)(const cpu_weight_grads *wg, const cpu_wgrad_buffers *buf, const float *strips,
+                                int first, int end, int k0, int kc)
 {
-    const int P = cpu_wgrad_panels(wg, VL);
-    for (int p = 0; p < P; p++)
+    const int P = cpu_step_blocks(wg->hidden, VL), first_slab = k0 == 0, last_slab = k0 + kc >= wg->rows;
+    const size_t row_floats = 4 * VL;
+    for (int p = 0; p < P; p++) {
+        const float *panel = wg->dgates + (size_t)p * wg->dgates_block + (size_t)k0 * row_floats;
+        /* read after this block: the next one, or the next slab's first (its rows only) */
+        const int next_kc = wg->rows - (k0 + kc) < CPU_WGRAD_SLAB ? wg->rows - (k0 + kc) : CPU_WGRAD_SLAB;
+        const float *next_panel = p + 1 < P ? panel + wg->dgates_block
+                                  : !last_slab ? wg->dgates + (size_t)(k0 + kc) * row_floats
+                                               : NULL;
+        const int next_rows = p + 1 < P ? kc : next_kc;
         for (int s = first; s < end; s++) {
             const float *strip = strips + (size_t)(s - first) * MR * (size_t)kc;
-            const int m0 = s * MR, rows = wg->gates - m0 < MR ? wg->gates - m0 : MR;
-            /* the strip read after this one: the next, or the first, for the next panel */
+            /* the strip read after this one: the next, or the first, for the next block */
             const float *next = s + 1 < end ? strip + MR * (size_t)kc : s > first ? strips : NULL;
-#define WGRAD_TILE(r0, n) KNAME(tile_weight_grads)(wg, strip + (r0), next, m0 + (r0), n, panels, p, kc)
-            ROW_TILES(rows, WGRAD_TILE);
+            const KNAME(wgrad_ahead) ahead = KNAME(wgrad_ahead_for)(next, next_panel, next_rows, s - first, end - first, kc);
+            int c0, cols;
+            const int part = KNAME(strip_part)(wg, s, &c0, &cols);
+            if (part == 2) {
+                KNAME(tile_bias_grads)(wg, buf, p, panel, kc, ahead);
+                continue;
+            }
+#define WGRAD_TILE(r0, n) \
+    KNAME(tile_weight_grads)(wg, buf, strip, s, part, c0, n, p, panel, kc, first_slab, last_slab, ahead)
+            ROW_TILES(cols, WGRAD_TILE);
 #undef WGRAD_TILE
         }
+    }
 }
 
 const cpu_step_kernels KNAME(cpu_step_kernels) = {

@@ -75,7 +75,8 @@ typedef struct cpu_state {
     int *len;       /* lengths, never NULL here */
     cpu_layer *layers;
     float *hy, *cy; /* (L,B,H) */
-    float *dgates;  /* (T,B,4H) scratch */
+    float *dgates;  /* (T,B,4H) scratch; with the fused steps (2,B,4H): step t's and t-1's */
+    float *gate_tape; /* the fused steps: dgates of every step, as the weight gradients read them */
     /* LayerNorm model: (T,B,4H) dgates back through LN_h (what W_hh
      * sees), (T,B,H) the gradient of each step's c_t, (B,4H) a step's
      * recurrent projection before LN_h */
@@ -211,8 +212,8 @@ static void cpu_destroy(void *vs)
     free(s->dh); free(s->dc); free(s->dh_next); free(s->extra_a); free(s->extra_c);
     free(s->op_a); free(s->op_b);
     free(s->dgates_hh); free(s->d_cell); free(s->h_proj);
-    free(s->bias);
-    free(s->wgrad.panels[0]); free(s->wgrad.panels[1]); free(s->wgrad.strips); free(s->wgrad.col_sums);
+    free(s->bias); free(s->gate_tape);
+    free(s->wgrad.strips); free(s->wgrad.partial); free(s->wgrad.col_sums);
     free(s);
 }
 
@@ -317,7 +318,7 @@ static void alloc_buffers(cpu_state *s, int *ok)
     const size_t wide = (size_t)(sh->input_size > sh->hidden_size ? sh->input_size : sh->hidden_size);
     s->hy = lstm_float_buffer(lstm_state_elems(sh), ok);
     s->cy = lstm_float_buffer(lstm_state_elems(sh), ok);
-    s->dgates = lstm_float_buffer(T * B * 4 * H, ok);
+    s->dgates = lstm_float_buffer((s->kernels ? 2 : T) * B * 4 * H, ok);
     s->d_out = lstm_float_buffer(T * B * wide, ok);
     s->d_in = lstm_float_buffer(T * B * wide, ok);
     s->dx = lstm_float_buffer(lstm_seq_elems(sh, sh->input_size), ok);
@@ -392,11 +393,12 @@ static void alloc_step_buffers(cpu_state *s, int *ok)
         s->layers[l].bwd_panels = lstm_float_buffer(cpu_backward_panel_floats(In, sh->hidden_size, lanes), ok);
     }
     s->bias = lstm_float_buffer(4 * (size_t)cpu_step_blocks(sh->hidden_size, lanes) * (size_t)lanes, ok);
-    const cpu_weight_grads widest_wg = {.rows = sh->seq_length * sh->batch, .gates = 4 * sh->hidden_size,
-                                        .width = {widest, sh->hidden_size}};
-    s->wgrad.panels[0] = lstm_float_buffer(cpu_wgrad_panel_floats(&widest_wg, lanes), ok);
-    s->wgrad.panels[1] = lstm_float_buffer(cpu_wgrad_panel_floats(&widest_wg, lanes), ok);
-    s->wgrad.strips = lstm_float_buffer(cpu_wgrad_strip_floats(&widest_wg, s->kernels->strip_rows), ok);
+    const int rows = sh->seq_length * sh->batch, strip_rows = s->kernels->strip_rows;
+    s->gate_tape = lstm_float_buffer(cpu_gate_tape_floats(rows, sh->hidden_size, lanes), ok);
+    const cpu_weight_grads widest_wg = {.rows = rows, .hidden = sh->hidden_size, .width = {widest, sh->hidden_size}};
+    s->wgrad.strips = lstm_float_buffer(cpu_wgrad_strip_floats(&widest_wg, strip_rows), ok);
+    if (cpu_wgrad_partial_floats(&widest_wg, strip_rows, lanes) > 0)
+        s->wgrad.partial = lstm_float_buffer(cpu_wgrad_partial_floats(&widest_wg, strip_rows, lanes), ok);
     s->wgrad.col_sums = lstm_float_buffer(4 * (size_t)sh->hidden_size, ok);
     s->threads = team_threads(sh, openblas_get_num_threads());
     *(void **)&s->park_blas_threads = dlsym(RTLD_DEFAULT, "blas_thread_shutdown_");
@@ -772,10 +774,12 @@ static void fused_backward_member(void *arg, lc_team *team, int rank, int size)
         .faults = {FAULT_ON(FAULT_SMALL_GATE_GRAD) ? 1.0001f : 1.0f, FAULT_ON(FAULT_SEQ_END_OFF_BY_ONE),
                    FAULT_ON(FAULT_STATE_GRAD_NOT_CARRIED)},
     };
+    st.tape = cpu_gate_tape_at(s->gate_tape, T * B, lanes);
     for (int t = T; t >= 0; t--) {
         const size_t cell = t > 0 ? (size_t)(t - 1) : 0; /* the step whose cell runs */
         st.t = t;
-        st.dgates_in = t < T ? s->dgates + (size_t)t * BH4 : NULL;
+        /* dgates of step t (written by the call before) and of t-1 take turns in two buffers */
+        st.dgates_in = t < T ? s->dgates + (size_t)(t % 2) * BH4 : NULL;
         st.dx = t < T ? d_in + (size_t)t * B * In : NULL;
         st.dh_in = dh[t == T ? 0 : (T - 1 - t) % 2];
         st.dh_out = t == 0 ? s->dh0 + (size_t)l * BH : dh[(T - t) % 2];
@@ -783,7 +787,7 @@ static void fused_backward_member(void *arg, lc_team *team, int rank, int size)
         st.c = ly->c + cell * BH;
         st.c_prev = ly->c_prev + cell * BH;
         st.d_out = s->out_grad + cell * BH;
-        st.dgates_out = s->dgates + cell * BH4;
+        st.dgates_out = s->dgates + (cell % 2) * BH4;
         TRACE_OP("step.backward", {
             s->kernels->backward(&st, dh_share[0], dh_share[1], then[0]);
             s->kernels->backward(&st, dh_items + dx_share[0], dh_items + dx_share[1], then[1]);
@@ -862,7 +866,7 @@ static void weight_grads_member(void *arg, lc_team *team, int rank, int size)
  * columns split over the team. */
 static void kernel_weight_grads(cpu_state *s, cpu_layer *ly, const cpu_weight_grads *wg)
 {
-    const size_t M = (size_t)wg->gates;
+    const size_t M = 4 * (size_t)wg->hidden;
     float *db = s->wgrad.col_sums;
     memset(db, 0, M * sizeof(float));
     wgrad_team w = {s, wg};
@@ -895,16 +899,23 @@ static void layer_weight_and_input_grads(cpu_state *s, int l)
     /* what reaches W_ih x_t and W_hh h_{t-1}: the same dgates, but for LayerNorm */
     const float *dg_ih = s->dgates, *dg_hh = layernorm ? s->dgates_hh : s->dgates, *in_all = in;
     const float *hp_all = FAULT_ON(FAULT_BWD_TIME_OFFSET) ? ly->out : ly->h_prev;
+    size_t tape_row = 0; /* the fused steps' gate tape (its blocks' panels) from this row */
     if (FAULT_ON(FAULT_WGRAD_LAST_STEP)) {
         rows = B;
-        dg_ih += (size_t)(T - 1) * B * H4;
-        dg_hh += (size_t)(T - 1) * B * H4;
+        tape_row = (size_t)(T - 1) * B;
+        if (!s->kernels) { /* (the fused steps keep two steps of dgates) */
+            dg_ih += (size_t)(T - 1) * B * H4;
+            dg_hh += (size_t)(T - 1) * B * H4;
+        }
         in_all += (size_t)(T - 1) * B * In;
         hp_all += (size_t)(T - 1) * BH;
     }
     if (s->kernels) { /* no LayerNorm here; the fused steps have computed the input's gradient */
-        const cpu_weight_grads wg = {.rows = rows, .gates = 4 * H, .dgates = dg_ih, .in = {in_all, hp_all},
-                                     .width = {In, H}, .grad = {ly->dw_ih, ly->dw_hh}};
+        const cpu_gate_tape tape = cpu_gate_tape_at(s->gate_tape, T * B, s->kernels->lanes);
+        const cpu_weight_grads wg = {.rows = rows, .hidden = H,
+                                     .dgates = tape.at + tape_row * 4 * (size_t)s->kernels->lanes,
+                                     .dgates_block = tape.block_floats, .in = {in_all, hp_all}, .width = {In, H},
+                                     .grad = {ly->dw_ih, ly->dw_hh}};
         kernel_weight_grads(s, ly, &wg);
         return;
     }

@@ -96,7 +96,7 @@ def check_against_trace(rows, trace, runners, iterations, groups=("lstm",)):
             # the fused path's weight gradients: the packing a row of its own, each part once a slab and member
             # (SHAPE's slabs in the lstm group; another group has a shape of its own)
             members = len(lanes["gemm.weight_grads"])
-            per_slab = {n: calls.get(n, 0) for n in ("pack.wgrad_panels", "pack.wgrad_strips", "gemm.weight_grads")}
+            per_slab = {n: calls.get(n, 0) for n in ("pack.wgrad_strips", "gemm.weight_grads")}
             assert members and len(set(per_slab.values())) == 1, (runner, group, per_slab)
             if group == "lstm":
                 expected = iterations * SLABS * LAYERS * members
