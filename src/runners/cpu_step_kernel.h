@@ -527,7 +527,8 @@ static void KNAME(weight_grads)(const cpu_weight_grads *wg, const cpu_wgrad_buff
             const float *strip = strips + (size_t)(s - first) * MR * (size_t)kc;
             /* the strip read after this one: the next, or the first, for the next block */
             const float *next = s + 1 < end ? strip + MR * (size_t)kc : s > first ? strips : NULL;
-            const KNAME(wgrad_ahead) ahead = KNAME(wgrad_ahead_for)(next, next_panel, next_rows, s - first, end - first, kc);
+            const KNAME(wgrad_ahead) ahead =
+                KNAME(wgrad_ahead_for)(next, next_panel, next_rows, s - first, end - first, kc);
             int c0, cols;
             const int part = KNAME(strip_part)(wg, s, &c0, &cols);
             if (part == 2) {
