@@ -413,7 +413,10 @@ static KNAME(wgrad_ahead) KNAME(wgrad_ahead_for)(const float *next_strip, const 
                             {NULL, 0, 0}, 0};
     w.strip_rows = !next_strip ? 0 : w.strip.lines < (size_t)kc ? (int)w.strip.lines : kc;
     const size_t per_tile = (size_t)(kc - w.strip_rows), lines = (size_t)next_panel_rows * 4 * VL / CPU_LINE_FLOATS;
-    const long askers = per_tile ? (long)((lines + per_tile - 1) / per_tile) : 0, d = i - (n - askers);
+    /* the last `askers` strips, or from the first where the member has fewer (the head first: the
+     * next block's first tile reads it first) */
+    const long askers = per_tile ? (long)((lines + per_tile - 1) / per_tile) : 0;
+    const long d = i - (n > askers ? n - askers : 0);
     if (next_panel && per_tile && d >= 0) {
         w.panel.at = next_panel;
         w.panel.line0 = (size_t)d * per_tile;
