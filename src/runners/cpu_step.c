@@ -123,7 +123,7 @@ void cpu_pack_backward(float *panels, const float *w_ih, const float *w_hh, int 
 
 cpu_gate_tape cpu_gate_tape_at(float *at, int rows, int lanes)
 {
-    const cpu_gate_tape tape = {at, (size_t)rows * 4 * (size_t)lanes};
+    const cpu_gate_tape tape = {at, (size_t)rows * 4 * (size_t)lanes, lanes};
     return tape;
 }
 

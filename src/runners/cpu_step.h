@@ -63,9 +63,16 @@ typedef struct cpu_cell_grad_faults {
 typedef struct cpu_gate_tape {
     float *at;           /* block 0, row 0 */
     size_t block_floats; /* from a block to the next: rows * 4 * lanes */
+    int lanes;
 } cpu_gate_tape;
 cpu_gate_tape cpu_gate_tape_at(float *at, int rows, int lanes);
 size_t cpu_gate_tape_floats(int rows, int hidden, int lanes);
+
+/* Where the tape holds row `row` of block `block` (its 4*lanes floats). */
+static inline float *cpu_gate_tape_row(const cpu_gate_tape *tape, size_t block, size_t row)
+{
+    return tape->at + block * tape->block_floats + row * 4 * (size_t)tape->lanes;
+}
 
 /* Step t of a layer's backward, every sequence, with the cell of step t-1
  * fused after it: dgates_t [W_ih | W_hh] gives dx_t and the gradient
@@ -104,8 +111,7 @@ typedef struct cpu_backward_step {
 typedef struct cpu_weight_grads {
     int rows;            /* K: T*B */
     int hidden;          /* H: the gradients have 4H rows */
-    const float *dgates; /* the gate tape (cpu_gate_tape) from the first row */
-    size_t dgates_block; /* its block_floats */
+    cpu_gate_tape dgates; /* from the first row (read only) */
     const float *in[2];  /* (rows, width[i]): the layer's input, and the state before each step */
     int width[2];        /* I, H */
     float *grad[2];      /* (4H, width[i]): dW_ih, dW_hh, accumulated */

@@ -292,8 +292,8 @@ static inline void KNAME(stream_or_store)(float *p, vec v)
 static inline __attribute__((always_inline)) void KNAME(tape_row)(const cpu_backward_step *st, const vec dg[4], int b,
                                                                  int j, int n)
 {
-    float *row = st->tape.at + (size_t)(j / VL) * st->tape.block_floats +
-                 ((size_t)(st->t - 1) * (size_t)st->batch + (size_t)b) * 4 * VL;
+    const size_t at = (size_t)(st->t - 1) * (size_t)st->batch + (size_t)b;
+    float *row = cpu_gate_tape_row(&st->tape, (size_t)(j / VL), at);
     for (int q = 0; q < 4; q++) {
         vec v = dg[q];
         if (n < VL) {
@@ -517,13 +517,12 @@ static void KNAME(weight_grads)(const cpu_weight_grads *wg, const cpu_wgrad_buff
                                 int first, int end, int k0, int kc)
 {
     const int P = cpu_step_blocks(wg->hidden, VL), first_slab = k0 == 0, last_slab = k0 + kc >= wg->rows;
-    const size_t row_floats = 4 * VL;
     for (int p = 0; p < P; p++) {
-        const float *panel = wg->dgates + (size_t)p * wg->dgates_block + (size_t)k0 * row_floats;
+        const float *panel = cpu_gate_tape_row(&wg->dgates, (size_t)p, (size_t)k0);
         /* read after this block: the next one, or the next slab's first (its rows only) */
         const int next_kc = wg->rows - (k0 + kc) < CPU_WGRAD_SLAB ? wg->rows - (k0 + kc) : CPU_WGRAD_SLAB;
-        const float *next_panel = p + 1 < P ? panel + wg->dgates_block
-                                  : !last_slab ? wg->dgates + (size_t)(k0 + kc) * row_floats
+        const float *next_panel = p + 1 < P  ? cpu_gate_tape_row(&wg->dgates, (size_t)p + 1, (size_t)k0)
+                                  : !last_slab ? cpu_gate_tape_row(&wg->dgates, 0, (size_t)(k0 + kc))
                                                : NULL;
         const int next_rows = p + 1 < P ? kc : next_kc;
         for (int s = first; s < end; s++) {

@@ -862,8 +862,8 @@ static void weight_grads_member(void *arg, lc_team *team, int rank, int size)
     cpu_weight_grads_member(w->s->kernels, w->wg, &w->s->wgrad, team, rank, size); /* its parts traced inside */
 }
 
-/* dW_ih, dW_hh and both bias gradients on the kernels' GEMM, its gate
- * columns split over the team. */
+/* dW_ih, dW_hh and both bias gradients on the kernels' GEMM, its strips
+ * (columns of x and h_prev, and the bias's) split over the team. */
 static void kernel_weight_grads(cpu_state *s, cpu_layer *ly, const cpu_weight_grads *wg)
 {
     const size_t M = 4 * (size_t)wg->hidden;
@@ -911,11 +911,10 @@ static void layer_weight_and_input_grads(cpu_state *s, int l)
         hp_all += (size_t)(T - 1) * BH;
     }
     if (s->kernels) { /* no LayerNorm here; the fused steps have computed the input's gradient */
-        const cpu_gate_tape tape = cpu_gate_tape_at(s->gate_tape, T * B, s->kernels->lanes);
-        const cpu_weight_grads wg = {.rows = rows, .hidden = H,
-                                     .dgates = tape.at + tape_row * 4 * (size_t)s->kernels->lanes,
-                                     .dgates_block = tape.block_floats, .in = {in_all, hp_all}, .width = {In, H},
-                                     .grad = {ly->dw_ih, ly->dw_hh}};
+        cpu_gate_tape tape = cpu_gate_tape_at(s->gate_tape, T * B, s->kernels->lanes);
+        tape.at = cpu_gate_tape_row(&tape, 0, tape_row);
+        const cpu_weight_grads wg = {.rows = rows, .hidden = H, .dgates = tape, .in = {in_all, hp_all},
+                                     .width = {In, H}, .grad = {ly->dw_ih, ly->dw_hh}};
         kernel_weight_grads(s, ly, &wg);
         return;
     }

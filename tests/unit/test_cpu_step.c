@@ -304,7 +304,7 @@ static float *gate_tape_of(const float *dg, int K, int H, int lanes, cpu_gate_ta
     for (int k = 0; k < K; k++)
         for (int q = 0; q < 4; q++)
             for (int j = 0; j < H; j++)
-                at[(size_t)(j / lanes) * tape->block_floats + ((size_t)k * 4 + (size_t)q) * lanes + j % lanes] =
+                cpu_gate_tape_row(tape, (size_t)(j / lanes), (size_t)k)[q * lanes + j % lanes] =
                     dg[(size_t)k * 4 * H + (size_t)q * H + j];
     return at;
 }
@@ -328,7 +328,7 @@ static int check_weight_grads(const cpu_step_kernels *ks, int K, int threads, in
     for (int m = 0; m < M; m++) sums[m] = 1.0f;
     cpu_gate_tape tape;
     float *tape_at = gate_tape_of(dg, K, H, ks->lanes, &tape);
-    const cpu_weight_grads wg = {.rows = K, .hidden = H, .dgates = tape.at, .dgates_block = tape.block_floats,
+    const cpu_weight_grads wg = {.rows = K, .hidden = H, .dgates = tape,
                                  .in = {in[0], in[1]}, .width = {I, H}, .grad = {grad[0], grad[1]}};
     /* what was there before, kept to compare against */
     float *before[2] = {malloc(sizeof(float) * M * I), malloc(sizeof(float) * M * H)};
