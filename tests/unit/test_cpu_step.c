@@ -3,7 +3,8 @@
  * (base/parallel.h). The numerics groups check the whole runner; these
  * pin what they reach only by chance: saturated gates (exactly +-1 where
  * they round to it), a tail block, every
- * count of last rows, a finished sequence, a NaN. */
+ * count of last rows, a finished sequence, a NaN; and the backward step's
+ * gate tape, which only the weight gradients read. */
 #include "unit.h"
 
 #include <math.h>
@@ -280,6 +281,204 @@ int test_cpu_step_nan_passes(void)
           nan_rows, H);
     CHECK(finite_row0, "%s: a row without NaN came out not finite", ks->isa);
     return 0;
+}
+
+/* One backward step's inputs, at t = 2 of a tape of 2 steps: B rows, I
+ * inputs, H units; the rows' lengths 1, 2 and 5 in turn, so that a row
+ * has finished before step 1 (no cell, dh passed on), at step 2 (dh
+ * passed on into a cell) or not (the product into a cell). */
+typedef struct back_case {
+    int B, I, H;
+    float *w_ih, *w_hh, *dgates_in, *dh_in, *gates, *c, *c_prev, *d_out, *dc;
+    int *len;
+} back_case;
+enum { BACK_T = 2 };
+
+static float *uniform_array(unsigned *st, size_t n, float offset, float scale)
+{
+    float *a = malloc(sizeof(float) * n);
+    for (size_t i = 0; i < n; i++) a[i] = offset + uniform(st, scale);
+    return a;
+}
+
+static void make_back_case(back_case *k, int B, int I, int H)
+{
+    unsigned st = 13;
+    const size_t BH = (size_t)B * H;
+    *k = (back_case){.B = B, .I = I, .H = H}; /* one draw after another, in this order */
+    k->w_ih = uniform_array(&st, 4 * (size_t)H * I, 0, 0.5f);
+    k->w_hh = uniform_array(&st, 4 * (size_t)H * H, 0, 0.5f);
+    k->dgates_in = uniform_array(&st, 4 * BH, 0, 2.0f);
+    k->dh_in = uniform_array(&st, BH, 0, 2.0f);
+    k->gates = uniform_array(&st, 4 * BH, 0.5f, 0.9f);
+    k->c = uniform_array(&st, BH, 0, 4.0f);
+    k->c_prev = uniform_array(&st, BH, 0, 4.0f);
+    k->d_out = uniform_array(&st, BH, 0, 2.0f);
+    k->dc = uniform_array(&st, BH, 0, 2.0f);
+    k->len = malloc(sizeof(int) * B);
+    for (size_t i = 0; i < 4 * BH; i++)
+        if (i / H % 4 == 2) k->gates[i] = 2.0f * (k->gates[i] - 0.5f); /* g in (-0.9, 0.9), the others (0.05, 0.95) */
+    for (int b = 0; b < B; b++) k->len[b] = b % 3 == 0 ? 1 : b % 3 == 1 ? 2 : 5;
+}
+
+static void free_back_case(back_case *k)
+{
+    free(k->w_ih); free(k->w_hh); free(k->dgates_in); free(k->dh_in); free(k->gates); free(k->c); free(k->c_prev);
+    free(k->d_out); free(k->dc); free(k->len);
+}
+
+/* What a backward step wrote (NaN where it did not), and its tape. */
+typedef struct back_run {
+    float *panels, *dx, *dh_out, *dgates_out, *dc, *tape_at;
+    cpu_gate_tape tape;
+} back_run;
+
+static float *nans(size_t n)
+{
+    float *a = malloc(sizeof(float) * n);
+    for (size_t i = 0; i < n; i++) a[i] = NAN;
+    return a;
+}
+
+/* Step t = BACK_T of kernels ks on case k, every item, into r; without
+ * the product (dgates_in NULL, as the first call of a backward) when
+ * !product. */
+static void run_backward(const cpu_step_kernels *ks, const back_case *k, int product, back_run *r)
+{
+    const int B = k->B, I = k->I, H = k->H, lanes = ks->lanes;
+    int dh_items, dx_items;
+    cpu_backward_items(I, H, lanes, &dh_items, &dx_items);
+    *r = (back_run){malloc(sizeof(float) * cpu_backward_panel_floats(I, H, lanes)), nans((size_t)B * I),
+                    nans((size_t)B * H), nans((size_t)B * 4 * H), malloc(sizeof(float) * B * H),
+                    nans(cpu_gate_tape_floats(BACK_T * B, H, lanes)), {NULL, 0, 0}};
+    r->tape = cpu_gate_tape_at(r->tape_at, BACK_T * B, lanes);
+    memcpy(r->dc, k->dc, sizeof(float) * B * H);
+    cpu_pack_backward(r->panels, k->w_ih, k->w_hh, I, H, lanes, 0, dh_items + dx_items);
+    const cpu_backward_step st = {.batch = B, .hidden = H, .input = I, .dgates_in = product ? k->dgates_in : NULL,
+                                  .packed = r->panels, .dx = r->dx, .dh_in = k->dh_in, .dh_out = r->dh_out,
+                                  .gates = k->gates, .c = k->c, .c_prev = k->c_prev, .d_out = k->d_out, .dc = r->dc,
+                                  .dgates_out = r->dgates_out, .tape = r->tape, .len = k->len, .t = BACK_T,
+                                  .faults = {1.0f, 0, 0}};
+    ks->backward(&st, 0, dh_items + dx_items, 0);
+}
+
+static void free_back_run(back_run *r)
+{
+    free(r->panels); free(r->dx); free(r->dh_out); free(r->dgates_out); free(r->dc); free(r->tape_at);
+}
+
+/* sum_n dgates_in[b][n] w[n][j] over the 4H gates, and its terms' size */
+static double gate_product(const back_case *k, const float *w, int cols, int b, int j, double *scale)
+{
+    double sum = 0;
+    *scale = 0;
+    for (int n = 0; n < 4 * k->H; n++) {
+        const double term = (double)k->dgates_in[(size_t)b * 4 * k->H + n] * w[(size_t)n * cols + j];
+        sum += term, *scale += fabs(term);
+    }
+    return sum;
+}
+
+/* The cell of step t-1 backwards for row b, unit j, from dh: want[4]
+ * dgates, *want_dc; 0 when it runs, 1 when the row has finished. */
+static int cell_backward_of(const back_case *k, int b, int j, double dh, double want[4], double *want_dc)
+{
+    const size_t at = (size_t)b * k->H + j, g = (size_t)b * 4 * k->H + j;
+    if (BACK_T - 1 >= k->len[b]) {
+        want[0] = want[1] = want[2] = want[3] = 0, *want_dc = k->dc[at];
+        return 1;
+    }
+    const double gi = k->gates[g], gf = k->gates[g + k->H], gg = k->gates[g + 2 * k->H], go = k->gates[g + 3 * k->H];
+    const double dht = dh + k->d_out[at], tc = tanh(k->c[at]);
+    const double dct = dht * go * (1 - tc * tc) + k->dc[at];
+    want[0] = dct * gg * gi * (1 - gi), want[1] = dct * k->c_prev[at] * gf * (1 - gf);
+    want[2] = dct * gi * (1 - gg * gg), want[3] = dht * tc * go * (1 - go);
+    *want_dc = dct * gf;
+    return 0;
+}
+
+/* Row b of a backward run against double: dx, dh_out (with the product),
+ * dgates_out and dc; 0 or 1 (printed). */
+static int check_back_row(const cpu_step_kernels *ks, const back_case *k, const back_run *r, int product, int b)
+{
+    const int H = k->H, I = k->I;
+    for (int i = 0; i < I && product; i++) {
+        double scale, want = gate_product(k, k->w_ih, I, b, i, &scale);
+        if (!near(r->dx[(size_t)b * I + i], want, 8 * scale))
+            return fprintf(stderr, "%s: row %d dx %d: %.9g, want %.9g\n", ks->isa, b, i, r->dx[(size_t)b * I + i],
+                           want) > 0;
+    }
+    for (int j = 0; j < H; j++) {
+        const size_t at = (size_t)b * H + j;
+        double scale = 0, dh = k->dh_in[at];
+        if (product && BACK_T < k->len[b]) {
+            dh = gate_product(k, k->w_hh, H, b, j, &scale);
+            if (!near(r->dh_out[at], dh, 8 * scale))
+                return fprintf(stderr, "%s: row %d dh %d: %.9g, want %.9g\n", ks->isa, b, j, r->dh_out[at], dh) > 0;
+            dh = r->dh_out[at]; /* the cell's from here: its own error alone */
+        } else if (product && r->dh_out[at] != k->dh_in[at])
+            return fprintf(stderr, "%s: row %d dh %d not passed on\n", ks->isa, b, j) > 0;
+        double want[4], want_dc;
+        const int done = cell_backward_of(k, b, j, dh, want, &want_dc);
+        const double size = 8 * (fabs(dh) + fabs(k->d_out[at]) + fabs(k->dc[at]));
+        for (int q = 0; q < 4; q++) {
+            const float got = r->dgates_out[(size_t)b * 4 * H + (size_t)q * H + j];
+            if (done ? got != 0.0f : !near(got, want[q], size))
+                return fprintf(stderr, "%s: row %d unit %d dgate %d: %.9g, want %.9g\n", ks->isa, b, j, q, got,
+                               want[q]) > 0;
+        }
+        if (done ? r->dc[at] != k->dc[at] : !near(r->dc[at], want_dc, size))
+            return fprintf(stderr, "%s: row %d unit %d dc: %.9g, want %.9g\n", ks->isa, b, j, r->dc[at], want_dc) > 0;
+    }
+    return 0;
+}
+
+/* The tape holds step t-1's rows as dgates_out, bit for bit, zero past H,
+ * and nothing of the rows before them was written: 0 or 1 (printed). */
+static int check_back_tape(const cpu_step_kernels *ks, const back_case *k, const back_run *r)
+{
+    const int B = k->B, H = k->H, lanes = ks->lanes, blocks = cpu_step_blocks(H, lanes);
+    for (int p = 0; p < blocks; p++)
+        for (int row = 0; row < BACK_T * B; row++) {
+            const float *got = cpu_gate_tape_row(&r->tape, (size_t)p, (size_t)row);
+            const int b = row - (BACK_T - 1) * B;
+            for (int q = 0; q < 4; q++)
+                for (int u = 0; u < lanes; u++) {
+                    const int j = p * lanes + u;
+                    const float want =
+                        b < 0 ? NAN : j < H ? r->dgates_out[(size_t)b * 4 * H + (size_t)q * H + j] : 0.0f;
+                    if (b < 0 ? !isnan(got[q * lanes + u]) : memcmp(&got[q * lanes + u], &want, sizeof want) != 0)
+                        return fprintf(stderr, "%s: tape block %d row %d gate %d lane %d: %.9g, want %.9g\n", ks->isa,
+                                       p, row, q, u, got[q * lanes + u], want) > 0;
+                }
+        }
+    return 0;
+}
+
+/* H: two items of h columns, the last a tail; I: one item, a tail; B
+ * from 1 to 9: every count of last rows; with and without the product */
+static int backward_cases(const cpu_step_kernels *ks)
+{
+    for (int B = 1; B <= 9; B++)
+        for (int product = 1; product >= 0; product--) {
+            back_case k;
+            back_run r;
+            make_back_case(&k, B, 5, 4 * ks->lanes + 3);
+            run_backward(ks, &k, product, &r);
+            int bad = check_back_tape(ks, &k, &r);
+            for (int b = 0; b < B && !bad; b++)
+                bad = check_back_row(ks, &k, &r, product, b);
+            free_back_run(&r);
+            free_back_case(&k);
+            CHECK(!bad, "%s, B=%d, %s: the backward step differs from double (above)", ks->isa, B,
+                  product ? "with the product" : "the cells alone");
+        }
+    return 0;
+}
+
+int test_cpu_step_backward_against_double(void)
+{
+    return each_isa(backward_cases);
 }
 
 /* What one member of the weight gradients' team reads. */
