@@ -283,16 +283,24 @@ int test_cpu_step_nan_passes(void)
     return 0;
 }
 
-/* One backward step's inputs, at t = 2 of a tape of 2 steps: B rows, I
- * inputs, H units; the rows' lengths 1, 2 and 5 in turn, so that a row
- * has finished before step 1 (no cell, dh passed on), at step 2 (dh
- * passed on into a cell) or not (the product into a cell). */
+/* One backward step's inputs, at t = 3 of a tape of 3 steps: B rows, I
+ * inputs, H units; the rows' lengths 2, 3, 6 and 6 in turn (a period of
+ * 4, which no tile height divides, so that a row's place in its tile is
+ * not its kind), so that a row has finished before step 2 (no cell, dh
+ * passed on), at step 3 (dh passed on into a cell) or not (the product
+ * into a cell). */
 typedef struct back_case {
     int B, I, H;
     float *w_ih, *w_hh, *dgates_in, *dh_in, *gates, *c, *c_prev, *d_out, *dc;
     int *len;
 } back_case;
-enum { BACK_T = 2 };
+enum { BACK_T = 3 };
+
+/* The three calls a backward makes: t < T (the product, then the cell of
+ * t-1), t = T (no product: the cells alone, no dx), t = 0 (the product,
+ * no cell). */
+typedef enum { BACK_PRODUCT_AND_CELLS, BACK_CELLS_ALONE, BACK_PRODUCT_ALONE } back_mode;
+static const char *const back_mode_names[] = {"the product and the cells", "the cells alone", "the product alone"};
 
 static float *uniform_array(unsigned *st, size_t n, float offset, float scale)
 {
@@ -318,7 +326,7 @@ static void make_back_case(back_case *k, int B, int I, int H)
     k->len = malloc(sizeof(int) * B);
     for (size_t i = 0; i < 4 * BH; i++)
         if (i / H % 4 == 2) k->gates[i] = 2.0f * (k->gates[i] - 0.5f); /* g in (-0.9, 0.9), the others (0.05, 0.95) */
-    for (int b = 0; b < B; b++) k->len[b] = b % 3 == 0 ? 1 : b % 3 == 1 ? 2 : 5;
+    for (int b = 0; b < B; b++) k->len[b] = b % 4 == 0 ? BACK_T - 1 : b % 4 == 1 ? BACK_T : BACK_T + 3;
 }
 
 static void free_back_case(back_case *k)
@@ -329,6 +337,8 @@ static void free_back_case(back_case *k)
 
 /* What a backward step wrote (NaN where it did not), and its tape. */
 typedef struct back_run {
+    back_mode mode;
+    int t;
     float *panels, *dx, *dh_out, *dgates_out, *dc, *tape_at;
     cpu_gate_tape tape;
 } back_run;
@@ -340,26 +350,33 @@ static float *nans(size_t n)
     return a;
 }
 
-/* Step t = BACK_T of kernels ks on case k, every item, into r; without
- * the product (dgates_in NULL, as the first call of a backward) when
- * !product. */
-static void run_backward(const cpu_step_kernels *ks, const back_case *k, int product, back_run *r)
+/* One step of kernels ks on case k in `mode`, into r, called as the
+ * runner's team of two calls it, one member after the other: each its dh
+ * items, then its dx items (cpu_backward_share). */
+static void run_backward(const cpu_step_kernels *ks, const back_case *k, back_mode mode, back_run *r)
 {
     const int B = k->B, I = k->I, H = k->H, lanes = ks->lanes;
     int dh_items, dx_items;
     cpu_backward_items(I, H, lanes, &dh_items, &dx_items);
-    *r = (back_run){malloc(sizeof(float) * cpu_backward_panel_floats(I, H, lanes)), nans((size_t)B * I),
+    *r = (back_run){mode, mode == BACK_PRODUCT_ALONE ? 0 : BACK_T,
+                    malloc(sizeof(float) * cpu_backward_panel_floats(I, H, lanes)), nans((size_t)B * I),
                     nans((size_t)B * H), nans((size_t)B * 4 * H), malloc(sizeof(float) * B * H),
                     nans(cpu_gate_tape_floats(BACK_T * B, H, lanes)), {NULL, 0, 0}};
     r->tape = cpu_gate_tape_at(r->tape_at, BACK_T * B, lanes);
     memcpy(r->dc, k->dc, sizeof(float) * B * H);
     cpu_pack_backward(r->panels, k->w_ih, k->w_hh, I, H, lanes, 0, dh_items + dx_items);
-    const cpu_backward_step st = {.batch = B, .hidden = H, .input = I, .dgates_in = product ? k->dgates_in : NULL,
-                                  .packed = r->panels, .dx = r->dx, .dh_in = k->dh_in, .dh_out = r->dh_out,
-                                  .gates = k->gates, .c = k->c, .c_prev = k->c_prev, .d_out = k->d_out, .dc = r->dc,
-                                  .dgates_out = r->dgates_out, .tape = r->tape, .len = k->len, .t = BACK_T,
-                                  .faults = {1.0f, 0, 0}};
-    ks->backward(&st, 0, dh_items + dx_items, 0);
+    const int product = mode != BACK_CELLS_ALONE;
+    const cpu_backward_step st = {
+        .batch = B, .hidden = H, .input = I, .dgates_in = product ? k->dgates_in : NULL, .packed = r->panels,
+        .dx = product ? r->dx : NULL, .dh_in = k->dh_in, .dh_out = r->dh_out,
+        .gates = mode == BACK_PRODUCT_ALONE ? NULL : k->gates, .c = k->c, .c_prev = k->c_prev, .d_out = k->d_out,
+        .dc = r->dc, .dgates_out = r->dgates_out, .tape = r->tape, .len = k->len, .t = r->t, .faults = {1.0f, 0, 0}};
+    for (int rank = 0; rank < 2; rank++) {
+        int dh[2], dx[2], then[2];
+        cpu_backward_share(dh_items, dx_items, rank, 2, dh, dx, then);
+        ks->backward(&st, dh[0], dh[1], then[0]);
+        ks->backward(&st, dh_items + dx[0], dh_items + dx[1], then[1]);
+    }
 }
 
 static void free_back_run(back_run *r)
@@ -379,7 +396,7 @@ static double gate_product(const back_case *k, const float *w, int cols, int b, 
     return sum;
 }
 
-/* The cell of step t-1 backwards for row b, unit j, from dh: want[4]
+/* The cell of step BACK_T-1 backwards for row b, unit j, from dh: want[4]
  * dgates, *want_dc; 0 when it runs, 1 when the row has finished. */
 static int cell_backward_of(const back_case *k, int b, int j, double dh, double want[4], double *want_dc)
 {
@@ -397,11 +414,12 @@ static int cell_backward_of(const back_case *k, int b, int j, double dh, double 
     return 0;
 }
 
-/* Row b of a backward run against double: dx, dh_out (with the product),
- * dgates_out and dc; 0 or 1 (printed). */
-static int check_back_row(const cpu_step_kernels *ks, const back_case *k, const back_run *r, int product, int b)
+/* Row b's dx and the gradient reaching h_{t-1} (product or passed on):
+ * 0 or 1 (printed); dh[j] the cell's dh (the kernel's own, so that the
+ * cell is checked alone). */
+static int check_back_product(const cpu_step_kernels *ks, const back_case *k, const back_run *r, int b, double *dh)
 {
-    const int H = k->H, I = k->I;
+    const int H = k->H, I = k->I, product = r->mode != BACK_CELLS_ALONE;
     for (int i = 0; i < I && product; i++) {
         double scale, want = gate_product(k, k->w_ih, I, b, i, &scale);
         if (!near(r->dx[(size_t)b * I + i], want, 8 * scale))
@@ -410,38 +428,57 @@ static int check_back_row(const cpu_step_kernels *ks, const back_case *k, const 
     }
     for (int j = 0; j < H; j++) {
         const size_t at = (size_t)b * H + j;
-        double scale = 0, dh = k->dh_in[at];
-        if (product && BACK_T < k->len[b]) {
-            dh = gate_product(k, k->w_hh, H, b, j, &scale);
-            if (!near(r->dh_out[at], dh, 8 * scale))
-                return fprintf(stderr, "%s: row %d dh %d: %.9g, want %.9g\n", ks->isa, b, j, r->dh_out[at], dh) > 0;
-            dh = r->dh_out[at]; /* the cell's from here: its own error alone */
-        } else if (product && r->dh_out[at] != k->dh_in[at])
+        double scale;
+        dh[j] = k->dh_in[at];
+        if (!product)
+            continue;
+        if (r->t < k->len[b]) {
+            const double want = gate_product(k, k->w_hh, H, b, j, &scale);
+            if (!near(r->dh_out[at], want, 8 * scale))
+                return fprintf(stderr, "%s: row %d dh %d: %.9g, want %.9g\n", ks->isa, b, j, r->dh_out[at], want) > 0;
+            dh[j] = r->dh_out[at];
+        } else if (r->dh_out[at] != k->dh_in[at])
             return fprintf(stderr, "%s: row %d dh %d not passed on\n", ks->isa, b, j) > 0;
-        double want[4], want_dc;
-        const int done = cell_backward_of(k, b, j, dh, want, &want_dc);
-        const double size = 8 * (fabs(dh) + fabs(k->d_out[at]) + fabs(k->dc[at]));
-        for (int q = 0; q < 4; q++) {
-            const float got = r->dgates_out[(size_t)b * 4 * H + (size_t)q * H + j];
-            if (done ? got != 0.0f : !near(got, want[q], size))
-                return fprintf(stderr, "%s: row %d unit %d dgate %d: %.9g, want %.9g\n", ks->isa, b, j, q, got,
-                               want[q]) > 0;
-        }
-        if (done ? r->dc[at] != k->dc[at] : !near(r->dc[at], want_dc, size))
-            return fprintf(stderr, "%s: row %d unit %d dc: %.9g, want %.9g\n", ks->isa, b, j, r->dc[at], want_dc) > 0;
     }
     return 0;
 }
 
+/* Row b of a backward run against double: dx, dh_out (with the product),
+ * dgates_out and dc (untouched without a cell); 0 or 1 (printed). */
+static int check_back_row(const cpu_step_kernels *ks, const back_case *k, const back_run *r, int b)
+{
+    const int H = k->H;
+    double *dh = malloc(sizeof(double) * H);
+    int bad = check_back_product(ks, k, r, b, dh);
+    for (int j = 0; j < H && !bad; j++) {
+        const size_t at = (size_t)b * H + j;
+        double want[4], want_dc;
+        const int cell = r->mode != BACK_PRODUCT_ALONE, done = cell_backward_of(k, b, j, dh[j], want, &want_dc);
+        const double size = 8 * (fabs(dh[j]) + fabs(k->d_out[at]) + fabs(k->dc[at]));
+        for (int q = 0; q < 4 && !bad; q++) {
+            const float got = r->dgates_out[(size_t)b * 4 * H + (size_t)q * H + j];
+            if (!cell ? !isnan(got) : done ? got != 0.0f : !near(got, want[q], size))
+                bad = fprintf(stderr, "%s: row %d unit %d dgate %d: %.9g, want %.9g\n", ks->isa, b, j, q, got,
+                              cell ? want[q] : NAN) > 0;
+        }
+        if (!bad && (!cell || done ? r->dc[at] != k->dc[at] : !near(r->dc[at], want_dc, size)))
+            bad = fprintf(stderr, "%s: row %d unit %d dc: %.9g, want %.9g\n", ks->isa, b, j, r->dc[at],
+                          cell ? want_dc : k->dc[at]) > 0;
+    }
+    free(dh);
+    return bad;
+}
+
 /* The tape holds step t-1's rows as dgates_out, bit for bit, zero past H,
- * and nothing of the rows before them was written: 0 or 1 (printed). */
+ * and nothing else was written (nothing at all without a cell): 0 or 1
+ * (printed). */
 static int check_back_tape(const cpu_step_kernels *ks, const back_case *k, const back_run *r)
 {
     const int B = k->B, H = k->H, lanes = ks->lanes, blocks = cpu_step_blocks(H, lanes);
     for (int p = 0; p < blocks; p++)
         for (int row = 0; row < BACK_T * B; row++) {
             const float *got = cpu_gate_tape_row(&r->tape, (size_t)p, (size_t)row);
-            const int b = row - (BACK_T - 1) * B;
+            const int b = r->mode == BACK_PRODUCT_ALONE ? -1 : row - (BACK_T - 1) * B;
             for (int q = 0; q < 4; q++)
                 for (int u = 0; u < lanes; u++) {
                     const int j = p * lanes + u;
@@ -455,23 +492,24 @@ static int check_back_tape(const cpu_step_kernels *ks, const back_case *k, const
     return 0;
 }
 
-/* H: two items of h columns, the last a tail; I: one item, a tail; B
- * from 1 to 9: every count of last rows; with and without the product */
+/* H: two items of h columns, the last a tail; I: two items of x columns,
+ * the last a tail; B from 1 to 9: every count of last rows; each of the
+ * three calls a backward makes */
 static int backward_cases(const cpu_step_kernels *ks)
 {
     for (int B = 1; B <= 9; B++)
-        for (int product = 1; product >= 0; product--) {
+        for (back_mode mode = BACK_PRODUCT_AND_CELLS; mode <= BACK_PRODUCT_ALONE; mode++) {
             back_case k;
             back_run r;
-            make_back_case(&k, B, 5, 4 * ks->lanes + 3);
-            run_backward(ks, &k, product, &r);
+            make_back_case(&k, B, 4 * ks->lanes + 5, 4 * ks->lanes + 3);
+            run_backward(ks, &k, mode, &r);
             int bad = check_back_tape(ks, &k, &r);
             for (int b = 0; b < B && !bad; b++)
-                bad = check_back_row(ks, &k, &r, product, b);
+                bad = check_back_row(ks, &k, &r, b);
             free_back_run(&r);
             free_back_case(&k);
             CHECK(!bad, "%s, B=%d, %s: the backward step differs from double (above)", ks->isa, B,
-                  product ? "with the product" : "the cells alone");
+                  back_mode_names[mode]);
         }
     return 0;
 }
