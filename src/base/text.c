@@ -102,3 +102,17 @@ const char *text_find_control(const char *s)
             return s;
     return NULL;
 }
+
+char *text_bytes(double bytes, char *buf, size_t n)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = bytes;
+    int u = 0;
+    while (v >= 1023.95 && u < 6)
+        v /= 1024, u++;
+    if (u == 0)
+        snprintf(buf, n, "%.0f B", v);
+    else
+        snprintf(buf, n, "%.1f %s", v, units[u]);
+    return buf;
+}

@@ -37,6 +37,10 @@ char *text_printable(const char *src, char *out, size_t n);
  * may be cut without cutting a character in two. */
 size_t text_cut_length(const char *s, size_t max);
 
+/* bytes for people into buf of n: "96 B", "1.5 KiB", "75.0 MiB", "2.3 GiB"
+ * (a value that would print as 1024.0 goes up a unit). Returns buf. */
+char *text_bytes(double bytes, char *buf, size_t n);
+
 /* The first control character of s (C0 or DEL), or NULL. */
 const char *text_find_control(const char *s);
 

@@ -1,6 +1,7 @@
 /* lstmcheck list: the runner table, each runner's sizes at the shape, and
  * whether each can run here. */
 #include "cmd/commands.h"
+#include "base/text.h"
 #include "cmd/session.h"
 #include "device/device.h"
 #include "runners/runner.h"
@@ -10,22 +11,6 @@
 /* The name column: every built-in name fits (the longest, jit_layernorm_decom,
  * has 19 characters); a longer plugin name pushes its line's columns right. */
 #define LIST_NAME_WIDTH 20
-
-/* bytes for people: "96 B", "1.5 KiB", "75.0 MiB", "2.3 GiB" (a value
- * that would print as 1024.0 goes up a unit) */
-static const char *bytes_text(size_t bytes, char *buf, size_t n)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    double v = (double)bytes;
-    int u = 0;
-    while (v >= 1023.95 && u < 6)
-        v /= 1024, u++;
-    if (u == 0)
-        snprintf(buf, n, "%zu B", bytes);
-    else
-        snprintf(buf, n, "%.1f %s", v, units[u]);
-    return buf;
-}
 
 /* Its layers column: "1", "1-4" or "any" */
 static const char *layers_text(const runner_ops *r, char *buf, size_t n)
@@ -64,8 +49,8 @@ static void list_runner(const runner_ops *r, const cli_options *o, device_cuda_s
     char layers[16], params[24] = "-", param_mem[24] = "-", act_mem[24] = "-";
     if (!lstm_model_sizes(&o->shape, lengths, r->model, &z, &size_err)) { /* else (overflow) "-" */
         snprintf(params, sizeof params, "%zu", z.parameters);
-        bytes_text(z.parameter_bytes, param_mem, sizeof param_mem);
-        bytes_text(z.activation_bytes, act_mem, sizeof act_mem);
+        text_bytes(z.parameter_bytes, param_mem, sizeof param_mem);
+        text_bytes(z.activation_bytes, act_mem, sizeof act_mem);
     }
     printf("%-*s %-5s %-12s %-7s %-7s %-8s %-7s %-9s %10s %10s %10s %s%s\n", LIST_NAME_WIDTH, r->name,
            lc_device_name(r->device), lstm_model_name(r->model), layers_text(r, layers, sizeof layers),

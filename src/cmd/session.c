@@ -2,10 +2,13 @@
 #include "cmd/session.h"
 
 #include "base/paths.h"
+#include "base/text.h"
 #include "device/device.h"
+#include "device/machine.h"
 #include "perf/baseline.h"
 #include "model/inputs.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,16 +17,17 @@
 
 int session_check_memory(const lstm_shape *s, lc_error *err)
 {
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    size_t need = lstm_host_bytes_estimate(s);
-    if (pages <= 0 || page <= 0)
+    const double have = machine_host_memory_bytes();
+    const size_t need = lstm_host_bytes_estimate(s);
+    if (!(have > 0))
         return 0;
-    double have = (double)pages * (double)page;
-    if (need == 0 || (double)need > SESSION_MEMORY_SHARE * have) {
-        char dims[96];
-        lc_error_set(err, "shape %s needs about %.1f GiB of host memory; this machine has %.1f GiB",
-                     lstm_shape_format(s, LSTM_SHAPE_DIMS, dims, sizeof dims), (double)need / 1073741824.0,
-                     have / 1073741824.0);
+    if (need == 0 || (double)need > LSTM_HOST_MEMORY_SHARE * have) {
+        char dims[96], needed[32], had[32];
+        /* need 0: beyond what size_t counts */
+        lc_error_set(err, "shape %s needs about %s of host memory; this machine has %s",
+                     lstm_shape_format(s, LSTM_SHAPE_DIMS, dims, sizeof dims),
+                     text_bytes(need ? (double)need : (double)SIZE_MAX, needed, sizeof needed),
+                     text_bytes(have, had, sizeof had));
         return 1;
     }
     return 0;

@@ -129,3 +129,17 @@ void machine_key_describe(const machine_key *k, char *buf, size_t n)
     for (int i = 0; i < k->nfields && used < n; i++)
         used += (size_t)snprintf(buf + used, n - used, "%s%s=%s", i ? ", " : "", k->names[i], k->values[i]);
 }
+
+#ifdef LSTMCHECK_FAULTS
+double machine_host_memory_for_tests;
+#endif
+
+double machine_host_memory_bytes(void)
+{
+#ifdef LSTMCHECK_FAULTS
+    if (machine_host_memory_for_tests > 0)
+        return machine_host_memory_for_tests;
+#endif
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? (double)pages * (double)page : 0.0;
+}

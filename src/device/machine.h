@@ -38,6 +38,12 @@ int machine_cuda_fields(machine_key *k, lc_error *err);
  * OpenBLAS (its configuration and the kernels it picked here), and the
  * CUDA runtime, driver and cuDNN (each as built against and as found,
  * without creating a CUDA context); one line each, no newline. */
+/* This machine's memory in bytes (physical), 0 when unknown. */
+double machine_host_memory_bytes(void);
+#ifdef LSTMCHECK_FAULTS
+/* Test-only: when above 0, machine_host_memory_bytes() says this. */
+extern double machine_host_memory_for_tests;
+#endif
 void machine_blas_version(char *buf, size_t n);
 void machine_cuda_versions(char *cuda, size_t ncuda, char *cudnn, size_t ncudnn);
 

@@ -65,9 +65,19 @@ void lstm_shape_json(json_writer *w, const lstm_shape *s);
 int lstm_shape_validate(const lstm_shape *s, lc_error *err);
 /* 1 when a and b have the same sizes. */
 int lstm_shape_equal(const lstm_shape *a, const lstm_shape *b);
-/* Bytes the reference and one runner need on the host for this shape
- * (inputs, results of both, reference activations), or 0 on overflow. */
+/* Host bytes for a run at this shape, 0 where they exceed size_t:
+ * lstmcheck's own (the inputs, the reference, the results of both), and
+ * that with a typical runner's share (what a session checks before the
+ * runners are known). */
+size_t lstm_host_bytes_own(const lstm_shape *s);
 size_t lstm_host_bytes_estimate(const lstm_shape *s);
+/* A run may take this share of the machine's memory. */
+#define LSTM_HOST_MEMORY_SHARE 0.8
+/* LC_OK when lstmcheck's own bytes and a runner's runner_bytes fit in the
+ * share of `have` bytes (have 0: unknown, they fit); else LC_UNSUPPORTED
+ * and why in one line, which says what the runner's bytes are (`what`).
+ * A runner checks at create, before it allocates. */
+int lstm_host_room(const lstm_shape *s, size_t runner_bytes, double have, const char *what, lc_error *why);
 /* Element counts; the shape must have passed validation. */
 size_t lstm_seq_elems(const lstm_shape *s, int width); /* T*B*width */
 size_t lstm_state_elems(const lstm_shape *s);          /* L*B*H */
@@ -164,6 +174,15 @@ void lstm_copy_to_double(double *dst, const float *src, size_t n);
  * bytes, freed with free(); on failure NULL,
  * and *ok becomes 0, so that a runner makes all its buffers, then checks once. */
 float *lstm_float_buffer(size_t n, int *ok);
+/* A runner's buffers, counted before they are made: its allocation code
+ * runs once counting (each lstm_host_floats adds its bytes and returns
+ * NULL), the runner checks the count (lstm_host_room), then the same code
+ * runs again and allocates (ok becomes 0 when one fails). */
+typedef struct lstm_host_buffers {
+    int counting, ok;
+    size_t bytes;
+} lstm_host_buffers;
+float *lstm_host_floats(lstm_host_buffers *hb, size_t n);
 
 /* How deep the computation behind a tensor goes: its kind in the tolerance
  * rule (check/tolerance.h). */

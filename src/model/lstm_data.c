@@ -1,5 +1,6 @@
 /* Allocation, validation and views of the LSTM tensor bundles. */
 #include "model/lstm.h"
+#include "base/text.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -13,11 +14,6 @@ static size_t mul_checked(size_t a, size_t b)
     if (a != 0 && b > SIZE_MAX / a)
         return 0;
     return a * b;
-}
-
-static size_t add_checked(size_t a, size_t b)
-{
-    return (a > SIZE_MAX - b) ? 0 : a + b;
 }
 
 int lstm_shape_validate(const lstm_shape *s, lc_error *err)
@@ -117,45 +113,85 @@ size_t lstm_w_hh_elems(const lstm_shape *s)
     return 4 * (size_t)s->hidden_size * (size_t)s->hidden_size;
 }
 
-static size_t round_up(size_t n, size_t to)
+/* The host-memory figures saturate: SIZE_MAX stands for "more than any
+ * machine has". */
+static size_t sat_mul(size_t a, size_t b)
 {
-    return add_checked(n, to - 1) / to * to;
+    return a != 0 && b > SIZE_MAX / a ? SIZE_MAX : a * b;
 }
 
-size_t lstm_host_bytes_estimate(const lstm_shape *s)
+static size_t sat_add(size_t a, size_t b)
+{
+    return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+/* lstmcheck's own share: the problem and the runner's copy of its inputs
+ * (floats), the reference's FP64 copies, tape and gradients, two result
+ * sets (doubles). */
+size_t lstm_host_bytes_own(const lstm_shape *s)
 {
     size_t T = (size_t)s->seq_length, B = (size_t)s->batch, I = (size_t)s->input_size,
            H = (size_t)s->hidden_size, L = (size_t)s->num_layers;
     size_t wide = I > H ? I : H;
-    /* per layer: weights (4H x (I_l + H)) as float inputs, double copies and
-     * double gradients in two result sets */
-    size_t w = mul_checked(mul_checked(4 * H, wide + H + 2), L);
-    size_t seq = mul_checked(mul_checked(T, B), wide);
-    size_t state = mul_checked(mul_checked(L, B), H);
-    /* reference activations: per layer per step 4H gates + c + h, double */
-    size_t acts = mul_checked(mul_checked(mul_checked(T, B), 6 * H), L);
+    /* per layer: weights (4H x (I_l + H)) and biases */
+    size_t w = sat_mul(sat_mul(4 * H, wide + H + 2), L);
+    size_t seq = sat_mul(sat_mul(T, B), wide);
+    size_t state = sat_mul(sat_mul(L, B), H);
+    /* reference activations: per layer per step 4H gates + c + h */
+    size_t acts = sat_mul(sat_mul(sat_mul(T, B), 6 * H), L);
     /* and one layer's gate gradients of every step, kept between its two backward passes */
-    size_t dgates = mul_checked(mul_checked(T, B), 4 * H);
-    size_t total = 0;
-    /* the float inputs twice: the problem and the runner's own copy (lstm_problem_copy) */
-    total = add_checked(total, mul_checked(w, 4 * 2 + 8 + 8 + 8));       /* params + 2 grads + ref copy */
-    /* the cpu runner's weights packed for its forward (blocks of 16 units:
-     * H = 1 takes 16 times the weights) and its backward (64 columns) */
-    const size_t fwd_panels = mul_checked(4 * round_up(H, 16), wide + H);
-    const size_t bwd_panels = mul_checked(4 * H, round_up(wide, 64) + round_up(H, 64));
-    total = add_checked(total, mul_checked(mul_checked(add_checked(fwd_panels, bwd_panels), L), 4));
-    /* and, for one layer at a time, its gate tape (every step's dgates in
-     * blocks of 16 units) and its weight gradients' sums between slabs */
-    const size_t tape = mul_checked(mul_checked(T, B), 4 * round_up(H, 16));
-    const size_t wgrad_sums = mul_checked(4 * round_up(H, 16), round_up(wide, 6) + round_up(H, 6) + 6);
-    total = add_checked(total, mul_checked(add_checked(tape, wgrad_sums), 4));
-    total = add_checked(total, mul_checked(seq, 4 * 2 * 2 + 8 * 4 + 4 * 8)); /* x, dy, y, dx, runner work */
-    total = add_checked(total, mul_checked(state, 4 * 4 * 2 + 8 * 8));
-    total = add_checked(total, mul_checked(acts, 8 + 4));                /* ref + cpu runner */
-    total = add_checked(total, mul_checked(dgates, 8));
-    if (w == 0 || seq == 0 || state == 0 || acts == 0 || dgates == 0)
+    size_t dgates = sat_mul(sat_mul(T, B), 4 * H);
+    size_t total = sat_mul(w, 4 * 2 + 8 + 8 + 8);                /* params twice, 2 grads, ref copy */
+    total = sat_add(total, sat_mul(seq, 4 * 2 * 2 + 8 * 4)); /* x, dy twice; y, dx in both results */
+    total = sat_add(total, sat_mul(state, 4 * 4 * 2 + 8 * 8));
+    total = sat_add(total, sat_mul(acts, 8));
+    total = sat_add(total, sat_mul(dgates, 8));
+    return total == SIZE_MAX ? 0 : total;
+}
+
+/* Before the runners are known: lstmcheck's own, and what a runner
+ * typically keeps beside it (its weights in its own layouts, a float tape
+ * of the activations, a sequence's worth of work buffers). A runner that
+ * needs more says so at create (lstm_host_room): the cpu runner counts its
+ * buffers there, so that its gate tape, padded to 16 units (16 times the
+ * tape at H = 1), does not refuse a shape to every other runner. */
+size_t lstm_host_bytes_estimate(const lstm_shape *s)
+{
+    size_t own = lstm_host_bytes_own(s);
+    size_t T = (size_t)s->seq_length, B = (size_t)s->batch, I = (size_t)s->input_size,
+           H = (size_t)s->hidden_size, L = (size_t)s->num_layers;
+    size_t wide = I > H ? I : H;
+    size_t w = sat_mul(sat_mul(4 * H, wide + H + 2), L);
+    size_t seq = sat_mul(sat_mul(T, B), wide);
+    size_t acts = sat_mul(sat_mul(sat_mul(T, B), 6 * H), L);
+    if (own == 0)
         return 0;
-    return total;
+    size_t runner = sat_mul(w, 4 * 2);
+    runner = sat_add(runner, sat_mul(acts, 4));
+    runner = sat_add(runner, sat_mul(seq, 4 * 8));
+    const size_t total = sat_add(own, runner);
+    return total == SIZE_MAX ? 0 : total;
+}
+
+int lstm_host_room(const lstm_shape *s, size_t runner_bytes, double have, const char *what, lc_error *why)
+{
+    const size_t own = lstm_host_bytes_own(s), total = sat_add(own, runner_bytes);
+    if (!(have > 0) || (own != 0 && total != SIZE_MAX && (double)total <= LSTM_HOST_MEMORY_SHARE * have))
+        return LC_OK;
+    char needed[32], runner[32], had[32];
+    lc_error_set(why, "this shape needs about %s of host memory, %s of it the runner's own (%s); this machine has "
+                      "%s, and a run may take %.0f%% of it",
+                 text_bytes(own == 0 ? (double)SIZE_MAX : (double)total, needed, sizeof needed),
+                 text_bytes((double)runner_bytes, runner, sizeof runner), what, text_bytes(have, had, sizeof had),
+                 100.0 * LSTM_HOST_MEMORY_SHARE);
+    return LC_UNSUPPORTED;
+}
+
+float *lstm_host_floats(lstm_host_buffers *hb, size_t n)
+{
+    const size_t line = 64, bytes = n > (SIZE_MAX - line) / sizeof(float) ? SIZE_MAX : ((n ? n : 1) * sizeof(float) + line - 1) / line * line;
+    hb->bytes = sat_add(hb->bytes, bytes);
+    return hb->counting ? NULL : lstm_float_buffer(n, &hb->ok);
 }
 
 static void *zalloc(size_t count, size_t elem, lc_error *err, const char *what)

@@ -1,5 +1,6 @@
 /* Fault names, and the switches themselves in the test build. */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS: the noisy fault's counter shared with forked rounds */
+#include "device/machine.h"
 #include "runners/faults.h"
 
 #include <stdio.h>
@@ -84,6 +85,16 @@ int lstm_faults_from_env(char *why, unsigned long n)
             return 1;
         }
         lstm_extra_work_percent = pct;
+    }
+    const char *memory = getenv("LSTMCHECK_TEST_HOST_MEMORY_MIB");
+    if (memory && *memory) {
+        char *end;
+        const double mib = strtod(memory, &end);
+        if (*end || !(mib > 0 && mib < 1e12)) {
+            snprintf(why, n, "LSTMCHECK_TEST_HOST_MEMORY_MIB: expected a positive number of MiB, got '%s'", memory);
+            return 1;
+        }
+        machine_host_memory_for_tests = mib * 1048576.0;
     }
     return 0;
 }

@@ -58,7 +58,9 @@ const runner_ops *lstm_cpu_runner_at(lstm_model_id model, const char *arithmetic
 /* Set the switches from the environment of a test binary: LSTMCHECK_TEST_FAULT
  * (a fault name) and LSTMCHECK_TEST_EXTRA_WORK (percent), so that tests can
  * plant a fault or a slowdown in a whole lstmcheck process (the A/B power
- * test runs two of them). 0 when both are absent or valid. */
+ * test runs two of them), and LSTMCHECK_TEST_HOST_MEMORY_MIB (the memory
+ * the machine is taken to have: machine_host_memory_bytes). 0 when all are
+ * absent or valid. */
 int lstm_faults_from_env(char *why, unsigned long n);
 #endif
 

@@ -29,6 +29,7 @@
 #include "runners/cpu_step.h"
 #include "runners/faults.h"
 #include "runners/runner.h"
+#include "device/machine.h"
 #include "device/timer.h"
 #include "device/trace.h"
 
@@ -280,68 +281,68 @@ static cpu_state *cpu_state_new(const lstm_problem *p)
 }
 
 /* Layer l's tape (gates, cells, states before each step, output) and its
- * accumulated gradients; *ok becomes 0 when an allocation fails. */
-static void alloc_layer(cpu_layer *ly, const lstm_problem *p, int l, int *ok)
+ * accumulated gradients (lstm_host_buffers: counted, or made). */
+static void alloc_layer(cpu_layer *ly, const lstm_problem *p, int l, lstm_host_buffers *hb)
 {
     const lstm_shape *sh = &p->shape;
     const size_t T = (size_t)sh->seq_length, B = (size_t)sh->batch, H = (size_t)sh->hidden_size;
     if (lstm_dropout_mask(p, l))
-        ly->masked = lstm_float_buffer(T * B * H, ok);
-    ly->gates = lstm_float_buffer(T * B * 4 * H, ok);
-    ly->c = lstm_float_buffer(T * B * H, ok);
-    ly->h_prev = lstm_float_buffer(T * B * H, ok);
-    ly->c_prev = lstm_float_buffer(T * B * H, ok);
-    ly->out = lstm_float_buffer(T * B * H, ok);
-    ly->dw_ih = lstm_float_buffer(lstm_w_ih_elems(sh, l), ok);
-    ly->dw_hh = lstm_float_buffer(lstm_w_hh_elems(sh), ok);
+        ly->masked = lstm_host_floats(hb, T * B * H);
+    ly->gates = lstm_host_floats(hb, T * B * 4 * H);
+    ly->c = lstm_host_floats(hb, T * B * H);
+    ly->h_prev = lstm_host_floats(hb, T * B * H);
+    ly->c_prev = lstm_host_floats(hb, T * B * H);
+    ly->out = lstm_host_floats(hb, T * B * H);
+    ly->dw_ih = lstm_host_floats(hb, lstm_w_ih_elems(sh, l));
+    ly->dw_hh = lstm_host_floats(hb, lstm_w_hh_elems(sh));
     if (!(lstm_layernorm_of(p, l).eps > 0)) {
-        ly->db_ih = lstm_float_buffer(4 * H, ok);
-        ly->db_hh = lstm_float_buffer(4 * H, ok);
+        ly->db_ih = lstm_host_floats(hb, 4 * H);
+        ly->db_hh = lstm_host_floats(hb, 4 * H);
         return;
     }
-    ly->i_hat = lstm_float_buffer(T * B * 4 * H, ok);
-    ly->h_hat = lstm_float_buffer(T * B * 4 * H, ok);
-    ly->c_hat = lstm_float_buffer(T * B * H, ok);
-    ly->rstd_i = lstm_float_buffer(T * B, ok);
-    ly->rstd_h = lstm_float_buffer(T * B, ok);
-    ly->rstd_c = lstm_float_buffer(T * B, ok);
+    ly->i_hat = lstm_host_floats(hb, T * B * 4 * H);
+    ly->h_hat = lstm_host_floats(hb, T * B * 4 * H);
+    ly->c_hat = lstm_host_floats(hb, T * B * H);
+    ly->rstd_i = lstm_host_floats(hb, T * B);
+    ly->rstd_h = lstm_host_floats(hb, T * B);
+    ly->rstd_c = lstm_host_floats(hb, T * B);
     for (size_t i = 0; i < LN_PARAMS; i++)
-        ly->ln_grad[ln_params[i].slot] = lstm_float_buffer((size_t)ln_params[i].width * H, ok);
+        ly->ln_grad[ln_params[i].slot] = lstm_host_floats(hb, (size_t)ln_params[i].width * H);
 }
 
 /* The final states, the backward's scratch and gradients of the inputs,
  * and the test-only extra work's operands. */
-static void alloc_buffers(cpu_state *s, int *ok)
+static void alloc_buffers(cpu_state *s, lstm_host_buffers *hb)
 {
     const lstm_shape *sh = &s->p->shape;
     const size_t T = (size_t)sh->seq_length, B = (size_t)sh->batch, H = (size_t)sh->hidden_size;
     const size_t wide = (size_t)(sh->input_size > sh->hidden_size ? sh->input_size : sh->hidden_size);
-    s->hy = lstm_float_buffer(lstm_state_elems(sh), ok);
-    s->cy = lstm_float_buffer(lstm_state_elems(sh), ok);
-    s->dgates = lstm_float_buffer((s->kernels ? 2 : T) * B * 4 * H, ok);
-    s->d_out = lstm_float_buffer(T * B * wide, ok);
-    s->d_in = lstm_float_buffer(T * B * wide, ok);
-    s->dx = lstm_float_buffer(lstm_seq_elems(sh, sh->input_size), ok);
-    s->dh0 = lstm_float_buffer(lstm_state_elems(sh), ok);
-    s->dc0 = lstm_float_buffer(lstm_state_elems(sh), ok);
-    s->dh = lstm_float_buffer(B * H, ok);
-    s->dc = lstm_float_buffer(B * H, ok);
-    s->dh_next = lstm_float_buffer(B * H, ok);
+    s->hy = lstm_host_floats(hb, lstm_state_elems(sh));
+    s->cy = lstm_host_floats(hb, lstm_state_elems(sh));
+    s->dgates = lstm_host_floats(hb, (s->kernels ? 2 : T) * B * 4 * H);
+    s->d_out = lstm_host_floats(hb, T * B * wide);
+    s->d_in = lstm_host_floats(hb, T * B * wide);
+    s->dx = lstm_host_floats(hb, lstm_seq_elems(sh, sh->input_size));
+    s->dh0 = lstm_host_floats(hb, lstm_state_elems(sh));
+    s->dc0 = lstm_host_floats(hb, lstm_state_elems(sh));
+    s->dh = lstm_host_floats(hb, B * H);
+    s->dc = lstm_host_floats(hb, B * H);
+    s->dh_next = lstm_host_floats(hb, B * H);
     if (lstm_layernorm_of(s->p, 0).eps > 0) {
-        s->dgates_hh = lstm_float_buffer(T * B * 4 * H, ok);
-        s->d_cell = lstm_float_buffer(T * B * H, ok);
-        s->h_proj = lstm_float_buffer(B * 4 * H, ok);
+        s->dgates_hh = lstm_host_floats(hb, T * B * 4 * H);
+        s->d_cell = lstm_host_floats(hb, T * B * H);
+        s->h_proj = lstm_host_floats(hb, B * 4 * H);
     }
     if (EXTRA_WORK_PERCENT() > 0) {
         /* test-only: small GEMMs (8 x 4H x H) repeated as extra work */
         s->extra_rows = 8;
-        s->extra_a = lstm_float_buffer((size_t)s->extra_rows * H, ok);
-        s->extra_c = lstm_float_buffer((size_t)s->extra_rows * 4 * H, ok);
+        s->extra_a = lstm_host_floats(hb, (size_t)s->extra_rows * H);
+        s->extra_c = lstm_host_floats(hb, (size_t)s->extra_rows * 4 * H);
     }
     if (s->operands != OPERANDS_FP32) {
         /* the largest A: (T*B) x max(I, H, 4H); B: max(T*B, 4H) x max(I, H) */
-        s->op_a = lstm_float_buffer(T * B * (wide > 4 * H ? wide : 4 * H), ok);
-        s->op_b = lstm_float_buffer((T * B > 4 * H ? T * B : 4 * H) * wide, ok);
+        s->op_a = lstm_host_floats(hb, T * B * (wide > 4 * H ? wide : 4 * H));
+        s->op_b = lstm_host_floats(hb, (T * B > 4 * H ? T * B : 4 * H) * wide);
     }
 }
 
@@ -379,9 +380,9 @@ static int team_for(const cpu_state *s, int items)
     return s->threads < items ? s->threads : items;
 }
 
-/* The fused step's panels (every layer's) and bias; *ok becomes 0 when
- * an allocation fails. */
-static void alloc_step_buffers(cpu_state *s, int *ok)
+/* The fused step's panels (every layer's) and bias, the gate tape and
+ * the weight gradients' buffers (counted, or made). */
+static void alloc_step_buffers(cpu_state *s, lstm_host_buffers *hb)
 {
     const lstm_shape *sh = &s->p->shape;
     if (!s->kernels)
@@ -389,17 +390,17 @@ static void alloc_step_buffers(cpu_state *s, int *ok)
     const int lanes = s->kernels->lanes, widest = sh->input_size > sh->hidden_size ? sh->input_size : sh->hidden_size;
     for (int l = 0; l < sh->num_layers; l++) {
         const int In = lstm_layer_input_size(sh, l);
-        s->layers[l].fwd_panels = lstm_float_buffer(cpu_forward_panel_floats(In, sh->hidden_size, lanes), ok);
-        s->layers[l].bwd_panels = lstm_float_buffer(cpu_backward_panel_floats(In, sh->hidden_size, lanes), ok);
+        s->layers[l].fwd_panels = lstm_host_floats(hb, cpu_forward_panel_floats(In, sh->hidden_size, lanes));
+        s->layers[l].bwd_panels = lstm_host_floats(hb, cpu_backward_panel_floats(In, sh->hidden_size, lanes));
     }
-    s->bias = lstm_float_buffer(4 * (size_t)cpu_step_blocks(sh->hidden_size, lanes) * (size_t)lanes, ok);
+    s->bias = lstm_host_floats(hb, 4 * (size_t)cpu_step_blocks(sh->hidden_size, lanes) * (size_t)lanes);
     const int rows = sh->seq_length * sh->batch, strip_rows = s->kernels->strip_rows;
-    s->gate_tape = lstm_float_buffer(cpu_gate_tape_floats(rows, sh->hidden_size, lanes), ok);
+    s->gate_tape = lstm_host_floats(hb, cpu_gate_tape_floats(rows, sh->hidden_size, lanes));
     const cpu_weight_grads widest_wg = {.rows = rows, .hidden = sh->hidden_size, .width = {widest, sh->hidden_size}};
-    s->wgrad.strips = lstm_float_buffer(cpu_wgrad_strip_floats(&widest_wg, strip_rows), ok);
+    s->wgrad.strips = lstm_host_floats(hb, cpu_wgrad_strip_floats(&widest_wg, strip_rows));
     if (cpu_wgrad_partial_floats(&widest_wg, strip_rows, lanes) > 0)
-        s->wgrad.partial = lstm_float_buffer(cpu_wgrad_partial_floats(&widest_wg, strip_rows, lanes), ok);
-    s->wgrad.col_sums = lstm_float_buffer(4 * (size_t)sh->hidden_size, ok);
+        s->wgrad.partial = lstm_host_floats(hb, cpu_wgrad_partial_floats(&widest_wg, strip_rows, lanes));
+    s->wgrad.col_sums = lstm_host_floats(hb, 4 * (size_t)sh->hidden_size);
     s->threads = team_threads(sh, openblas_get_num_threads());
     *(void **)&s->park_blas_threads = dlsym(RTLD_DEFAULT, "blas_thread_shutdown_");
 }
@@ -441,10 +442,18 @@ static void pack_weights(cpu_state *s)
     }
 }
 
+/* Every buffer of the runner (counted, or made: lstm_host_buffers). */
+static void alloc_all(cpu_state *s, lstm_host_buffers *hb)
+{
+    for (int l = 0; l < s->p->shape.num_layers; l++)
+        alloc_layer(&s->layers[l], s->p, l, hb);
+    alloc_buffers(s, hb);
+    alloc_step_buffers(s, hb);
+}
+
 static int cpu_create(const runner_ops *self, const lstm_problem *p, void **out, lc_error *err)
 {
     const lstm_shape *sh = &p->shape;
-    int ok = 1;
     cpu_state *s = cpu_state_new(p);
     if (!s) {
         lc_error_set(err, "cpu: out of host memory");
@@ -456,11 +465,19 @@ static int cpu_create(const runner_ops *self, const lstm_problem *p, void **out,
         cpu_destroy(s);
         return chosen;
     }
-    for (int l = 0; l < sh->num_layers; l++)
-        alloc_layer(&s->layers[l], p, l, &ok);
-    alloc_buffers(s, &ok);
-    alloc_step_buffers(s, &ok);
-    if (!ok) {
+    lstm_host_buffers count = {.counting = 1, .ok = 1};
+    alloc_all(s, &count);
+    /* the session checked a typical runner's share; the gate tape, padded
+     * to whole blocks of units, can take 16 times the tape's floats */
+    const int fits = lstm_host_room(sh, count.bytes, machine_host_memory_bytes(),
+                                    "its tapes, work buffers and gradients", err);
+    if (fits != LC_OK) {
+        cpu_destroy(s);
+        return fits;
+    }
+    lstm_host_buffers made = {.counting = 0, .ok = 1};
+    alloc_all(s, &made);
+    if (!made.ok) {
         cpu_destroy(s);
         lc_error_set(err, "cpu: out of host memory for shape T=%zu B=%zu H=%zu", (size_t)sh->seq_length,
                      (size_t)sh->batch, (size_t)sh->hidden_size);

@@ -21,12 +21,14 @@
  * Built when CMake finds oneDNN 2.x (LSTMCHECK_WITH_ONEDNN); otherwise the
  * table stays in the roster and available() says why it is absent. */
 #include "runners/runner.h"
+#include "device/machine.h"
 #include "device/trace.h"
 
 #ifdef LSTMCHECK_WITH_ONEDNN
 #include <dlfcn.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -339,38 +341,75 @@ static int stack_data(onednn_state *s, onednn_stack *k, const stack_mds *m, lc_e
 }
 
 /* Layer 0 alone when its input is not H wide and layers follow, then the
- * others in one stack; else all layers in one. Their host buffers. */
-static int plan_stacks(onednn_state *s)
+ * others in one stack; else all layers in one. */
+static void plan_stacks(onednn_state *s)
 {
     const lstm_shape *sh = &s->p->shape;
-    const size_t T = (size_t)sh->seq_length, B = (size_t)sh->batch, H = (size_t)sh->hidden_size;
-    const size_t state = lstm_state_elems(sh), seq = T * B * H;
     const int apart = sh->input_size != sh->hidden_size && sh->num_layers > 1;
-    int ok = 1;
     s->nstacks = apart ? 2 : 1;
     s->stacks[0] = (onednn_stack){.first = 0, .count = apart ? 1 : sh->num_layers, .in = sh->input_size};
     if (apart)
         s->stacks[1] = (onednn_stack){.first = 1, .count = sh->num_layers - 1, .in = sh->hidden_size};
+}
+
+/* The stacks' host buffers (lstm_host_buffers: counted, or made). */
+static void stack_buffers(onednn_state *s, lstm_host_buffers *hb)
+{
+    const lstm_shape *sh = &s->p->shape;
+    const size_t T = (size_t)sh->seq_length, B = (size_t)sh->batch, H = (size_t)sh->hidden_size;
+    const size_t state = lstm_state_elems(sh), seq = T * B * H;
     for (int i = 0; i < s->nstacks; i++) {
         onednn_stack *k = &s->stacks[i];
         const size_t n = (size_t)k->count;
-        k->bias = lstm_float_buffer(n * 4 * H, &ok);
-        k->dbias = lstm_float_buffer(n * 4 * H, &ok);
-        k->dw_layer = lstm_float_buffer(n * 4 * H * (size_t)k->in, &ok);
-        k->dw_iter = lstm_float_buffer(n * 4 * H * H, &ok);
+        k->bias = lstm_host_floats(hb, n * 4 * H);
+        k->dbias = lstm_host_floats(hb, n * 4 * H);
+        k->dw_layer = lstm_host_floats(hb, n * 4 * H * (size_t)k->in);
+        k->dw_iter = lstm_host_floats(hb, n * 4 * H * H);
     }
-    s->y = lstm_float_buffer(seq, &ok);
-    if (apart) {
-        s->between = lstm_float_buffer(seq, &ok);
-        s->d_between = lstm_float_buffer(seq, &ok);
+    s->y = lstm_host_floats(hb, seq);
+    if (s->nstacks > 1) {
+        s->between = lstm_host_floats(hb, seq);
+        s->d_between = lstm_host_floats(hb, seq);
     }
-    s->hy = lstm_float_buffer(state, &ok);
-    s->cy = lstm_float_buffer(state, &ok);
-    s->dh0 = lstm_float_buffer(state, &ok);
-    s->dc0 = lstm_float_buffer(state, &ok);
-    s->dx = lstm_float_buffer(lstm_seq_elems(sh, sh->input_size), &ok);
-    s->zeros = lstm_float_buffer(seq > state ? seq : state, &ok);
-    return ok;
+    s->hy = lstm_host_floats(hb, state);
+    s->cy = lstm_host_floats(hb, state);
+    s->dh0 = lstm_host_floats(hb, state);
+    s->dc0 = lstm_host_floats(hb, state);
+    s->dx = lstm_host_floats(hb, lstm_seq_elems(sh, sh->input_size));
+    s->zeros = lstm_host_floats(hb, seq > state ? seq : state);
+}
+
+static size_t bytes_plus(size_t a, size_t b)
+{
+    return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+/* What oneDNN allocates for a stack once its primitives exist: the
+ * workspace, the weights in each pass's layout and the copy they are
+ * reordered from (stack_weights_arg), the weight gradients in the
+ * backward's layout, and each pass's scratch memory. */
+static size_t stack_library_bytes(const onednn_stack *k, size_t hidden)
+{
+    size_t bytes = dnnl_memory_desc_get_size(arg_md(k->fwd_pd, DNNL_ARG_WORKSPACE));
+    const int weights[] = {DNNL_ARG_WEIGHTS_LAYER, DNNL_ARG_WEIGHTS_ITER};
+    const int grads[] = {DNNL_ARG_DIFF_WEIGHTS_LAYER, DNNL_ARG_DIFF_WEIGHTS_ITER};
+    for (int w = 0; w < 2; w++) {
+        const dnnl_memory_desc_t *fwd_md = arg_md(k->fwd_pd, weights[w]), *bwd_md = arg_md(k->bwd_pd, weights[w]);
+        bytes = bytes_plus(bytes, dnnl_memory_desc_get_size(fwd_md));
+        if (!dnnl_memory_desc_equal(fwd_md, bwd_md))
+            bytes = bytes_plus(bytes, dnnl_memory_desc_get_size(bwd_md));
+        bytes = bytes_plus(bytes, dnnl_memory_desc_get_size(arg_md(k->bwd_pd, grads[w])));
+    }
+    const size_t widest = (size_t)k->in > hidden ? (size_t)k->in : hidden;
+    bytes = bytes_plus(bytes, (size_t)k->count * 4 * hidden * widest * sizeof(float));
+    const const_dnnl_primitive_desc_t pds[] = {k->fwd_pd, k->bwd_pd};
+    for (int i = 0; i < 2; i++) {
+        int64_t scratch = 0;
+        if (dnnl_primitive_desc_query(pds[i], dnnl_query_memory_consumption_s64, 0, &scratch) == dnnl_success &&
+            scratch > 0)
+            bytes = bytes_plus(bytes, (size_t)scratch);
+    }
+    return bytes;
 }
 
 static int onednn_zero_grads(void *vs, lc_error *err)
@@ -395,16 +434,37 @@ static int onednn_build(onednn_state *s, lc_error *err)
 {
     DNNL_TRY(dnnl_engine_create(&s->engine, dnnl_cpu, 0), "CPU engine");
     DNNL_TRY(dnnl_stream_create(&s->stream, s->engine, dnnl_stream_default_flags), "stream");
-    if (!plan_stacks(s)) {
+    plan_stacks(s);
+    match_blas_threads();
+    for (int i = 0; i < s->nstacks; i++) {
+        stack_mds m;
+        int rc = stack_mds_init(&s->p->shape, &s->stacks[i], &m, err);
+        if (rc == LC_OK) rc = stack_primitives(s, &s->stacks[i], &m, err);
+        if (rc != LC_OK)
+            return rc;
+    }
+    /* everything counted before anything large is allocated: the
+     * workspace and the padded layouts can outgrow what the session
+     * checked for a typical runner */
+    lstm_host_buffers count = {.counting = 1, .ok = 1};
+    stack_buffers(s, &count);
+    size_t bytes = count.bytes;
+    for (int i = 0; i < s->nstacks; i++)
+        bytes = bytes_plus(bytes, stack_library_bytes(&s->stacks[i], (size_t)s->p->shape.hidden_size));
+    const int fits = lstm_host_room(&s->p->shape, bytes, machine_host_memory_bytes(),
+                                    "oneDNN's workspace, weights in its layouts and gradients", err);
+    if (fits != LC_OK)
+        return fits;
+    lstm_host_buffers made = {.counting = 0, .ok = 1};
+    stack_buffers(s, &made);
+    if (!made.ok) {
         lc_error_set(err, "onednn: out of host memory");
         return LC_ERROR;
     }
-    match_blas_threads();
     for (int i = 0; i < s->nstacks; i++) {
         onednn_stack *k = &s->stacks[i];
         stack_mds m;
         int rc = stack_mds_init(&s->p->shape, k, &m, err);
-        if (rc == LC_OK) rc = stack_primitives(s, k, &m, err);
         if (rc == LC_OK) rc = stack_weights(s, k, &m, err);
         if (rc == LC_OK) rc = stack_data(s, k, &m, err);
         if (rc != LC_OK)

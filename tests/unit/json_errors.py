@@ -58,7 +58,7 @@ def parse_errors(exe, empty):
     expect(exe, ["baseline", "show", "--json", "--device", "cpu", "--shape-set", "bogus", "--baseline-dir",
                  empty], 2, "bad input", "no shape set 'bogus'")
     expect(exe, ["baseline", "show", "--json", "--hiddenSize", "20000", "--numLayers", "1000000",
-                 "--baseline-dir", empty], 2, "bad input", "GiB of host memory")
+                 "--baseline-dir", empty], 2, "bad input", "of host memory; this machine has")
     expect(exe, ["baseline", "show", "--json", "--rnns", "cp\nu"], 2, "bad input", "'cp\\nu'")
     expect(exe, ["baseline", "show", "--json", "--baseline-dir", "\x1b[31mred"], 2, "bad input",
            "'\\x1b[31mred'")
