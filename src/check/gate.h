@@ -55,11 +55,9 @@ void gate_report_startf(gate_report *rep, lc_status status, const char *fmt, ...
  * make its reader read or write past them. */
 void gate_report_received(gate_report *rep);
 
-/* How many moved references a model that measures its sensitivity gets:
- * one draw can land where the problem happens to be stable and show a
- * move 30 times smaller than most draws (docs/tolerance.md); the rule
- * takes the larger of two, element by element. */
-#define GATE_MOVED_DRAWS 2
+/* How many moved references a model that measures its sensitivity gets
+ * (model/model.h says why two). */
+#define GATE_MOVED_DRAWS MODEL_MOVED_DRAWS
 
 /* What a runner's results are compared with: the reference, and for a
  * model that measures its sensitivity (lstm_model.moved_reference) the

@@ -49,7 +49,7 @@ lc_status baseline_check_shape_flags(const cli_options *o, lc_error *err)
         return LC_BAD_INPUT;
     }
     /* as every command: a shape too large for this machine is refused before allocating */
-    if (o->shape_given && (lstm_shape_validate(&o->shape, err) || session_check_memory(&o->shape, err)))
+    if (o->shape_given && (lstm_shape_validate(&o->shape, err) || session_check_memory(&o->shape, -1, err)))
         return LC_BAD_INPUT;
     return LC_OK;
 }

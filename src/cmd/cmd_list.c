@@ -91,8 +91,6 @@ lc_status cmd_list(const cli_options *o)
     }
     if (session_check_shape(&o->shape, o->lengths, o->nlengths, &err))
         return cmd_fail(o, LC_BAD_INPUT, "%s", err.msg);
-    lc_error too_big = {{0}}; /* the shape is listed, but no command would run it here */
-    session_check_memory(&o->shape, &too_big);
     if (!o->names_only)
         list_header();
     lc_error cuda_why = {{0}};
@@ -103,8 +101,11 @@ lc_status cmd_list(const cli_options *o)
             continue;
         if (o->names_only)
             printf("%s\n", r->name);
-        else
+        else {
+            lc_error too_big = {{0}}; /* the shape is listed, but no command would run it here */
+            session_check_memory(&o->shape, r->model, &too_big);
             list_runner(r, o, cuda, &too_big);
+        }
     }
     if (o->names_only)
         return LC_OK;

@@ -15,10 +15,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int session_check_memory(const lstm_shape *s, lc_error *err)
+int session_check_memory(const lstm_shape *s, int model, lc_error *err)
 {
     const double have = machine_host_memory_bytes();
-    const size_t need = lstm_host_bytes_estimate(s);
+    size_t need = lstm_host_bytes_estimate(s, model < 0 ? 0 : model);
+    for (int m = 1; model < 0 && need != 0 && m < MODEL_COUNT; m++) {
+        const size_t of_m = lstm_host_bytes_estimate(s, m);
+        need = of_m == 0 || of_m > need ? of_m : need;
+    }
     if (!(have > 0))
         return 0;
     if (need == 0 || (double)need > LSTM_HOST_MEMORY_SHARE * have) {
@@ -220,7 +224,7 @@ static lc_status add_variable_group(const session_request *rq, session *s, lc_er
     /* seqLength is ignored for this group, as in the original */
     s->vl_shape = rq->shape;
     s->vl_shape.seq_length = VL_MAX_LENGTH;
-    if (lstm_shape_validate(&s->vl_shape, err) || session_check_memory(&s->vl_shape, err))
+    if (lstm_shape_validate(&s->vl_shape, err) || session_check_memory(&s->vl_shape, MODEL_LSTM, err))
         return LC_BAD_INPUT;
     s->vl_lengths = malloc((size_t)rq->shape.batch * sizeof *s->vl_lengths);
     if (!s->vl_lengths) {
@@ -238,11 +242,15 @@ lc_status session_setup(const session_request *rq, session *s, lc_error *err)
 {
     memset(s, 0, sizeof *s);
     s->device = session_resolve_device(rq->device);
-    if (session_check_shape(&rq->shape, rq->lengths, rq->nlengths, err) || session_check_memory(&rq->shape, err))
+    if (session_check_shape(&rq->shape, rq->lengths, rq->nlengths, err))
         return LC_BAD_INPUT;
     lc_status rc = add_named_or_default(rq, s, err);
     if (rc || (rc = session_check_device(rq->device, err)))
         return rc;
+    /* each model of the runners taken: a LayerNorm reference keeps more */
+    for (int i = 0; i < s->nrunners; i++)
+        if (session_check_memory(&rq->shape, s->runners[i].runner->model, err))
+            return LC_BAD_INPUT;
     return rq->variable_lstms ? add_variable_group(rq, s, err) : LC_OK;
 }
 

@@ -77,10 +77,11 @@ double session_child_timeout(const cli_options *o);
 void session_set_built_from(const char *commit);
 const char *session_built_from(void);
 
-/* 0 when the shape fits in this machine's memory (LSTM_HOST_MEMORY_SHARE of
- * it: the rest is the system's and the other processes'), with a typical
- * runner's share (lstm_host_bytes_estimate); else a one-line reason. */
-int session_check_memory(const lstm_shape *s, lc_error *err);
+/* 0 when a run of model `model` (-1: of any model) at the shape fits in
+ * this machine's memory (LSTM_HOST_MEMORY_SHARE of it: the rest is the
+ * system's and the other processes'), with a runner's share
+ * (lstm_host_bytes_estimate); else a one-line reason. */
+int session_check_memory(const lstm_shape *s, int model, lc_error *err);
 
 /* Variable-length group of the original: lengths uniform in 30..99. */
 #define VL_MIN_LENGTH 30

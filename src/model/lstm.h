@@ -65,19 +65,23 @@ void lstm_shape_json(json_writer *w, const lstm_shape *s);
 int lstm_shape_validate(const lstm_shape *s, lc_error *err);
 /* 1 when a and b have the same sizes. */
 int lstm_shape_equal(const lstm_shape *a, const lstm_shape *b);
-/* Host bytes for a run at this shape, 0 where they exceed size_t:
- * lstmcheck's own (the inputs, the reference, the results of both), and
- * that with a typical runner's share (what a session checks before the
- * runners are known). */
-size_t lstm_host_bytes_own(const lstm_shape *s);
-size_t lstm_host_bytes_estimate(const lstm_shape *s);
+/* Host bytes for a run of model `model` at this shape, 0 where they
+ * exceed size_t (or the model is none): lstmcheck's own (the inputs, the
+ * references, the results of both), and that with a runner's share as
+ * large as the ref runner's (what a session checks before the runners
+ * are known). */
+size_t lstm_host_bytes_own(const lstm_shape *s, int model);
+size_t lstm_host_bytes_estimate(const lstm_shape *s, int model);
+/* What a layer's tensors cost beyond their bytes in lstmcheck's own share. */
+#define LSTM_HOST_BYTES_PER_LAYER 4096
 /* A run may take this share of the machine's memory. */
 #define LSTM_HOST_MEMORY_SHARE 0.8
-/* LC_OK when lstmcheck's own bytes and a runner's runner_bytes fit in the
- * share of `have` bytes (have 0: unknown, they fit); else LC_UNSUPPORTED
- * and why in one line, which says what the runner's bytes are (`what`).
- * A runner checks at create, before it allocates. */
-int lstm_host_room(const lstm_shape *s, size_t runner_bytes, double have, const char *what, lc_error *why);
+/* LC_OK when lstmcheck's own bytes (model `model`) and a runner's
+ * runner_bytes fit in the share of `have` bytes (have 0: unknown, they
+ * fit); else LC_UNSUPPORTED and why in one line, which says what the
+ * runner's bytes are (`what`). A runner checks at create, before it
+ * allocates. */
+int lstm_host_room(const lstm_shape *s, int model, size_t runner_bytes, double have, const char *what, lc_error *why);
 /* Element counts; the shape must have passed validation. */
 size_t lstm_seq_elems(const lstm_shape *s, int width); /* T*B*width */
 size_t lstm_state_elems(const lstm_shape *s);          /* L*B*H */

@@ -34,7 +34,10 @@ int lstm_shape_validate(const lstm_shape *s, lc_error *err)
             return 1;
         }
     }
-    if (lstm_host_bytes_estimate(s) == 0) {
+    int counted = 1;
+    for (int m = 0; m < MODEL_COUNT; m++)
+        counted = counted && lstm_host_bytes_estimate(s, m) != 0;
+    if (!counted) {
         char dims[96];
         lc_error_set(err, "shape %s overflows the size arithmetic",
                      lstm_shape_format(s, LSTM_SHAPE_DIMS, dims, sizeof dims));
@@ -125,57 +128,77 @@ static size_t sat_add(size_t a, size_t b)
     return a > SIZE_MAX - b ? SIZE_MAX : a + b;
 }
 
-/* lstmcheck's own share: the problem and the runner's copy of its inputs
- * (floats), the reference's FP64 copies, tape and gradients, two result
- * sets (doubles). */
-size_t lstm_host_bytes_own(const lstm_shape *s)
+static int model_dim_size(model_dim d, const lstm_shape *s, int layer);
+
+/* The sizes the host figures are made of, at shape s (saturating). */
+typedef struct host_parts {
+    size_t problem;   /* a problem's floats: weights, x, dy, states and their seeds */
+    size_t results;   /* a result set's doubles: y, dx, every gradient, the states */
+    size_t reference; /* an FP64 reference beside its results: its weights, its tape (the
+                       * model's saved values of every row and layer: 6H for nn.LSTM,
+                       * 15H + 3 with the LayerNorms), and one layer's gate gradients of
+                       * every step, kept between its two backward passes */
+} host_parts;
+
+static host_parts host_parts_of(const lstm_shape *s, const lstm_model *m)
 {
     size_t T = (size_t)s->seq_length, B = (size_t)s->batch, I = (size_t)s->input_size,
            H = (size_t)s->hidden_size, L = (size_t)s->num_layers;
     size_t wide = I > H ? I : H;
     /* per layer: weights (4H x (I_l + H)) and biases */
     size_t w = sat_mul(sat_mul(4 * H, wide + H + 2), L);
-    size_t seq = sat_mul(sat_mul(T, B), wide);
-    size_t state = sat_mul(sat_mul(L, B), H);
-    /* reference activations: per layer per step 4H gates + c + h */
-    size_t acts = sat_mul(sat_mul(sat_mul(T, B), 6 * H), L);
-    /* and one layer's gate gradients of every step, kept between its two backward passes */
-    size_t dgates = sat_mul(sat_mul(T, B), 4 * H);
-    size_t total = sat_mul(w, 4 * 2 + 8 + 8 + 8);                /* params twice, 2 grads, ref copy */
-    total = sat_add(total, sat_mul(seq, 4 * 2 * 2 + 8 * 4)); /* x, dy twice; y, dx in both results */
-    total = sat_add(total, sat_mul(state, 4 * 4 * 2 + 8 * 8));
-    total = sat_add(total, sat_mul(acts, 8));
-    total = sat_add(total, sat_mul(dgates, 8));
+    size_t rows = sat_mul(T, B), seq = sat_mul(rows, wide), state = sat_mul(sat_mul(L, B), H);
+    size_t saved = 0;
+    for (int i = 0; i < m->nsaved; i++)
+        saved += (size_t)model_dim_size(m->saved[i].width, s, 0);
+    host_parts p;
+    p.problem = sat_add(sat_add(sat_mul(w, 4), sat_mul(seq, 4 * 2)), sat_mul(state, 4 * 4));
+    p.results = sat_add(sat_add(sat_mul(w, 8), sat_mul(seq, 8 * 2)), sat_mul(state, 8 * 4));
+    p.reference = sat_add(sat_mul(w, 8), sat_mul(sat_mul(sat_mul(rows, saved), L), 8));
+    p.reference = sat_add(p.reference, sat_mul(sat_mul(rows, saved > 2 * H ? saved - 2 * H : saved), 8));
+    return p;
+}
+
+/* lstmcheck's own share for a run of model m: the problem and the
+ * runner's copy of its inputs, the reference, and for a model that
+ * measures its sensitivity the moved ones (each a moved problem and its
+ * results, computed one at a time), every result set, and what every
+ * layer's tensors cost beyond their bytes (tables, allocations: a million
+ * one-unit layers took 2 GB). */
+size_t lstm_host_bytes_own(const lstm_shape *s, int model)
+{
+    const lstm_model *m = lstm_model_get(model);
+    if (!m)
+        return 0;
+    const host_parts p = host_parts_of(s, m);
+    const size_t moved = m->moved_reference ? MODEL_MOVED_DRAWS : 0;
+    size_t total = sat_mul(p.problem, 2 + moved);
+    total = sat_add(total, p.reference);
+    total = sat_add(total, sat_mul(p.results, 2 + moved));
+    total = sat_add(total, sat_mul((size_t)s->num_layers, LSTM_HOST_BYTES_PER_LAYER));
     return total == SIZE_MAX ? 0 : total;
 }
 
-/* Before the runners are known: lstmcheck's own, and what a runner
- * typically keeps beside it (its weights in its own layouts, a float tape
- * of the activations, a sequence's worth of work buffers). A runner that
- * needs more says so at create (lstm_host_room): the cpu runner counts its
- * buffers there, so that its gate tape, padded to 16 units (16 times the
- * tape at H = 1), does not refuse a shape to every other runner. */
-size_t lstm_host_bytes_estimate(const lstm_shape *s)
+/* Before the runners are known: lstmcheck's own, and what a runner may
+ * keep beside it, as much as the `ref` runner does (an FP64 reference of
+ * its own: more than a float runner's weights, tape and work buffers). A
+ * runner that needs more says so at create (lstm_host_room): the cpu
+ * runner counts its buffers there, so that its gate tape, padded to 16
+ * units (16 times the tape at H = 1), does not refuse a shape to every
+ * other runner. */
+size_t lstm_host_bytes_estimate(const lstm_shape *s, int model)
 {
-    size_t own = lstm_host_bytes_own(s);
-    size_t T = (size_t)s->seq_length, B = (size_t)s->batch, I = (size_t)s->input_size,
-           H = (size_t)s->hidden_size, L = (size_t)s->num_layers;
-    size_t wide = I > H ? I : H;
-    size_t w = sat_mul(sat_mul(4 * H, wide + H + 2), L);
-    size_t seq = sat_mul(sat_mul(T, B), wide);
-    size_t acts = sat_mul(sat_mul(sat_mul(T, B), 6 * H), L);
+    const size_t own = lstm_host_bytes_own(s, model);
     if (own == 0)
         return 0;
-    size_t runner = sat_mul(w, 4 * 2);
-    runner = sat_add(runner, sat_mul(acts, 4));
-    runner = sat_add(runner, sat_mul(seq, 4 * 8));
-    const size_t total = sat_add(own, runner);
+    const host_parts p = host_parts_of(s, lstm_model_get(model));
+    const size_t total = sat_add(own, sat_add(p.reference, p.results));
     return total == SIZE_MAX ? 0 : total;
 }
 
-int lstm_host_room(const lstm_shape *s, size_t runner_bytes, double have, const char *what, lc_error *why)
+int lstm_host_room(const lstm_shape *s, int model, size_t runner_bytes, double have, const char *what, lc_error *why)
 {
-    const size_t own = lstm_host_bytes_own(s), total = sat_add(own, runner_bytes);
+    const size_t own = lstm_host_bytes_own(s, model), total = sat_add(own, runner_bytes);
     if (!(have > 0) || (own != 0 && total != SIZE_MAX && (double)total <= LSTM_HOST_MEMORY_SHARE * have))
         return LC_OK;
     char needed[32], runner[32], had[32];
@@ -189,7 +212,9 @@ int lstm_host_room(const lstm_shape *s, size_t runner_bytes, double have, const 
 
 float *lstm_host_floats(lstm_host_buffers *hb, size_t n)
 {
-    const size_t line = 64, bytes = n > (SIZE_MAX - line) / sizeof(float) ? SIZE_MAX : ((n ? n : 1) * sizeof(float) + line - 1) / line * line;
+    /* and an allocation's header and alignment slack */
+    const size_t line = 64, slack = 2 * line,
+                 bytes = n > (SIZE_MAX - slack) / sizeof(float) ? SIZE_MAX : ((n ? n : 1) * sizeof(float) + slack);
     hb->bytes = sat_add(hb->bytes, bytes);
     return hb->counting ? NULL : lstm_float_buffer(n, &hb->ok);
 }

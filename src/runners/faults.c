@@ -3,6 +3,7 @@
 #include "device/machine.h"
 #include "runners/faults.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,8 +91,8 @@ int lstm_faults_from_env(char *why, unsigned long n)
     if (memory && *memory) {
         char *end;
         const double mib = strtod(memory, &end);
-        if (*end || !(mib > 0 && mib < 1e12)) {
-            snprintf(why, n, "LSTMCHECK_TEST_HOST_MEMORY_MIB: expected a positive number of MiB, got '%s'", memory);
+        if (*end || end == memory || isspace((unsigned char)*memory) || !(mib >= 1 && mib < 1e12)) {
+            snprintf(why, n, "LSTMCHECK_TEST_HOST_MEMORY_MIB: expected MiB from 1 to 1e12, got '%s'", memory);
             return 1;
         }
         machine_host_memory_for_tests = mib * 1048576.0;

@@ -213,8 +213,9 @@ static int stack_mds_init(const lstm_shape *sh, const onednn_stack *k, stack_mds
     return LC_OK;
 }
 
-/* The forward (training) and backward primitives of a stack */
-static int stack_primitives(onednn_state *s, onednn_stack *k, const stack_mds *m, lc_error *err)
+/* The descriptors of the forward (training) and backward primitives of a
+ * stack: what they will allocate is known from them */
+static int stack_descriptors(onednn_state *s, onednn_stack *k, const stack_mds *m, lc_error *err)
 {
     const dnnl_memory_desc_t *x = &m->src_layer, *y = &m->dst_layer, *st = &m->iter, *b = &m->bias;
     const dnnl_memory_desc_t *wl = &m->w_layer, *wi = &m->w_iter;
@@ -227,6 +228,13 @@ static int stack_primitives(onednn_state *s, onednn_stack *k, const stack_mds *m
                                           wi, b, y, st, st, 0),
              "LSTM backward");
     DNNL_TRY(dnnl_primitive_desc_create(&k->bwd_pd, &bwd, NULL, s->engine, k->fwd_pd), "LSTM backward");
+    return LC_OK;
+}
+
+/* The primitives themselves: oneDNN allocates their scratch memory here,
+ * so only after the count (onednn_build). */
+static int stack_create_primitives(onednn_stack *k, lc_error *err)
+{
     DNNL_TRY(dnnl_primitive_create(&k->fwd.prim, k->fwd_pd), "LSTM forward");
     DNNL_TRY(dnnl_primitive_create(&k->bwd.prim, k->bwd_pd), "LSTM backward");
     return LC_OK;
@@ -386,8 +394,8 @@ static size_t bytes_plus(size_t a, size_t b)
 
 /* What oneDNN allocates for a stack once its primitives exist: the
  * workspace, the weights in each pass's layout and the copy they are
- * reordered from (stack_weights_arg), the weight gradients in the
- * backward's layout, and each pass's scratch memory. */
+ * reordered from (stack_weights_arg), and the weight gradients in the
+ * backward's layout. */
 static size_t stack_library_bytes(const onednn_stack *k, size_t hidden)
 {
     size_t bytes = dnnl_memory_desc_get_size(arg_md(k->fwd_pd, DNNL_ARG_WORKSPACE));
@@ -402,14 +410,22 @@ static size_t stack_library_bytes(const onednn_stack *k, size_t hidden)
     }
     const size_t widest = (size_t)k->in > hidden ? (size_t)k->in : hidden;
     bytes = bytes_plus(bytes, (size_t)k->count * 4 * hidden * widest * sizeof(float));
+    return bytes;
+}
+
+/* The largest scratch memory a pass of the stack asks for: oneDNN keeps
+ * one scratch buffer for all primitives, as large as the largest one's. */
+static size_t stack_scratch_bytes(const onednn_stack *k)
+{
     const const_dnnl_primitive_desc_t pds[] = {k->fwd_pd, k->bwd_pd};
+    size_t largest = 0;
     for (int i = 0; i < 2; i++) {
         int64_t scratch = 0;
         if (dnnl_primitive_desc_query(pds[i], dnnl_query_memory_consumption_s64, 0, &scratch) == dnnl_success &&
-            scratch > 0)
-            bytes = bytes_plus(bytes, (size_t)scratch);
+            scratch > 0 && (size_t)scratch > largest)
+            largest = (size_t)scratch;
     }
-    return bytes;
+    return largest;
 }
 
 static int onednn_zero_grads(void *vs, lc_error *err)
@@ -439,19 +455,23 @@ static int onednn_build(onednn_state *s, lc_error *err)
     for (int i = 0; i < s->nstacks; i++) {
         stack_mds m;
         int rc = stack_mds_init(&s->p->shape, &s->stacks[i], &m, err);
-        if (rc == LC_OK) rc = stack_primitives(s, &s->stacks[i], &m, err);
+        if (rc == LC_OK) rc = stack_descriptors(s, &s->stacks[i], &m, err);
         if (rc != LC_OK)
             return rc;
     }
-    /* everything counted before anything large is allocated: the
+    /* everything counted before anything large is allocated (the
+     * primitives' scratch included: they are made after it): the
      * workspace and the padded layouts can outgrow what the session
-     * checked for a typical runner */
+     * checked for a runner */
     lstm_host_buffers count = {.counting = 1, .ok = 1};
     stack_buffers(s, &count);
-    size_t bytes = count.bytes;
-    for (int i = 0; i < s->nstacks; i++)
+    size_t bytes = count.bytes, scratch = 0;
+    for (int i = 0; i < s->nstacks; i++) {
         bytes = bytes_plus(bytes, stack_library_bytes(&s->stacks[i], (size_t)s->p->shape.hidden_size));
-    const int fits = lstm_host_room(&s->p->shape, bytes, machine_host_memory_bytes(),
+        scratch = stack_scratch_bytes(&s->stacks[i]) > scratch ? stack_scratch_bytes(&s->stacks[i]) : scratch;
+    }
+    bytes = bytes_plus(bytes, scratch);
+    const int fits = lstm_host_room(&s->p->shape, s->p->model, bytes, machine_host_memory_bytes(),
                                     "oneDNN's workspace, weights in its layouts and gradients", err);
     if (fits != LC_OK)
         return fits;
@@ -465,6 +485,7 @@ static int onednn_build(onednn_state *s, lc_error *err)
         onednn_stack *k = &s->stacks[i];
         stack_mds m;
         int rc = stack_mds_init(&s->p->shape, k, &m, err);
+        if (rc == LC_OK) rc = stack_create_primitives(k, err);
         if (rc == LC_OK) rc = stack_weights(s, k, &m, err);
         if (rc == LC_OK) rc = stack_data(s, k, &m, err);
         if (rc != LC_OK)
