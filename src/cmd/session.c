@@ -18,9 +18,9 @@
 int session_check_memory(const lstm_shape *s, int model, lc_error *err)
 {
     const double have = machine_host_memory_bytes();
-    size_t need = lstm_host_bytes_estimate(s, model < 0 ? 0 : model);
-    for (int m = 1; model < 0 && need != 0 && m < MODEL_COUNT; m++) {
-        const size_t of_m = lstm_host_bytes_estimate(s, m);
+    size_t need = 1; /* the largest of the models asked for; 0 once one overflows */
+    for (int m = 0; m < MODEL_COUNT && need != 0; m++) {
+        const size_t of_m = model < 0 || m == model ? lstm_host_bytes_estimate(s, m) : 1;
         need = of_m == 0 || of_m > need ? of_m : need;
     }
     if (!(have > 0))

@@ -33,17 +33,17 @@ void machine_key_describe(const machine_key *k, char *buf, size_t n);
 
 /* The CUDA half (kernels/machine_cuda.cu): fields of device 0. */
 int machine_cuda_fields(machine_key *k, lc_error *err);
-
-/* What lstmcheck --version says of the libraries that time and compute:
- * OpenBLAS (its configuration and the kernels it picked here), and the
- * CUDA runtime, driver and cuDNN (each as built against and as found,
- * without creating a CUDA context); one line each, no newline. */
 /* This machine's memory in bytes (physical), 0 when unknown. */
 double machine_host_memory_bytes(void);
 #ifdef LSTMCHECK_FAULTS
 /* Test-only: when above 0, machine_host_memory_bytes() says this. */
 extern double machine_host_memory_for_tests;
 #endif
+
+/* What lstmcheck --version says of the libraries that time and compute:
+ * OpenBLAS (its configuration and the kernels it picked here), and the
+ * CUDA runtime, driver and cuDNN (each as built against and as found,
+ * without creating a CUDA context); one line each, no newline. */
 void machine_blas_version(char *buf, size_t n);
 void machine_cuda_versions(char *cuda, size_t ncuda, char *cudnn, size_t ncudnn);
 

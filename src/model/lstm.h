@@ -187,6 +187,8 @@ typedef struct lstm_host_buffers {
     size_t bytes;
 } lstm_host_buffers;
 float *lstm_host_floats(lstm_host_buffers *hb, size_t n);
+/* bytes more that a runner's library will allocate (saturating) */
+void lstm_host_count(lstm_host_buffers *hb, size_t bytes);
 
 /* How deep the computation behind a tensor goes: its kind in the tolerance
  * rule (check/tolerance.h). */

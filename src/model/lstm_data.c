@@ -210,12 +210,17 @@ int lstm_host_room(const lstm_shape *s, int model, size_t runner_bytes, double h
     return LC_UNSUPPORTED;
 }
 
+void lstm_host_count(lstm_host_buffers *hb, size_t bytes)
+{
+    hb->bytes = sat_add(hb->bytes, bytes);
+}
+
 float *lstm_host_floats(lstm_host_buffers *hb, size_t n)
 {
     /* and an allocation's header and alignment slack */
     const size_t line = 64, slack = 2 * line,
                  bytes = n > (SIZE_MAX - slack) / sizeof(float) ? SIZE_MAX : ((n ? n : 1) * sizeof(float) + slack);
-    hb->bytes = sat_add(hb->bytes, bytes);
+    lstm_host_count(hb, bytes);
     return hb->counting ? NULL : lstm_float_buffer(n, &hb->ok);
 }
 

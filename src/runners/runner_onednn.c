@@ -387,30 +387,24 @@ static void stack_buffers(onednn_state *s, lstm_host_buffers *hb)
     s->zeros = lstm_host_floats(hb, seq > state ? seq : state);
 }
 
-static size_t bytes_plus(size_t a, size_t b)
-{
-    return a > SIZE_MAX - b ? SIZE_MAX : a + b;
-}
-
-/* What oneDNN allocates for a stack once its primitives exist: the
+/* What oneDNN will allocate for a stack once its primitives exist, into hb: the
  * workspace, the weights in each pass's layout and the copy they are
  * reordered from (stack_weights_arg), and the weight gradients in the
  * backward's layout. */
-static size_t stack_library_bytes(const onednn_stack *k, size_t hidden)
+static void count_stack_library(const onednn_stack *k, size_t hidden, lstm_host_buffers *hb)
 {
-    size_t bytes = dnnl_memory_desc_get_size(arg_md(k->fwd_pd, DNNL_ARG_WORKSPACE));
+    lstm_host_count(hb, dnnl_memory_desc_get_size(arg_md(k->fwd_pd, DNNL_ARG_WORKSPACE)));
     const int weights[] = {DNNL_ARG_WEIGHTS_LAYER, DNNL_ARG_WEIGHTS_ITER};
     const int grads[] = {DNNL_ARG_DIFF_WEIGHTS_LAYER, DNNL_ARG_DIFF_WEIGHTS_ITER};
     for (int w = 0; w < 2; w++) {
         const dnnl_memory_desc_t *fwd_md = arg_md(k->fwd_pd, weights[w]), *bwd_md = arg_md(k->bwd_pd, weights[w]);
-        bytes = bytes_plus(bytes, dnnl_memory_desc_get_size(fwd_md));
+        lstm_host_count(hb, dnnl_memory_desc_get_size(fwd_md));
         if (!dnnl_memory_desc_equal(fwd_md, bwd_md))
-            bytes = bytes_plus(bytes, dnnl_memory_desc_get_size(bwd_md));
-        bytes = bytes_plus(bytes, dnnl_memory_desc_get_size(arg_md(k->bwd_pd, grads[w])));
+            lstm_host_count(hb, dnnl_memory_desc_get_size(bwd_md));
+        lstm_host_count(hb, dnnl_memory_desc_get_size(arg_md(k->bwd_pd, grads[w])));
     }
     const size_t widest = (size_t)k->in > hidden ? (size_t)k->in : hidden;
-    bytes = bytes_plus(bytes, (size_t)k->count * 4 * hidden * widest * sizeof(float));
-    return bytes;
+    lstm_host_count(hb, (size_t)k->count * 4 * hidden * widest * sizeof(float));
 }
 
 /* The largest scratch memory a pass of the stack asks for: oneDNN keeps
@@ -465,13 +459,14 @@ static int onednn_build(onednn_state *s, lc_error *err)
      * checked for a runner */
     lstm_host_buffers count = {.counting = 1, .ok = 1};
     stack_buffers(s, &count);
-    size_t bytes = count.bytes, scratch = 0;
+    size_t scratch = 0;
     for (int i = 0; i < s->nstacks; i++) {
-        bytes = bytes_plus(bytes, stack_library_bytes(&s->stacks[i], (size_t)s->p->shape.hidden_size));
-        scratch = stack_scratch_bytes(&s->stacks[i]) > scratch ? stack_scratch_bytes(&s->stacks[i]) : scratch;
+        count_stack_library(&s->stacks[i], (size_t)s->p->shape.hidden_size, &count);
+        const size_t of_stack = stack_scratch_bytes(&s->stacks[i]);
+        scratch = of_stack > scratch ? of_stack : scratch;
     }
-    bytes = bytes_plus(bytes, scratch);
-    const int fits = lstm_host_room(&s->p->shape, s->p->model, bytes, machine_host_memory_bytes(),
+    lstm_host_count(&count, scratch);
+    const int fits = lstm_host_room(&s->p->shape, s->p->model, count.bytes, machine_host_memory_bytes(),
                                     "oneDNN's workspace, weights in its layouts and gradients", err);
     if (fits != LC_OK)
         return fits;
