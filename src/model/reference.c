@@ -48,7 +48,17 @@ typedef enum rounding_place {
     ROUND_DH, ROUND_DC, ROUND_D_CELL, ROUND_DGATES, ROUND_DGATES_IH, ROUND_DGATES_HH, /* backward */
     ROUND_SUM_PRE, ROUND_SUM_PRE_H, ROUND_SUM_D_IN, ROUND_SUM_DH,   /* the GEMMs' sums */
     ROUND_SUM_DW_IH, ROUND_SUM_DW_HH, ROUND_SUM_OWN,
+    ROUND_GATES, ROUND_CELL_TERMS, ROUND_TANH_C, ROUND_PRE_SUM,     /* the cell's own values */
+    ROUND_LN_I, ROUND_LN_H, ROUND_LN_C,                             /* each LayerNorm's (ln_slot) */
 } rounding_place;
+
+/* A LayerNorm's own values, each a slot of its place: its two sums term
+ * by term, the mean, the deviations, the variance, 1/sqrt(var + eps), the
+ * normalized vector and the output; backward, d w and its two means. */
+typedef enum ln_slot {
+    LN_SUM_MEAN, LN_MEAN, LN_DEV, LN_SUM_VAR, LN_VAR, LN_RSTD, LN_HAT, LN_OUT,
+    LN_BACK_DW, LN_BACK_SUM_M1, LN_BACK_SUM_M2, LN_BACK_M1, LN_BACK_M2,
+} ln_slot;
 
 /* Where in the factors the roundings of (place, layer l, tape row, index
  * j) start: a hash, the same on any thread. */
@@ -67,6 +77,27 @@ static void round_sample(const lstm_reference_tape *t, rounding_place place, int
     const size_t at = rounding_at(t, place, l, row, 0);
     for (int i = 0; i < n; i++)
         v[i] *= t->factor[(at + (size_t)i) % FACTORS];
+}
+
+/* One vector's roundings, element by element where the loop computes
+ * it: the values of (place, layer l, tape row), slot `slot`. */
+typedef struct rounding_site {
+    const double *factor; /* NULL: exact, every value left as it is */
+    size_t at;
+} rounding_site;
+
+static rounding_site site_at(const lstm_reference_tape *t, rounding_place place, int l, size_t row, size_t slot)
+{
+    rounding_site site = {t->factor, 0};
+    if (t->factor)
+        site.at = rounding_at(t, place, l, row, slot);
+    return site;
+}
+
+/* x, its i-th value at site, rounded with the sample */
+static inline double rounded(rounding_site site, size_t i, double x)
+{
+    return site.factor ? x * site.factor[(site.at + i) % FACTORS] : x;
 }
 
 static double sigmoid(double v) { return 1.0 / (1.0 + exp(-v)); }
@@ -144,38 +175,62 @@ static void add_at(const lstm_reference_tape *t, int l, size_t row, size_t j, do
         *acc *= t->factor[rounding_at(t, ROUND_SUM_OWN, l, row, j) % FACTORS];
 }
 
+/* Where one LayerNorm (place, layer l, tape row) rounds its own values */
+typedef struct ln_site {
+    const lstm_reference_tape *t;
+    rounding_place place;
+    int l;
+    size_t row;
+} ln_site;
+
+static rounding_site ln_slot_at(const ln_site *ls, ln_slot slot)
+{
+    return site_at(ls->t, ls->place, ls->l, ls->row, slot);
+}
+
 /* v = LN(v) = (v - mean) / sqrt(var + eps) * w + b over n elements, the
  * variance biased (nn.LayerNorm's); keeps the normalized vector in hat
  * and returns 1/sqrt(var + eps). Two passes: the mean, then the squares
- * of the deviations from it. */
-static double layernorm_forward(double *v, int n, const float *w, const float *b, double eps, double *hat)
+ * of the deviations from it. With a sample, each value it makes is
+ * rounded as FP32 would. */
+static double layernorm_forward(double *v, int n, const float *w, const float *b, double eps, double *hat,
+                                const ln_site *ls)
 {
+    const rounding_site sum_mean = ln_slot_at(ls, LN_SUM_MEAN), dev = ln_slot_at(ls, LN_DEV);
+    const rounding_site sum_var = ln_slot_at(ls, LN_SUM_VAR), hat_r = ln_slot_at(ls, LN_HAT);
+    const rounding_site out = ln_slot_at(ls, LN_OUT);
     double mean = 0, var = 0;
     for (int k = 0; k < n; k++)
-        mean += v[k];
-    mean /= n;
-    for (int k = 0; k < n; k++)
-        var += (v[k] - mean) * (v[k] - mean);
-    const double rstd = 1.0 / sqrt(var / n + eps);
+        mean = rounded(sum_mean, k, mean + v[k]);
+    mean = rounded(ln_slot_at(ls, LN_MEAN), 0, mean / n);
     for (int k = 0; k < n; k++) {
-        hat[k] = (v[k] - mean) * rstd;
-        v[k] = hat[k] * (double)w[k] + (double)b[k];
+        const double dk = rounded(dev, k, v[k] - mean);
+        var = rounded(sum_var, k, var + dk * dk);
+    }
+    const double var_n = rounded(ln_slot_at(ls, LN_VAR), 0, var / n);
+    const double rstd = rounded(ln_slot_at(ls, LN_RSTD), 0, 1.0 / sqrt(var_n + eps));
+    for (int k = 0; k < n; k++) {
+        hat[k] = rounded(hat_r, k, rounded(dev, k, v[k] - mean) * rstd);
+        v[k] = rounded(out, k, hat[k] * (double)w[k] + (double)b[k]);
     }
     return rstd;
 }
 
 /* Its backward: d (the gradient of LN's output) becomes the gradient of
- * its input, rstd (dh - mean(dh) - hat mean(dh hat)) with dh = d w. */
-static void layernorm_backward(double *d, int n, const float *w, const double *hat, double rstd)
+ * its input, rstd (dh - mean(dh) - hat mean(dh hat)) with dh = d w. The
+ * caller's place rounds the result. */
+static void layernorm_backward(double *d, int n, const float *w, const double *hat, double rstd, const ln_site *ls)
 {
+    const rounding_site dw = ln_slot_at(ls, LN_BACK_DW), sum_m1 = ln_slot_at(ls, LN_BACK_SUM_M1);
+    const rounding_site sum_m2 = ln_slot_at(ls, LN_BACK_SUM_M2);
     double m1 = 0, m2 = 0;
     for (int k = 0; k < n; k++) {
-        d[k] *= (double)w[k];
-        m1 += d[k];
-        m2 += d[k] * hat[k];
+        d[k] = rounded(dw, k, d[k] * (double)w[k]);
+        m1 = rounded(sum_m1, k, m1 + d[k]);
+        m2 = rounded(sum_m2, k, m2 + d[k] * hat[k]);
     }
-    m1 /= n;
-    m2 /= n;
+    m1 = rounded(ln_slot_at(ls, LN_BACK_M1), 0, m1 / n);
+    m2 = rounded(ln_slot_at(ls, LN_BACK_M2), 0, m2 / n);
     for (int k = 0; k < n; k++)
         d[k] = rstd * (d[k] - m1 - hat[k] * m2);
 }
@@ -349,25 +404,33 @@ static void step_cell(const forward_layer *fl, int b, size_t row)
     if (ln->eps > 0) {
         round_sample(t, ROUND_PRE_H, l, row, pre_h, 4 * H);
         double *rstd = t->rstd[l] + row * RSTD_COUNT;
-        rstd[RSTD_I] = layernorm_forward(pre, 4 * H, ln->i_weight, ln->i_bias, ln->eps, t->i_hat[l] + row * 4 * H);
-        rstd[RSTD_H] = layernorm_forward(pre_h, 4 * H, ln->h_weight, ln->h_bias, ln->eps, t->h_hat[l] + row * 4 * H);
+        const ln_site ln_i = {t, ROUND_LN_I, l, row}, ln_h = {t, ROUND_LN_H, l, row};
+        const rounding_site sum = site_at(t, ROUND_PRE_SUM, l, row, 0);
+        double *i_hat = t->i_hat[l] + row * 4 * H, *h_hat = t->h_hat[l] + row * 4 * H;
+        rstd[RSTD_I] = layernorm_forward(pre, 4 * H, ln->i_weight, ln->i_bias, ln->eps, i_hat, &ln_i);
+        rstd[RSTD_H] = layernorm_forward(pre_h, 4 * H, ln->h_weight, ln->h_bias, ln->eps, h_hat, &ln_h);
         for (int j = 0; j < 4 * H; j++)
-            pre[j] += pre_h[j];
+            pre[j] = rounded(sum, j, pre[j] + pre_h[j]);
     }
+    /* the activations and the cell's two products, each rounded in a sample */
+    const rounding_site act = site_at(t, ROUND_GATES, l, row, 0), terms = site_at(t, ROUND_CELL_TERMS, l, row, 0);
     for (int k = 0; k < H; k++) {
-        double gi = sigmoid(pre[k]), gf = sigmoid(pre[H + k]);
-        double gg = tanh(pre[2 * H + k]), go = sigmoid(pre[3 * H + k]);
+        double gi = rounded(act, k, sigmoid(pre[k])), gf = rounded(act, H + k, sigmoid(pre[H + k]));
+        double gg = rounded(act, 2 * H + k, tanh(pre[2 * H + k]));
+        double go = rounded(act, 3 * H + k, sigmoid(pre[3 * H + k]));
         g[k] = gi; g[H + k] = gf; g[2 * H + k] = gg; g[3 * H + k] = go;
-        c[k] = gf * c[k] + gi * gg;
+        c[k] = rounded(terms, k, gf * c[k]) + rounded(terms, H + k, gi * gg);
     }
     if (ln->eps > 0) {
+        const ln_site ln_c = {t, ROUND_LN_C, l, row};
         round_sample(t, ROUND_CELL, l, row, c, H);
         t->rstd[l][row * RSTD_COUNT + RSTD_C] =
-            layernorm_forward(c, H, ln->c_weight, ln->c_bias, ln->eps, t->c_hat[l] + row * H);
+            layernorm_forward(c, H, ln->c_weight, ln->c_bias, ln->eps, t->c_hat[l] + row * H, &ln_c);
     }
     round_sample(t, ROUND_C, l, row, c, H);
+    const rounding_site tanh_c = site_at(t, ROUND_TANH_C, l, row, 0);
     for (int k = 0; k < H; k++)
-        h[k] = g[3 * H + k] * tanh(c[k]);
+        h[k] = g[3 * H + k] * rounded(tanh_c, k, tanh(c[k]));
     round_sample(t, ROUND_H, l, row, h, H);
     memcpy(t->c[l] + row * H, c, (size_t)H * sizeof(double));
     memcpy(fl->out + row * H, h, (size_t)H * sizeof(double));
@@ -491,7 +554,8 @@ static void step_cell_backward(const backward_layer *bl, int b, size_t row)
     if (ln->eps > 0) {
         round_sample(t, ROUND_D_CELL, l, row, dct, H);
         memcpy(bl->d_cell + row * H, dct, (size_t)H * sizeof(double));
-        layernorm_backward(dct, H, ln->c_weight, t->c_hat[l] + row * H, t->rstd[l][row * RSTD_COUNT + RSTD_C]);
+        const ln_site ln_c = {t, ROUND_LN_C, l, row};
+        layernorm_backward(dct, H, ln->c_weight, t->c_hat[l] + row * H, t->rstd[l][row * RSTD_COUNT + RSTD_C], &ln_c);
     }
     for (int k = 0; k < H; k++) {
         double gi = g[k], gf = g[H + k], gg = g[2 * H + k], go = g[3 * H + k];
@@ -506,11 +570,12 @@ static void step_cell_backward(const backward_layer *bl, int b, size_t row)
     round_sample(t, ROUND_DGATES, l, row, dgate, 4 * H);
     if (ln->eps > 0) {
         const double *rstd = t->rstd[l] + row * RSTD_COUNT;
+        const ln_site ln_i = {t, ROUND_LN_I, l, row}, ln_h = {t, ROUND_LN_H, l, row};
         memcpy(bl->dgates_ih + row * H4, dgate, H4 * sizeof(double));
-        layernorm_backward(bl->dgates_ih + row * H4, 4 * H, ln->i_weight, t->i_hat[l] + row * H4, rstd[RSTD_I]);
+        layernorm_backward(bl->dgates_ih + row * H4, 4 * H, ln->i_weight, t->i_hat[l] + row * H4, rstd[RSTD_I], &ln_i);
         round_sample(t, ROUND_DGATES_IH, l, row, bl->dgates_ih + row * H4, 4 * H);
         memcpy(bl->dgates_hh + row * H4, dgate, H4 * sizeof(double));
-        layernorm_backward(bl->dgates_hh + row * H4, 4 * H, ln->h_weight, t->h_hat[l] + row * H4, rstd[RSTD_H]);
+        layernorm_backward(bl->dgates_hh + row * H4, 4 * H, ln->h_weight, t->h_hat[l] + row * H4, rstd[RSTD_H], &ln_h);
         round_sample(t, ROUND_DGATES_HH, l, row, bl->dgates_hh + row * H4, 4 * H);
     }
 }

@@ -39,14 +39,17 @@ int lstm_reference_run(const lstm_problem *p, lstm_results *r, lc_error *err);
 /* The same with a sample of FP32's roundings inside the recurrence, each
  * a factor 1 +- 2^-24 whose sign a hash of seed and the value's place
  * draws: the values a step carries forward (the gates' pre-activations
- * before LN_i and LN_h, the cell before LN_c, c and h) and backward (dh
- * and dc, the cell's gradient before LN_c, the gates' gradients before
- * and after LN_i and LN_h), and every sum of the GEMMs (four partial
- * sums, as a vectorized FP32 loop keeps) and the parameter gradients after
- * each term. Not rounded: the LayerNorms' own means,
- * variances and outputs, the gates' activations. Its distance from the
- * exact run is what such roundings do to each result (check/tolerance.h);
- * the same seed gives the same sample at any thread count. */
+ * before LN_i and LN_h and their sum, the activations, the cell's two
+ * products, the cell before LN_c, c, tanh(c) and h) and backward (dh and
+ * dc, the cell's gradient before LN_c, the gates' gradients before and
+ * after LN_i and LN_h), each LayerNorm's own values (its sums term by
+ * term, mean, deviations, variance, 1/sqrt(var + eps), normalized vector
+ * and output; backward d w and its two means), and every sum of the GEMMs
+ * (four partial sums, as a vectorized FP32 loop keeps) and the parameter
+ * gradients after each term. Not rounded: the backward cell's own
+ * products (dgates is rounded as a whole). Its distance from the exact
+ * run is what such roundings do to each result (check/tolerance.h); the
+ * same seed gives the same sample at any thread count. */
 int lstm_reference_run_rounded(const lstm_problem *p, uint64_t seed, lstm_results *r, lc_error *err);
 
 #ifdef __cplusplus

@@ -133,6 +133,84 @@ int test_gate_underflow_deep_stack(void)
     return 0;
 }
 
+/* Sequence b of all, alone: row (allocated here) has all's parameters
+ * and b's inputs and seeds. */
+static int problem_row(lstm_problem *row, const lstm_problem *all, int b, lc_error *err)
+{
+    const lstm_shape *s = &all->shape;
+    lstm_shape one = *s;
+    one.batch = 1;
+    if (lstm_problem_copy(row, all, err))
+        return 1;
+    row->shape = one;
+    const int T = s->seq_length, L = s->num_layers, B = s->batch, I = s->input_size, H = s->hidden_size;
+    for (int t = 0; t < T; t++) {
+        memmove(row->x + (size_t)t * I, all->x + ((size_t)t * B + b) * I, (size_t)I * sizeof(float));
+        memmove(row->dy + (size_t)t * H, all->dy + ((size_t)t * B + b) * H, (size_t)H * sizeof(float));
+    }
+    float *state[] = {row->h0, row->c0, row->dhy, row->dcy};
+    const float *from[] = {all->h0, all->c0, all->dhy, all->dcy};
+    for (size_t k = 0; k < sizeof state / sizeof state[0]; k++)
+        for (int l = 0; l < L; l++)
+            memmove(state[k] + (size_t)l * H, from[k] + ((size_t)l * B + b) * H, (size_t)H * sizeof(float));
+    return 0;
+}
+
+/* The case a probe found failing the correct cpu_layernorm (T=100 B=1000
+ * I=H=64 L=4 seed 17, ratio 1.36 at y[94,128,54]): sequence 128's FP32
+ * error grows a hundredfold from step 20 on, and both draws of the sample
+ * then (without the activations' and the LayerNorms' own roundings) moved
+ * it 25 to 100 times less than the runner's roundings did. A move is a
+ * sum of many roundings' effects, which one draw can leave near zero.
+ * That sequence alone, against 60 draws: a single draw fails the correct
+ * runner now and then (1 of these 60 on the EPYC), so no draw may decide
+ * alone: every group of GATE_MOVED_DRAWS passes it. */
+int test_gate_moved_draws_chaotic(void)
+{
+    const lstm_shape s = {.seq_length = 100, .batch = 1000, .input_size = 64, .hidden_size = 64, .num_layers = 4};
+    const runner_ops *r = registry_find("cpu_layernorm");
+    lc_error err = {{0}};
+    lstm_problem all, row;
+    CHECK(!lstm_problem_alloc(&all, &s, MODEL_LAYERNORM, &err) && !lstm_inputs_generate(&all, 17, gate_seeds(r), &err)
+              && !problem_row(&row, &all, 128, &err),
+          "%s", err.msg);
+    lstm_problem_free(&all);
+    enum { DRAWS = 60, GROUPS = DRAWS / GATE_MOVED_DRAWS };
+    static lstm_results ref, got, moved[DRAWS];
+    CHECK(!lstm_results_alloc(&ref, &row.shape, MODEL_LAYERNORM, &err) && !lstm_reference_run(&row, &ref, &err) &&
+              !lstm_results_alloc(&got, &row.shape, MODEL_LAYERNORM, &err) && run_runner(r, &row, &got, &err) == LC_OK,
+          "%s", err.msg);
+    int alone = 0; /* single draws that fail it */
+    for (int k = 0; k < DRAWS; k++) {
+        lstm_problem q;
+        CHECK(!lstm_problem_copy(&q, &row, &err) && !lstm_results_alloc(&moved[k], &row.shape, MODEL_LAYERNORM, &err),
+              "%s", err.msg);
+        lstm_inputs_move(&q, lstm_moved_seed(17, k));
+        CHECK(!lstm_reference_run_rounded(&q, lstm_moved_seed(17, k), &moved[k], &err), "%s", err.msg);
+        lstm_problem_free(&q);
+        gate_report w;
+        gate_compare(r, &(gate_expected){.reference = &ref, .moved = {&moved[k]}}, &got, gate_views(r), &w);
+        alone += w.status == LC_FAILED;
+    }
+    CHECK(alone <= DRAWS / 8, "%d of %d single draws fail the correct runner", alone, DRAWS);
+    for (int g = 0; g < GROUPS; g++) {
+        gate_expected e = {.reference = &ref};
+        for (int k = 0; k < GATE_MOVED_DRAWS; k++)
+            e.moved[k] = &moved[g * GATE_MOVED_DRAWS + k];
+        gate_report w;
+        gate_compare(r, &e, &got, gate_views(r), &w);
+        CHECK(w.status != LC_FAILED, "draws %d-%d fail it: ratio %g at %s", g * GATE_MOVED_DRAWS,
+              (g + 1) * GATE_MOVED_DRAWS - 1, w.worst.ratio, w.worst.tensor);
+    }
+    fprintf(stderr, "single draws failing: %d of %d\n", alone, DRAWS);
+    for (int k = 0; k < DRAWS; k++)
+        lstm_results_free(&moved[k]);
+    lstm_results_free(&ref);
+    lstm_results_free(&got);
+    lstm_problem_free(&row);
+    return 0;
+}
+
 /* The moved reference (docs/tolerance.md). The LayerNorm LSTM at T=6
  * B=4 I=10 H=12 L=2, seed 6: FP32-faithful answers miss dh0 by more than
  * the count N allows; with the moved term the correct cpu_layernorm
@@ -162,16 +240,18 @@ int test_gate_moved_reference(void)
      * and the compiler (1.54 on the EPYC when this test was written; on the
      * Xeon with OpenBLAS's Prescott kernels 2.85 in Release, 0.82 under
      * AddressSanitizer), so it is asserted of the FP32-faithful answers the
-     * moved draws are: each fails the count alone (3.9 and 8.3 times it)
-     * and passes with the term. */
+     * moved draws are: their largest miss of the count alone is several
+     * times it (2.3, 7.4 and 0.56 here: one draw can land where the problem
+     * is stable), and each passes with the term. */
+    double count_alone = 0;
     for (int k = 0; k < GATE_MOVED_DRAWS; k++) {
         gate_report w;
         gate_compare(r, &(gate_expected){.reference = expected->reference}, expected->moved[k], gate_views(r), &w);
-        CHECK(w.status == LC_FAILED && w.worst.ratio > 1.2, "draw %d without the moved term: ratio %g", k,
-              w.worst.ratio);
+        count_alone = w.worst.ratio > count_alone ? w.worst.ratio : count_alone;
         gate_compare(r, expected, expected->moved[k], gate_views(r), &w);
         CHECK(w.status == LC_OK, "draw %d with the moved term: ratio %g", k, w.worst.ratio);
     }
+    CHECK(count_alone > 1.2, "the draws without the moved term: largest ratio %g", count_alone);
     size_t top = 0; /* 10% at dh0's largest element */
     for (size_t i = 0; i < lstm_state_elems(&s); i++)
         top = fabs(expected->reference->dh0[i]) > fabs(expected->reference->dh0[top]) ? i : top;
