@@ -52,9 +52,10 @@ typedef enum rounding_place {
     ROUND_LN_I, ROUND_LN_H, ROUND_LN_C,                             /* each LayerNorm's (ln_slot) */
 } rounding_place;
 
-/* A LayerNorm's own values, each a slot of its place: its two sums term
- * by term, the mean, the deviations, the variance, 1/sqrt(var + eps), the
- * normalized vector and the output; backward, d w and its two means. */
+/* A LayerNorm's own values, each a slot of its place: its two sums (in
+ * partial sums, term by term), the mean, the deviations, the variance,
+ * 1/sqrt(var + eps), the normalized vector and the output; backward, d w,
+ * its two sums and their means. */
 typedef enum ln_slot {
     LN_SUM_MEAN, LN_MEAN, LN_DEV, LN_SUM_VAR, LN_VAR, LN_RSTD, LN_HAT, LN_OUT,
     LN_BACK_DW, LN_BACK_SUM_M1, LN_BACK_SUM_M2, LN_BACK_M1, LN_BACK_M2,
@@ -175,6 +176,31 @@ static void add_at(const lstm_reference_tape *t, int l, size_t row, size_t j, do
         *acc *= t->factor[rounding_at(t, ROUND_SUM_OWN, l, row, j) % FACTORS];
 }
 
+/* A LayerNorm's sum as FP32 keeps it: with a sample, four partial sums
+ * (as a vectorized FP32 loop keeps), each rounded after every term, then
+ * rounded as they are added (dot_at's way); exact, one sum in order. */
+typedef struct partial_sums {
+    double s[4];
+    rounding_site site;
+} partial_sums;
+
+static void partial_sums_add(partial_sums *a, int k, double term)
+{
+    if (a->site.factor)
+        a->s[k & 3] = rounded(a->site, (size_t)k, a->s[k & 3] + term);
+    else
+        a->s[0] += term;
+}
+
+static double partial_sums_total(const partial_sums *a, int n)
+{
+    if (!a->site.factor)
+        return a->s[0];
+    const size_t end = (size_t)n;
+    return rounded(a->site, end + 2,
+                   rounded(a->site, end, a->s[0] + a->s[1]) + rounded(a->site, end + 1, a->s[2] + a->s[3]));
+}
+
 /* Where one LayerNorm (place, layer l, tape row) rounds its own values */
 typedef struct ln_site {
     const lstm_reference_tape *t;
@@ -196,18 +222,16 @@ static rounding_site ln_slot_at(const ln_site *ls, ln_slot slot)
 static double layernorm_forward(double *v, int n, const float *w, const float *b, double eps, double *hat,
                                 const ln_site *ls)
 {
-    const rounding_site sum_mean = ln_slot_at(ls, LN_SUM_MEAN), dev = ln_slot_at(ls, LN_DEV);
-    const rounding_site sum_var = ln_slot_at(ls, LN_SUM_VAR), hat_r = ln_slot_at(ls, LN_HAT);
-    const rounding_site out = ln_slot_at(ls, LN_OUT);
-    double mean = 0, var = 0;
+    const rounding_site dev = ln_slot_at(ls, LN_DEV), hat_r = ln_slot_at(ls, LN_HAT), out = ln_slot_at(ls, LN_OUT);
+    partial_sums sum = {{0}, ln_slot_at(ls, LN_SUM_MEAN)}, sum_sq = {{0}, ln_slot_at(ls, LN_SUM_VAR)};
     for (int k = 0; k < n; k++)
-        mean = rounded(sum_mean, k, mean + v[k]);
-    mean = rounded(ln_slot_at(ls, LN_MEAN), 0, mean / n);
+        partial_sums_add(&sum, k, v[k]);
+    const double mean = rounded(ln_slot_at(ls, LN_MEAN), 0, partial_sums_total(&sum, n) / n);
     for (int k = 0; k < n; k++) {
         const double dk = rounded(dev, k, v[k] - mean);
-        var = rounded(sum_var, k, var + dk * dk);
+        partial_sums_add(&sum_sq, k, dk * dk);
     }
-    const double var_n = rounded(ln_slot_at(ls, LN_VAR), 0, var / n);
+    const double var_n = rounded(ln_slot_at(ls, LN_VAR), 0, partial_sums_total(&sum_sq, n) / n);
     const double rstd = rounded(ln_slot_at(ls, LN_RSTD), 0, 1.0 / sqrt(var_n + eps));
     for (int k = 0; k < n; k++) {
         hat[k] = rounded(hat_r, k, rounded(dev, k, v[k] - mean) * rstd);
@@ -218,19 +242,19 @@ static double layernorm_forward(double *v, int n, const float *w, const float *b
 
 /* Its backward: d (the gradient of LN's output) becomes the gradient of
  * its input, rstd (dh - mean(dh) - hat mean(dh hat)) with dh = d w. The
- * caller's place rounds the result. */
+ * result is rounded where the caller keeps it (LN_i's and LN_h's as the
+ * gates' gradients; LN_c's within the gates' gradients and dc). */
 static void layernorm_backward(double *d, int n, const float *w, const double *hat, double rstd, const ln_site *ls)
 {
-    const rounding_site dw = ln_slot_at(ls, LN_BACK_DW), sum_m1 = ln_slot_at(ls, LN_BACK_SUM_M1);
-    const rounding_site sum_m2 = ln_slot_at(ls, LN_BACK_SUM_M2);
-    double m1 = 0, m2 = 0;
+    const rounding_site dw = ln_slot_at(ls, LN_BACK_DW);
+    partial_sums sum1 = {{0}, ln_slot_at(ls, LN_BACK_SUM_M1)}, sum2 = {{0}, ln_slot_at(ls, LN_BACK_SUM_M2)};
     for (int k = 0; k < n; k++) {
         d[k] = rounded(dw, k, d[k] * (double)w[k]);
-        m1 = rounded(sum_m1, k, m1 + d[k]);
-        m2 = rounded(sum_m2, k, m2 + d[k] * hat[k]);
+        partial_sums_add(&sum1, k, d[k]);
+        partial_sums_add(&sum2, k, d[k] * hat[k]);
     }
-    m1 = rounded(ln_slot_at(ls, LN_BACK_M1), 0, m1 / n);
-    m2 = rounded(ln_slot_at(ls, LN_BACK_M2), 0, m2 / n);
+    const double m1 = rounded(ln_slot_at(ls, LN_BACK_M1), 0, partial_sums_total(&sum1, n) / n);
+    const double m2 = rounded(ln_slot_at(ls, LN_BACK_M2), 0, partial_sums_total(&sum2, n) / n);
     for (int k = 0; k < n; k++)
         d[k] = rstd * (d[k] - m1 - hat[k] * m2);
 }

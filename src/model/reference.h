@@ -42,11 +42,11 @@ int lstm_reference_run(const lstm_problem *p, lstm_results *r, lc_error *err);
  * before LN_i and LN_h and their sum, the activations, the cell's two
  * products, the cell before LN_c, c, tanh(c) and h) and backward (dh and
  * dc, the cell's gradient before LN_c, the gates' gradients before and
- * after LN_i and LN_h), each LayerNorm's own values (its sums term by
- * term, mean, deviations, variance, 1/sqrt(var + eps), normalized vector
- * and output; backward d w and its two means), and every sum of the GEMMs
- * (four partial sums, as a vectorized FP32 loop keeps) and the parameter
- * gradients after each term. Not rounded: the backward cell's own
+ * after LN_i and LN_h), each LayerNorm's own values (mean, deviations,
+ * variance, 1/sqrt(var + eps), normalized vector and output; backward d w
+ * and its two means), and every sum of the GEMMs and the LayerNorms (four
+ * partial sums, as a vectorized FP32 loop keeps, each rounded after every
+ * term) and of the parameter gradients after each term. Not rounded: the backward cell's own
  * products (dgates is rounded as a whole). Its distance from the exact
  * run is what such roundings do to each result (check/tolerance.h); the
  * same seed gives the same sample at any thread count. */

@@ -157,14 +157,14 @@ static int problem_row(lstm_problem *row, const lstm_problem *all, int b, lc_err
 }
 
 /* The case a probe found failing the correct cpu_layernorm (T=100 B=1000
- * I=H=64 L=4 seed 17, ratio 1.36 at y[94,128,54]): sequence 128's FP32
- * error grows a hundredfold from step 20 on, and both draws of the sample
- * then (without the activations' and the LayerNorms' own roundings) moved
- * it 25 to 100 times less than the runner's roundings did. A move is a
- * sum of many roundings' effects, which one draw can leave near zero.
- * That sequence alone, against 60 draws: a single draw fails the correct
- * runner now and then (1 of these 60 on the EPYC), so no draw may decide
- * alone: every group of GATE_MOVED_DRAWS passes it. */
+ * I=H=64 L=4 seed 17, ratio 1.36 at y[94,128,54]) with two draws: sequence
+ * 128's FP32 error grows a hundredfold from step 20 on, and what reaches a
+ * late step is one number per draw, a sum of many roundings' effects that
+ * a draw can leave near zero. That sequence alone (B = 1, its own inputs)
+ * and 60 draws; each draw in turn stands for an FP32 answer (the same on
+ * every machine, where the runner's roundings are not) and is judged
+ * against the others: by one draw it fails now and then, by every group
+ * of GATE_MOVED_DRAWS not its own it passes. */
 int test_gate_moved_draws_chaotic(void)
 {
     const lstm_shape s = {.seq_length = 100, .batch = 1000, .input_size = 64, .hidden_size = 64, .num_layers = 4};
@@ -175,12 +175,10 @@ int test_gate_moved_draws_chaotic(void)
               && !problem_row(&row, &all, 128, &err),
           "%s", err.msg);
     lstm_problem_free(&all);
-    enum { DRAWS = 60, GROUPS = DRAWS / GATE_MOVED_DRAWS };
-    static lstm_results ref, got, moved[DRAWS];
-    CHECK(!lstm_results_alloc(&ref, &row.shape, MODEL_LAYERNORM, &err) && !lstm_reference_run(&row, &ref, &err) &&
-              !lstm_results_alloc(&got, &row.shape, MODEL_LAYERNORM, &err) && run_runner(r, &row, &got, &err) == LC_OK,
-          "%s", err.msg);
-    int alone = 0; /* single draws that fail it */
+    enum { DRAWS = 60 };
+    static lstm_results ref, moved[DRAWS];
+    CHECK(!lstm_results_alloc(&ref, &row.shape, MODEL_LAYERNORM, &err) && !lstm_reference_run(&row, &ref, &err), "%s",
+          err.msg);
     for (int k = 0; k < DRAWS; k++) {
         lstm_problem q;
         CHECK(!lstm_problem_copy(&q, &row, &err) && !lstm_results_alloc(&moved[k], &row.shape, MODEL_LAYERNORM, &err),
@@ -188,25 +186,32 @@ int test_gate_moved_draws_chaotic(void)
         lstm_inputs_move(&q, lstm_moved_seed(17, k));
         CHECK(!lstm_reference_run_rounded(&q, lstm_moved_seed(17, k), &moved[k], &err), "%s", err.msg);
         lstm_problem_free(&q);
-        gate_report w;
-        gate_compare(r, &(gate_expected){.reference = &ref, .moved = {&moved[k]}}, &got, gate_views(r), &w);
-        alone += w.status == LC_FAILED;
     }
-    CHECK(alone <= DRAWS / 8, "%d of %d single draws fail the correct runner", alone, DRAWS);
-    for (int g = 0; g < GROUPS; g++) {
-        gate_expected e = {.reference = &ref};
-        for (int k = 0; k < GATE_MOVED_DRAWS; k++)
-            e.moved[k] = &moved[g * GATE_MOVED_DRAWS + k];
+    int by_one = 0, by_group = 0, groups = 0; /* failures, and how many groups judged */
+    for (int a = 0; a < DRAWS; a++) {
         gate_report w;
-        gate_compare(r, &e, &got, gate_views(r), &w);
-        CHECK(w.status != LC_FAILED, "draws %d-%d fail it: ratio %g at %s", g * GATE_MOVED_DRAWS,
-              (g + 1) * GATE_MOVED_DRAWS - 1, w.worst.ratio, w.worst.tensor);
+        const int one = (a + 1) % DRAWS;
+        gate_compare(r, &(gate_expected){.reference = &ref, .moved = {&moved[one]}}, &moved[a], gate_views(r), &w);
+        by_one += w.status == LC_FAILED;
+        for (int g0 = 0; g0 + GATE_MOVED_DRAWS <= DRAWS; g0 += GATE_MOVED_DRAWS) {
+            if (a >= g0 && a < g0 + GATE_MOVED_DRAWS)
+                continue;
+            gate_expected e = {.reference = &ref};
+            for (int k = 0; k < GATE_MOVED_DRAWS; k++)
+                e.moved[k] = &moved[g0 + k];
+            gate_compare(r, &e, &moved[a], gate_views(r), &w);
+            by_group += w.status == LC_FAILED;
+            groups++;
+        }
     }
-    fprintf(stderr, "single draws failing: %d of %d\n", alone, DRAWS);
+    CHECK(by_one > 0, "no draw failed by one other: this sequence no longer tells one draw from several");
+    CHECK(by_group == 0, "%d of %d groups of %d draws fail a draw (by one draw: %d of %d)", by_group, groups,
+          GATE_MOVED_DRAWS, by_one, DRAWS);
+    fprintf(stderr, "by one draw: %d of %d fail; by a group of %d: %d of %d\n", by_one, DRAWS, GATE_MOVED_DRAWS,
+            by_group, groups);
     for (int k = 0; k < DRAWS; k++)
         lstm_results_free(&moved[k]);
     lstm_results_free(&ref);
-    lstm_results_free(&got);
     lstm_problem_free(&row);
     return 0;
 }
@@ -241,7 +246,7 @@ int test_gate_moved_reference(void)
      * Xeon with OpenBLAS's Prescott kernels 2.85 in Release, 0.82 under
      * AddressSanitizer), so it is asserted of the FP32-faithful answers the
      * moved draws are: their largest miss of the count alone is several
-     * times it (2.3, 7.4 and 0.56 here: one draw can land where the problem
+     * times it (2.5, 6.5 and 0.41 here: one draw can land where the problem
      * is stable), and each passes with the term. */
     double count_alone = 0;
     for (int k = 0; k < GATE_MOVED_DRAWS; k++) {
