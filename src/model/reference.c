@@ -68,18 +68,6 @@ static size_t rounding_at(const lstm_reference_tape *t, rounding_place place, in
     return (size_t)lc_hash64(lc_hash64(lc_hash64(lc_hash64(t->rounding ^ ((uint64_t)place << 56)) ^ (uint64_t)l) ^ row) ^ j);
 }
 
-/* v[0..n) of (layer l, tape row) at place, each moved by one unit
- * roundoff up or down: a sample of what FP32's rounding of that value
- * does to the rest of the computation. Nothing without a sample. */
-static void round_sample(const lstm_reference_tape *t, rounding_place place, int l, size_t row, double *v, int n)
-{
-    if (!t->factor)
-        return;
-    const size_t at = rounding_at(t, place, l, row, 0);
-    for (int i = 0; i < n; i++)
-        v[i] *= t->factor[(at + (size_t)i) % FACTORS];
-}
-
 /* One vector's roundings, element by element where the loop computes
  * it: the values of (place, layer l, tape row), slot `slot`. */
 typedef struct rounding_site {
@@ -101,6 +89,42 @@ static inline double rounded(rounding_site site, size_t i, double x)
     return site.factor ? x * site.factor[(site.at + i) % FACTORS] : x;
 }
 
+/* v[0..n) of (layer l, tape row) at place, each moved by one unit
+ * roundoff up or down: a sample of what FP32's rounding of that value
+ * does to the rest of the computation. Nothing without a sample. */
+static void round_sample(const lstm_reference_tape *t, rounding_place place, int l, size_t row, double *v, int n)
+{
+    const rounding_site site = site_at(t, place, l, row, 0);
+    for (int i = 0; site.factor && i < n; i++)
+        v[i] = rounded(site, (size_t)i, v[i]);
+}
+
+/* A sum as FP32 keeps it in a sample: four partial sums (as a vectorized
+ * FP32 loop keeps), term k in sum k % 4, each rounded after every term,
+ * then rounded as they are added. Without a sample, one sum in order (a
+ * LayerNorm's; dot_at keeps dot's four). */
+typedef struct partial_sums {
+    double s[4];
+    rounding_site site;
+} partial_sums;
+
+static void partial_sums_add(partial_sums *a, int k, double term)
+{
+    if (a->site.factor)
+        a->s[k & 3] = rounded(a->site, (size_t)k, a->s[k & 3] + term);
+    else
+        a->s[0] += term;
+}
+
+static double partial_sums_total(const partial_sums *a, int n)
+{
+    if (!a->site.factor)
+        return a->s[0];
+    const size_t end = (size_t)n;
+    return rounded(a->site, end + 2,
+                   rounded(a->site, end, a->s[0] + a->s[1]) + rounded(a->site, end + 1, a->s[2] + a->s[3]));
+}
+
 static double sigmoid(double v) { return 1.0 / (1.0 + exp(-v)); }
 
 /* Dot product with four partial sums (keeps the loop fast without
@@ -120,25 +144,21 @@ static double dot(const double *a, const double *b, int n)
     return (s0 + s1) + (s2 + s3);
 }
 
-/* With a rounding sample, a sum as FP32 accumulates it: four partial
- * sums (as a vectorized FP32 loop keeps), each rounded after every term,
- * then rounded as they are added. */
+/* With a rounding sample, a sum as FP32 accumulates it (partial_sums),
+ * the terms past the last multiple of four in the first sum. */
 static double dot_at(const lstm_reference_tape *t, rounding_place place, int l, size_t row, size_t j,
                      const double *a, const double *b, int n)
 {
     if (!t->factor)
         return dot(a, b, n);
-    const size_t at = rounding_at(t, place, l, row, j);
-    const double *f = t->factor;
-    double s[4] = {0, 0, 0, 0};
+    partial_sums sum = {{0, 0, 0, 0}, site_at(t, place, l, row, j)};
+    const int whole = n & ~3;
     int i = 0;
-    for (; i + 4 <= n; i += 4)
-        for (int q = 0; q < 4; q++)
-            s[q] = (s[q] + a[i + q] * b[i + q]) * f[(at + (size_t)(i + q)) % FACTORS];
+    for (; i < whole; i++)
+        partial_sums_add(&sum, i, a[i] * b[i]);
     for (; i < n; i++)
-        s[0] = (s[0] + a[i] * b[i]) * f[(at + (size_t)i) % FACTORS];
-    const size_t end = at + (size_t)n;
-    return ((s[0] + s[1]) * f[end % FACTORS] + (s[2] + s[3]) * f[(end + 1) % FACTORS]) * f[(end + 2) % FACTORS];
+        sum.s[0] = rounded(sum.site, (size_t)i, sum.s[0] + a[i] * b[i]);
+    return partial_sums_total(&sum, n);
 }
 
 /* y += alpha * x */
@@ -174,31 +194,6 @@ static void add_at(const lstm_reference_tape *t, int l, size_t row, size_t j, do
     *acc += term;
     if (t->factor)
         *acc *= t->factor[rounding_at(t, ROUND_SUM_OWN, l, row, j) % FACTORS];
-}
-
-/* A LayerNorm's sum as FP32 keeps it: with a sample, four partial sums
- * (as a vectorized FP32 loop keeps), each rounded after every term, then
- * rounded as they are added (dot_at's way); exact, one sum in order. */
-typedef struct partial_sums {
-    double s[4];
-    rounding_site site;
-} partial_sums;
-
-static void partial_sums_add(partial_sums *a, int k, double term)
-{
-    if (a->site.factor)
-        a->s[k & 3] = rounded(a->site, (size_t)k, a->s[k & 3] + term);
-    else
-        a->s[0] += term;
-}
-
-static double partial_sums_total(const partial_sums *a, int n)
-{
-    if (!a->site.factor)
-        return a->s[0];
-    const size_t end = (size_t)n;
-    return rounded(a->site, end + 2,
-                   rounded(a->site, end, a->s[0] + a->s[1]) + rounded(a->site, end + 1, a->s[2] + a->s[3]));
 }
 
 /* Where one LayerNorm (place, layer l, tape row) rounds its own values */

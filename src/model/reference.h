@@ -46,10 +46,11 @@ int lstm_reference_run(const lstm_problem *p, lstm_results *r, lc_error *err);
  * variance, 1/sqrt(var + eps), normalized vector and output; backward d w
  * and its two means), and every sum of the GEMMs and the LayerNorms (four
  * partial sums, as a vectorized FP32 loop keeps, each rounded after every
- * term) and of the parameter gradients after each term. Not rounded: the backward cell's own
- * products (dgates is rounded as a whole). Its distance from the exact
- * run is what such roundings do to each result (check/tolerance.h); the
- * same seed gives the same sample at any thread count. */
+ * term) and of the parameter gradients after each term. Not rounded: the
+ * backward cell's own products (dgates is rounded as a whole). Its
+ * distance from the exact run is what such roundings do to each result
+ * (check/tolerance.h); the same seed gives the same sample at any thread
+ * count. */
 int lstm_reference_run_rounded(const lstm_problem *p, uint64_t seed, lstm_results *r, lc_error *err);
 
 #ifdef __cplusplus
