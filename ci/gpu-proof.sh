@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# The GPU proof (issues 11, 18) in two device calls of at most 540 s each;
-# the first one's pass does not depend on the second:
-#   call 1 (PROOF_STEPS=proof, the default): build, every unit and numerics
-#     test with no GPU skip allowed, racecheck and synccheck on our
-#     shared-memory kernels, the gate under cuBLAS DEFAULT math, the
-#     default-shape benchmark of every GPU runner, cuBLAS PEDANTIC vs
-#     DEFAULT, PyTorch's own nn.LSTM, and the H100 baselines;
-#   call 2 (PROOF_STEPS=memcheck): compute-sanitizer memcheck of every GPU
-#     runner with the call's whole budget, saying which runners it reached.
-# Results land in $OUT in at most six files. How to run it, and what each
-# step costs: docs/gpu-proof.md.
+# The GPU proof (issues 11, 18) in one device call of at most 540 s, sized
+# for the device time a session is lent (15 minutes, the machine's start
+# included: docs/gpu-proof.md does the sums). In order of what it is worth,
+# each step cut to what is left of the deadline:
+#   at once, nothing timed: every unit and numerics test with no GPU skip
+#     allowed; compute-sanitizer memcheck of every GPU runner (saying which
+#     it reached), racecheck and synccheck on our shared-memory kernels; the
+#     gate under cuBLAS DEFAULT math;
+#   then one after another: the default-shape benchmark of every GPU runner,
+#     a profile trace checked for GPU activity, PyTorch's own nn.LSTM,
+#     cuBLAS PEDANTIC vs DEFAULT, and the baselines (stored entry by entry,
+#     so a deadline costs only what was not measured yet).
+# Results land in $OUT in at most six files.
 #
 #   bash ci/gpu-proof.sh                   on the lent GPU machine, from the project root
 #   bash ci/gpu-proof.sh --dry-run         prints every step and its commands; runs nothing
@@ -17,32 +19,38 @@
 #   bash ci/gpu-proof.sh --check-gpu       only the GPU check: exit 0 with a GPU, else 2
 #   bash ci/gpu-proof.sh --check-gpu-model exit 0 when nvidia-smi names PROOF_EXPECT_GPU, else 2
 #   bash ci/gpu-proof.sh --find-tools      where nvcc, compute-sanitizer and CUPTI would come from
+#   bash ci/gpu-proof.sh --missing-baselines SET
+#                                          the perf matrix's GPU runners with no baseline entry of
+#                                          this commit in shape set SET (what a second call measures)
 #
 # Environment: OUT (where results go; default ./proof-out), PROOF_BUILD_DIR
-# (default ./build-proof: inside the tree, so that call 2 on a warm machine
-# rebuilds nothing), PROOF_DEADLINE_S (default 540: every step is cut to
-# what is left of it, so the call ends inside the device's 10 minutes with
-# its logs), PROOF_JOBS (default: the cores), PROOF_STEPS (proof, memcheck,
-# all, or step names; build always runs), PROOF_EXPECT_GPU (default H100:
-# the GPU the baselines are for; another GPU still gets every correctness
-# step, but no baselines).
+# (default ./build-proof: inside the tree, so that a second call on a warm
+# machine rebuilds nothing), PROOF_DEADLINE_S (default 540: every step is
+# cut to what is left of it, so the call ends inside the device's 10 minutes
+# with its logs), PROOF_JOBS (default: the cores), PROOF_STEPS (proof, all,
+# or step names; build always runs), PROOF_EXPECT_GPU (default H200, the
+# kind the device tool lends: the GPU the baselines are for; another GPU
+# still gets every correctness step, but no baselines).
 set -uo pipefail # no -e: a failed step is recorded and the next one runs
 
 # the physical path: git names the top of a checkout reached through a link by it
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 cd "$root" || exit 1
-usage="usage: bash ci/gpu-proof.sh [--dry-run | --preflight | --check-gpu | --check-gpu-model | --find-tools]"
+usage="usage: bash ci/gpu-proof.sh [--dry-run | --preflight | --check-gpu | --check-gpu-model | --find-tools | --missing-baselines SET]"
 mode=${1:-run}
 case "$mode" in
-  run | --dry-run | --preflight | --check-gpu | --check-gpu-model | --find-tools) ;;
+  run | --dry-run | --preflight | --check-gpu | --check-gpu-model | --find-tools) max_args=1 ;;
+  --missing-baselines)
+    case ${2:-} in small | default) ;; *) echo "gpu-proof: --missing-baselines takes a cuda shape set, small or default; $usage" >&2; exit 2 ;; esac
+    max_args=2 ;;
   *) echo "$usage" >&2; exit 2 ;;
 esac
-(( $# <= 1 )) || { echo "gpu-proof: one mode at most; $usage" >&2; exit 2; }
+(( $# <= max_args )) || { echo "gpu-proof: one mode at most; $usage" >&2; exit 2; }
 
 export OUT=${OUT:-$root/proof-out}
 export BUILD=${PROOF_BUILD_DIR:-$root/build-proof}
 export JOBS=${PROOF_JOBS:-$(nproc)}
-export EXPECT_GPU=${PROOF_EXPECT_GPU:-H100}
+export EXPECT_GPU=${PROOF_EXPECT_GPU:-H200}
 DEADLINE_S=${PROOF_DEADLINE_S:-540}
 PROOF_STEPS=${PROOF_STEPS:-proof}
 export LOGS=$OUT/logs
@@ -50,17 +58,14 @@ export SUMMARY=$OUT/summary.txt
 
 # The settings, checked before any work: a typo must not make a call that
 # ran nothing pass.
-STEP_NAMES="ctest racecheck default_math_gate bench cublas_math pytorch baselines memcheck"
-case $PROOF_STEPS in
-  proof) PROOF_STEPS="ctest racecheck default_math_gate bench cublas_math pytorch baselines" ;;
-  all) PROOF_STEPS=$STEP_NAMES ;;
-esac
+STEP_NAMES="ctest memcheck racecheck default_math_gate bench profile pytorch cublas_math baselines"
+case $PROOF_STEPS in proof | all) PROOF_STEPS=$STEP_NAMES ;; esac
 for s in $PROOF_STEPS; do
   case " $STEP_NAMES " in *" $s "*) ;; *)
-    echo "gpu-proof: PROOF_STEPS: unknown step '$s' (proof, memcheck, all, or some of: $STEP_NAMES)" >&2; exit 2 ;;
+    echo "gpu-proof: PROOF_STEPS: unknown step '$s' (proof, all, or some of: $STEP_NAMES)" >&2; exit 2 ;;
   esac
 done
-[ -n "${PROOF_STEPS// /}" ] || { echo "gpu-proof: PROOF_STEPS is empty (proof, memcheck, all, or step names)" >&2; exit 2; }
+[ -n "${PROOF_STEPS// /}" ] || { echo "gpu-proof: PROOF_STEPS is empty (proof, all, or step names)" >&2; exit 2; }
 if ! [[ $DEADLINE_S =~ ^[0-9]+$ ]] || (( 10#$DEADLINE_S < 60 || 10#$DEADLINE_S > 600 )); then
   echo "gpu-proof: PROOF_DEADLINE_S must be whole seconds in 60..600, not '$DEADLINE_S'" >&2; exit 2
 fi
@@ -68,7 +73,16 @@ DEADLINE_S=$(( 10#$DEADLINE_S ))
 if ! [[ $JOBS =~ ^[0-9]+$ ]] || (( 10#$JOBS < 1 )); then
   echo "gpu-proof: PROOF_JOBS must be a whole number of at least 1, not '$JOBS'" >&2; exit 2
 fi
-[ -n "${EXPECT_GPU// /}" ] || { echo "gpu-proof: PROOF_EXPECT_GPU is blank: name the GPU the baselines are for (H100)" >&2; exit 2; }
+JOBS=$(( 10#$JOBS ))
+# The correctness steps run at once and share the cores: ctest half of them,
+# the DEFAULT-math gate a quarter, memcheck what is left but the one that
+# racecheck takes (16 cores: 8, 4, 3, 1).
+at_least_1() { echo $(( $1 > 1 ? $1 : 1 )); }
+CTEST_JOBS=$(at_least_1 $(( JOBS / 2 )))
+GATE_JOBS=$(at_least_1 $(( JOBS / 4 )))
+MEMCHECK_JOBS=$(at_least_1 $(( JOBS - CTEST_JOBS - GATE_JOBS - 1 )))
+export JOBS CTEST_JOBS GATE_JOBS MEMCHECK_JOBS
+[ -n "${EXPECT_GPU// /}" ] || { echo "gpu-proof: PROOF_EXPECT_GPU is blank: name the GPU the baselines are for (H200)" >&2; exit 2; }
 
 # The GPU runners: the cuda lines of the roster, src/runners/runners.def;
 # those of the perf matrix (ROLE_PERF) and those outside it.
@@ -118,8 +132,9 @@ gpu_present() {
 
 gpu_model() { timeout 30 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1; }
 
-# Baselines are per machine, and docs/gpu-proof.md expects an H100's figures:
-# a fallback machine (an H200) must not record them under that expectation.
+# Baselines are per machine, and docs/gpu-proof.md's expectations are for the
+# kind the device tool lends (an H200): another GPU must not record them
+# under those expectations.
 gpu_is_expected() {
   local model
   model=$(gpu_model)
@@ -192,7 +207,9 @@ esac
 # of $SUMMARY.
 
 step_env() {
-  timeout 30 nvidia-smi || true
+  timeout 20 nvidia-smi || true
+  # what tests sized for 2 cores and 24 GiB meet here
+  echo "host: $(nproc) cores, $(awk '/^MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo) (MemTotal), user $(id -u)"
   print_tools
   "$NVCC" --version
   echo "cmake: $(cmake --version | head -1); generator: $GENERATOR; jobs: $JOBS; build: $BUILD"
@@ -208,15 +225,24 @@ step_build() {
     -DCMAKE_CUDA_COMPILER="$NVCC" $CUPTI_HINTS || return 1
   cmake --build "$BUILD" -j"$JOBS" || return 1
   # a build without nvcc would quietly have no GPU runners
-  local built r listed
+  local built r
   built=$("$BUILD/lstmcheck" list --names --device cuda | tr '\n' ' ')
   for r in $GPU_RUNNERS; do
     case " $built " in *" $r "*) ;; *) echo "GPU runner $r was not built"; return 1 ;; esac
   done
+  echo "every GPU runner of the roster was built: $built"
+}
+
+# Does the build see the device? A FAIL here is recorded, and the steps
+# still run: their logs say more about why than this line can.
+step_device() {
+  local listed
   listed=$("$BUILD/lstmcheck" list)
   echo "$listed"
-  case $listed in *"device: none"*) echo "the build sees no CUDA device"; return 1 ;; esac
-  return 0
+  # src/cmd/cmd_list.c: "; device: <name>" only where the device probe found one
+  grep -q '^CUDA in this build: yes; device: ' <<<"$listed" && { grep '^CUDA in this build' <<<"$listed"; return 0; }
+  echo "the build sees no CUDA device: $(grep '^CUDA in this build' <<<"$listed")"
+  return 1
 }
 
 # A skipped GPU test (label gpu) fails the proof: a GPU is here. Only a GPU
@@ -235,7 +261,7 @@ skip_is_allowed() { # TEST GPU-TESTS
 }
 
 step_ctest() {
-  (cd "$BUILD" && LSTMCHECK_REQUIRE_GPU=1 ctest -L "unit|numerics" -j"$(( JOBS / 2 > 1 ? JOBS / 2 : 1 ))" \
+  (cd "$BUILD" && LSTMCHECK_REQUIRE_GPU=1 ctest -L "unit|numerics" -j"$CTEST_JOBS" \
      --output-on-failure --no-tests=error) | tee "$LOGS/ctest.out"
   local rc=${PIPESTATUS[0]} bad="" other="" t gpu_tests
   gpu_tests=$(cd "$BUILD" && ctest -N -L gpu | sed -n 's/^ *Test *#[0-9]*: *//p' | tr '\n' ' ')
@@ -288,8 +314,8 @@ memcheck_one() {
 }
 
 # One numerics group of every GPU runner under memcheck (basic, or varlen
-# for the variable-length runners), 4 at a time, with the step's whole cap:
-# the last line says which runners it reached.
+# for the variable-length runners), $MEMCHECK_JOBS at a time, each cut to what
+# is left of the step's cap: the last line says which runners it reached.
 step_memcheck() {
   export MEMCHECK_DEADLINE=$(( $(date +%s) + STEP_CAP - 15 ))
   : > "$LOGS/memcheck.status"
@@ -298,7 +324,7 @@ step_memcheck() {
     # the group that reaches the runner's own paths: variable lengths, the
     # dropout mask between layers (one layer has none)
     case $r in vl_*) echo "$r varlen" ;; jit_dropout | cudnn_dropout) echo "$r dropout_layers" ;; *) echo "$r basic" ;; esac
-  done | xargs -P 4 -L 1 bash -c 'memcheck_one "$0" "$1"'
+  done | xargs -P "$MEMCHECK_JOBS" -L 1 bash -c 'memcheck_one "$0" "$1"'
   cat "$LOGS/memcheck.status"
   local total reached bad
   total=$(echo $GPU_RUNNERS | wc -w)
@@ -368,7 +394,7 @@ step_default_math_gate() {
             kernels/runner_vl_jit.cu kernels/runner_layernorm.cu)
   for r in $runners; do
     for g in basic large seeds; do echo "$r $g"; done
-  done | LSTMCHECK_CUBLAS_MATH=default LSTMCHECK_REQUIRE_GPU=1 xargs -P 8 -L 1 sh -c \
+  done | LSTMCHECK_CUBLAS_MATH=default LSTMCHECK_REQUIRE_GPU=1 xargs -P "$GATE_JOBS" -L 1 sh -c \
     'out=$("$BUILD/tests/numerics/numerics_test" "$0" "$1" 2>&1); rc=$?; echo "$out" | tail -1; exit $((rc != 0 && rc != 77))'
 }
 
@@ -404,6 +430,20 @@ step_bench() {
   return $rc
 }
 
+# lstmcheck profile of one cuDNN runner and one of our kernels with cuBLAS:
+# the trace must hold CUPTI's GPU activity and each runner's utilization and
+# GEMM share (ci/check_trace.py). It comes back in the logs, for Perfetto
+# (ui.perfetto.dev); the table of operations is in profile.log.
+PROFILE_RUNNERS="cudnn jit"
+export PROFILE_RUNNERS
+step_profile() {
+  # shellcheck disable=SC2086
+  "$BUILD/lstmcheck" profile --device cuda --rnns $PROFILE_RUNNERS --nloops 5 --sleep-between-seconds 0 \
+    --trace "$LOGS/profile.trace.json" --csv "$LOGS/profile.ops.csv" || return 1
+  # shellcheck disable=SC2086
+  python3 ci/check_trace.py "$LOGS/profile.trace.json" $PROFILE_RUNNERS
+}
+
 step_cublas_math() {
   "$BUILD/tests/perf/cublas_math" | tee "$OUT/cublas_math.txt"
 }
@@ -412,50 +452,77 @@ step_pytorch() {
   python3 ci/pytorch_lstm.py --out "$OUT/pytorch.json"
 }
 
+# The baselines go to a folder in the build, which a warm machine keeps
+# between calls ($OUT is emptied before each), and are copied into $OUT when
+# the call packs.
+export BASELINE_DIR=$BUILD/proof-baselines
+
+# The runners of the perf matrix with no entry of this commit in shape set
+# SET: a second call at once measures only what the first one's deadline cut.
+baselines_missing() { # SET
+  local have r
+  have=$("$BUILD/lstmcheck" baseline show --device cuda --shape-set "$1" --baseline-dir "$BASELINE_DIR" --json \
+           2>/dev/null | python3 -c 'import json, sys
+print(" ".join(e["runner"] for e in json.load(sys.stdin)["entries"] if e.get("git_commit") == sys.argv[1]))' \
+           "$(git rev-parse HEAD)" 2>/dev/null)
+  for r in $PERF_GPU_RUNNERS; do
+    case " $have " in *" $r "*) ;; *) printf '%s ' "$r" ;; esac
+  done
+}
+
 # Every GPU runner of the perf matrix (the baselines of the others would
 # never be compared) in one process per shape set (the reference of a shape
 # is computed once for all), small first; --keep-going records each entry as
 # it is measured, so a runner that fails, or the deadline, costs only itself.
 step_baselines() {
   gpu_is_expected || return 1
-  local rc=0 set r_rc
+  local rc=0 set r_rc todo
+  mkdir -p "$BASELINE_DIR" || return 1
   for set in small default; do
-    echo "== shape set $set $(date +%T)"
+    todo=$(baselines_missing "$set")
+    echo "== shape set $set $(date +%T): ${todo:-every runner has its entry of this commit}"
+    [ -z "${todo// /}" ] && continue
     # shellcheck disable=SC2086
-    "$BUILD/lstmcheck" baseline update --device cuda --rnns $PERF_GPU_RUNNERS --shape-set "$set" --keep-going \
-      --no-progress --baseline-dir "$OUT/baselines"
+    "$BUILD/lstmcheck" baseline update --device cuda --rnns $todo --shape-set "$set" --keep-going \
+      --no-progress --baseline-dir "$BASELINE_DIR"
     r_rc=$?
     (( r_rc != 0 )) && rc=1 # 1: a runner wrong, 4: its error (said above); 2: refused (e.g. a dirty tree); 3: nothing measured
   done
-  ls "$OUT"/baselines/*.json || { echo "no baseline file written"; return 1; }
+  ls "$BASELINE_DIR"/*.json || { echo "no baseline file written"; return 1; }
   return $rc
 }
 
-export -f find_tools print_tools wheel_file gpu_model gpu_is_expected skip_is_allowed memcheck_one \
-  step_env step_build step_ctest step_ctest_resources step_memcheck racecheck_uncovered step_racecheck step_default_math_gate bench_runners step_bench \
-  step_cublas_math step_pytorch step_baselines
+export -f find_tools print_tools wheel_file gpu_model gpu_is_expected skip_is_allowed memcheck_one baselines_missing \
+  step_env step_build step_device step_ctest step_ctest_resources step_memcheck racecheck_uncovered step_racecheck step_default_math_gate bench_runners step_bench \
+  step_profile step_cublas_math step_pytorch step_baselines
 
 # name:cap (seconds); the correctness steps share the GPU at once, the timing
-# steps run one after another with nothing else on it.
-STEPS_CORRECTNESS="ctest:300 racecheck:180 default_math_gate:180"
-STEPS_TIMING="bench:120 cublas_math:60 pytorch:90 baselines:300"
-STEPS_SANITIZER="memcheck:600"
+# steps run one after another with nothing else on it, the baselines last:
+# they keep each entry as it is measured, so the deadline cuts only their tail.
+ENV_CAP=30 BUILD_CAP=240 DEVICE_CAP=30
+STEPS_CORRECTNESS="ctest:300 memcheck:240 racecheck:200 default_math_gate:150"
+STEPS_TIMING="bench:120 profile:45 pytorch:60 cublas_math:30 baselines:300"
+if [ "$mode" = --missing-baselines ]; then
+  baselines_missing "$2"; echo
+  exit 0
+fi
 if [ "$mode" = --dry-run ]; then
-  echo "gpu-proof --dry-run: OUT=$OUT BUILD=$BUILD JOBS=$JOBS deadline ${DEADLINE_S}s steps: $PROOF_STEPS"
+  echo "gpu-proof --dry-run: OUT=$OUT BUILD=$BUILD JOBS=$JOBS (ctest $CTEST_JOBS, DEFAULT-math gate $GATE_JOBS, memcheck $MEMCHECK_JOBS, racecheck 1) deadline ${DEADLINE_S}s steps: $PROOF_STEPS"
   echo "GPU runners: $GPU_RUNNERS"
   echo "kernels with shared memory: $SHARED_MEM_KERNELS"
   echo "kernels with shared memory that no racecheck run covers: $(u=$(racecheck_uncovered); echo "${u:-none}")"
   echo "GPU runners of the perf matrix (bench defaults, baselines): $PERF_GPU_RUNNERS"
   echo "GPU runners outside it (bench $BENCH_NONPERF_LOOPS, no baselines): $NONPERF_GPU_RUNNERS"
   echo "baselines only on a GPU named like '$EXPECT_GPU' (PROOF_EXPECT_GPU)"
+  echo "profile: $PROFILE_RUNNERS, its trace checked by ci/check_trace.py"
   echo "1. setup: source .devdeps/unpack.sh; preflight (a git checkout of this tree); find nvcc, compute-sanitizer, CUPTI"
-  echo "2. step env, then step build (cap 300 s)"
-  echo "3. at once: $STEPS_CORRECTNESS (name:cap s)"
+  echo "2. step env (cap $ENV_CAP s), step build (cap $BUILD_CAP s: the rest runs only if it passes), step device (cap $DEVICE_CAP s: does the build see the GPU)"
+  echo "3. at once, nothing timed: $STEPS_CORRECTNESS (name:cap s)"
   echo "4. one after another, nothing else on the GPU: $STEPS_TIMING"
-  echo "5. alone (call 2, PROOF_STEPS=memcheck): $STEPS_SANITIZER, cut to what is left of the deadline"
-  echo "6. pack: logs.tar.gz, summary.txt beside the results"
-  for f in preflight gpu_is_expected step_build skip_is_allowed step_ctest step_ctest_resources memcheck_one step_memcheck \
-           racecheck_uncovered step_racecheck step_default_math_gate bench_runners step_bench step_cublas_math step_pytorch step_baselines; do
+  echo "5. pack: logs.tar.gz, summary.txt beside the results"
+  for f in preflight gpu_is_expected step_build step_device skip_is_allowed step_ctest step_ctest_resources memcheck_one step_memcheck \
+           racecheck_uncovered step_racecheck step_default_math_gate bench_runners step_bench step_profile step_cublas_math \
+           step_pytorch baselines_missing step_baselines; do
     declare -f "$f"
   done
   exit 0
@@ -488,7 +555,7 @@ export GENERATOR
 # run_step NAME CAP: step_NAME under timeout, cut to what is left of the deadline.
 run_step() {
   local name=$1 cap=$2 left=$(( DEADLINE_S - SECONDS )) t0=$SECONDS rc
-  case " $PROOF_STEPS env build " in *" $name "*) ;; *) return 0 ;; esac
+  case " $PROOF_STEPS env build device " in *" $name "*) ;; *) return 0 ;; esac
   (( cap > left )) && cap=$left
   if (( cap < 10 )); then
     echo "$name: NOT RUN (out of time, ${SECONDS}s of ${DEADLINE_S}s used)" >> "$SUMMARY"
@@ -511,15 +578,17 @@ run_step() {
 export STEP_CAP=0
 
 echo "gpu-proof: $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD), steps: $PROOF_STEPS, GPU: $(gpu_model)" > "$SUMMARY"
-run_step env 60
-if run_step build 300; then
+run_step env "$ENV_CAP"
+if run_step build "$BUILD_CAP"; then
+  run_step device "$DEVICE_CAP"
   for s in $STEPS_CORRECTNESS; do run_step "${s%%:*}" "${s##*:}" & done
   wait # correctness steps share the GPU; no timing runs beside them
-  for s in $STEPS_TIMING $STEPS_SANITIZER; do run_step "${s%%:*}" "${s##*:}"; done
+  for s in $STEPS_TIMING; do run_step "${s%%:*}" "${s##*:}"; done
 fi
 
-# Pack: at most 8 files come back from the device.
+# Pack: at most 8 files come back from the device (here 6 at most).
 cp "$BUILD/Testing/Temporary/LastTest.log" "$LOGS/ctest-LastTest.log" 2>/dev/null
+cp "$BASELINE_DIR"/*.json "$OUT/baselines/" 2>/dev/null
 tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs && rm -rf "$LOGS"
 rmdir "$OUT/baselines" 2>/dev/null
 failed=$(grep -c -E ': (FAIL|NOT RUN)' "$SUMMARY")

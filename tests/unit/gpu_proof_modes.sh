@@ -4,6 +4,9 @@
 #   gpu_proof_modes.sh ROOT gpu_model   baselines only on the expected GPU (nvidia-smi stubbed)
 #   gpu_proof_modes.sh ROOT cu13_wheels nvcc, compute-sanitizer and CUPTI found in CUDA 13 wheels
 #   gpu_proof_modes.sh ROOT settings    a typo in a setting is refused (exit 2) before any work
+#   gpu_proof_modes.sh ROOT missing_baselines
+#                                       a second call measures only the runners without an entry
+#                                       of this commit (lstmcheck stubbed)
 set -uo pipefail
 root=$1 case=$2
 scratch=$(mktemp -d)
@@ -19,11 +22,13 @@ case $case in
   gpu_model)
     mkdir -p "$scratch/bin"
     stub() { printf '#!/bin/sh\necho "%s"\n' "$1" > "$scratch/bin/nvidia-smi"; chmod +x "$scratch/bin/nvidia-smi"; }
-    stub "NVIDIA H200"
-    expect 2 "the GPU is 'NVIDIA H200', not the H100" env PATH="$scratch/bin:$PATH" bash "$root/ci/gpu-proof.sh" --check-gpu-model
+    # the device tool lends H200s: by default the baselines are an H200's
     stub "NVIDIA H100 80GB HBM3"
-    expect 0 "as expected (H100)" env PATH="$scratch/bin:$PATH" bash "$root/ci/gpu-proof.sh" --check-gpu-model
-    expect 2 "not the H200" env PATH="$scratch/bin:$PATH" PROOF_EXPECT_GPU=H200 bash "$root/ci/gpu-proof.sh" --check-gpu-model ;;
+    expect 2 "the GPU is 'NVIDIA H100 80GB HBM3', not the H200" env PATH="$scratch/bin:$PATH" bash "$root/ci/gpu-proof.sh" --check-gpu-model
+    expect 0 "as expected (H100)" env PATH="$scratch/bin:$PATH" PROOF_EXPECT_GPU=H100 bash "$root/ci/gpu-proof.sh" --check-gpu-model
+    stub "NVIDIA H200"
+    expect 0 "as expected (H200)" env PATH="$scratch/bin:$PATH" bash "$root/ci/gpu-proof.sh" --check-gpu-model
+    expect 2 "not the H100" env PATH="$scratch/bin:$PATH" PROOF_EXPECT_GPU=H100 bash "$root/ci/gpu-proof.sh" --check-gpu-model ;;
   cu13_wheels)
     command -v python3 >/dev/null || { echo "SKIP: no python3 here"; exit 77; }
     w=$scratch/site/nvidia/cu13
@@ -45,10 +50,31 @@ case $case in
     expect 2 "one mode at most" bash "$proof" --preflight extra
     # OUT is checked right after the GPU check, before anything is built (a stub answers it)
     mkdir -p "$scratch/bin"
-    printf '#!/bin/sh\necho "NVIDIA H100 80GB HBM3"\n' > "$scratch/bin/nvidia-smi"; chmod +x "$scratch/bin/nvidia-smi"
+    printf '#!/bin/sh\necho "NVIDIA H200"\n' > "$scratch/bin/nvidia-smi"; chmod +x "$scratch/bin/nvidia-smi"
     echo keep > "$scratch/out-file"
     expect 2 "is not a folder that can be written" env PATH="$scratch/bin:$PATH" OUT="$scratch/out-file" bash "$proof"
     [ "$(cat "$scratch/out-file")" = keep ] || fail "OUT's file was changed" ;;
-  *) echo "usage: gpu_proof_modes.sh ROOT no_git|gpu_model|cu13_wheels|settings" >&2; exit 2 ;;
+  missing_baselines)
+    command -v python3 >/dev/null || { echo "SKIP: no python3 here"; exit 77; }
+    head=$(git -C "$root" rev-parse HEAD 2>/dev/null) || { echo "SKIP: $root is not a git checkout"; exit 77; }
+    # what `baseline show --json` prints: cudnn and jit recorded at this commit,
+    # aten at another; nothing for another shape set
+    mkdir -p "$scratch/build"
+    cat > "$scratch/build/lstmcheck" <<STUB
+#!/bin/sh
+case "\$*" in
+  "baseline show --device cuda --shape-set small "*)
+    echo '{"entries": [{"runner": "cudnn", "git_commit": "$head"}, {"runner": "aten", "git_commit": "0123"},
+                       {"runner": "jit", "git_commit": "$head"}]}' ;;
+  *) echo '{"error": "no baseline"}'; exit 3 ;;
+esac
+STUB
+    chmod +x "$scratch/build/lstmcheck"
+    out=$(PROOF_BUILD_DIR="$scratch/build" bash "$root/ci/gpu-proof.sh" --missing-baselines small); echo "small: $out"
+    [[ " $out " == *" aten "* && " $out " == *" jit_premul "* ]] || fail "aten (another commit) or jit_premul (none) not missing"
+    [[ " $out " != *" cudnn "* && " $out " != *" jit "* ]] || fail "a runner with an entry of this commit listed as missing"
+    all=$(PROOF_BUILD_DIR="$scratch/build" bash "$root/ci/gpu-proof.sh" --missing-baselines default); echo "default: $all"
+    [ "$(wc -w <<<"$all")" -ge 17 ] || fail "without entries every runner of the perf matrix is missing" ;;
+  *) echo "usage: gpu_proof_modes.sh ROOT no_git|gpu_model|cu13_wheels|settings|missing_baselines" >&2; exit 2 ;;
 esac
 echo "PASS: $case"
