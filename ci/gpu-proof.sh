@@ -11,7 +11,10 @@
 #     a profile trace checked for GPU activity, PyTorch's own nn.LSTM,
 #     cuBLAS PEDANTIC vs DEFAULT, and the baselines (stored entry by entry,
 #     so a deadline costs only what was not measured yet).
-# Results land in $OUT in at most six files.
+# The correctness steps are held to disjoint cores (taskset) where they fit.
+# Results land in $OUT in at most six files: the logs are packed into it
+# after every step, the baselines copied after each shape set, so that a
+# call the device cuts short still brings back what it had.
 #
 #   bash ci/gpu-proof.sh                   on the lent GPU machine, from the project root
 #   bash ci/gpu-proof.sh --dry-run         prints every step and its commands; runs nothing
@@ -22,6 +25,7 @@
 #   bash ci/gpu-proof.sh --missing-baselines SET
 #                                          the perf matrix's GPU runners with no baseline entry of
 #                                          this commit in shape set SET (what a second call measures)
+#   bash ci/gpu-proof.sh --gate-ratios FILE each runner's worst gate ratio in CTest's JUnit FILE
 #
 # Environment: OUT (where results go; default ./proof-out), PROOF_BUILD_DIR
 # (default ./build-proof: inside the tree, so that a second call on a warm
@@ -36,12 +40,15 @@ set -uo pipefail # no -e: a failed step is recorded and the next one runs
 # the physical path: git names the top of a checkout reached through a link by it
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 cd "$root" || exit 1
-usage="usage: bash ci/gpu-proof.sh [--dry-run | --preflight | --check-gpu | --check-gpu-model | --find-tools | --missing-baselines SET]"
+usage="usage: bash ci/gpu-proof.sh [--dry-run | --preflight | --check-gpu | --check-gpu-model | --find-tools | --missing-baselines SET | --gate-ratios JUNIT-XML]"
 mode=${1:-run}
 case "$mode" in
   run | --dry-run | --preflight | --check-gpu | --check-gpu-model | --find-tools) max_args=1 ;;
   --missing-baselines)
     case ${2:-} in small | default) ;; *) echo "gpu-proof: --missing-baselines takes a cuda shape set, small or default; $usage" >&2; exit 2 ;; esac
+    max_args=2 ;;
+  --gate-ratios)
+    [ -f "${2:-}" ] || { echo "gpu-proof: --gate-ratios takes CTest's JUnit file (logs/ctest-junit.xml); $usage" >&2; exit 2; }
     max_args=2 ;;
   *) echo "$usage" >&2; exit 2 ;;
 esac
@@ -49,11 +56,16 @@ esac
 
 export OUT=${OUT:-$root/proof-out}
 export BUILD=${PROOF_BUILD_DIR:-$root/build-proof}
-export JOBS=${PROOF_JOBS:-$(nproc)}
+# The cores this process may run on. nproc alone would answer OMP_NUM_THREADS
+# where an image sets it (PyTorch images may set it to 1).
+cores() { env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc; }
+export JOBS=${PROOF_JOBS:-$(cores)}
 export EXPECT_GPU=${PROOF_EXPECT_GPU:-H200}
 DEADLINE_S=${PROOF_DEADLINE_S:-540}
 PROOF_STEPS=${PROOF_STEPS:-proof}
-export LOGS=$OUT/logs
+# the logs stay out of $OUT (the device brings back 8 files at most): they
+# reach it as one tarball, packed again after each step
+export LOGS=$BUILD/proof-logs/logs
 export SUMMARY=$OUT/summary.txt
 
 # The settings, checked before any work: a typo must not make a call that
@@ -138,8 +150,8 @@ gpu_model() { timeout 30 nvidia-smi --query-gpu=name --format=csv,noheader 2>/de
 gpu_is_expected() {
   local model
   model=$(gpu_model)
-  case $model in
-    *"$EXPECT_GPU"*) echo "gpu-proof: the GPU is '$model', as expected ($EXPECT_GPU)"; return 0 ;;
+  case ${model,,} in
+    *"${EXPECT_GPU,,}"*) echo "gpu-proof: the GPU is '$model', as expected ($EXPECT_GPU)"; return 0 ;;
   esac
   echo "gpu-proof: the GPU is '${model:-unknown}', not the $EXPECT_GPU the proof expects (PROOF_EXPECT_GPU): no baselines are written on it" >&2
   return 2
@@ -209,7 +221,7 @@ esac
 step_env() {
   timeout 20 nvidia-smi || true
   # what tests sized for 2 cores and 24 GiB meet here
-  echo "host: $(nproc) cores, $(awk '/^MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo) (MemTotal), user $(id -u)"
+  echo "host: $(cores) cores (OMP_NUM_THREADS=${OMP_NUM_THREADS:-unset}), $(awk '/^MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo) (MemTotal), user $(id -u)"
   print_tools
   "$NVCC" --version
   echo "cmake: $(cmake --version | head -1); generator: $GENERATOR; jobs: $JOBS; build: $BUILD"
@@ -261,9 +273,13 @@ skip_is_allowed() { # TEST GPU-TESTS
 }
 
 step_ctest() {
+  # every test's whole output into the JUnit file (LastTest.log would not
+  # do: tests that run ctest themselves write it again)
   (cd "$BUILD" && LSTMCHECK_REQUIRE_GPU=1 ctest -L "unit|numerics" -j"$CTEST_JOBS" \
-     --output-on-failure --no-tests=error) | tee "$LOGS/ctest.out"
+     --output-on-failure --no-tests=error --output-junit "$LOGS/ctest-junit.xml" \
+     --test-output-size-passed 1000000) | tee "$LOGS/ctest.out"
   local rc=${PIPESTATUS[0]} bad="" other="" t gpu_tests
+  gate_ratios "$LOGS/ctest-junit.xml" > "$LOGS/gate_ratios.txt"
   gpu_tests=$(cd "$BUILD" && ctest -N -L gpu | sed -n 's/^ *Test *#[0-9]*: *//p' | tr '\n' ' ')
   for t in $(grep -o '[0-9]* - [^ ]* (Skipped)' "$LOGS/ctest.out" | awk '{print $3}'); do
     if ! skip_is_allowed "$t" "$gpu_tests"; then bad="$bad $t"
@@ -276,6 +292,24 @@ step_ctest() {
   step_ctest_resources || rc=1
   return "$rc"
 }
+# Each runner's worst gate ratio over the numerics groups it ran, from
+# numerics_test's last lines ("<runner>/<group>: ...; worst ratio R") in
+# CTest's JUnit file: the figures docs/tolerance.md records.
+gate_ratios() { # JUNIT-XML
+  python3 - "$1" <<'PY'
+import re, sys, xml.etree.ElementTree as ET
+worst = {}
+for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    out = case.find("system-out")
+    for line in (out.text or "").splitlines() if out is not None else []:
+        m = re.match(r"([a-z0-9_:]+)/([a-z0-9_]+): .*; worst ratio ([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)$", line)
+        if m and float(m.group(3)) > worst.get(m.group(1), (-1.0, ""))[0]:
+            worst[m.group(1)] = (float(m.group(3)), m.group(2))
+for runner, (ratio, group) in sorted(worst.items()):
+    print(f"{runner:22s} worst ratio {ratio:.3g} ({group})")
+PY
+}
+
 # CTest's GPU allocation on a real GPU (docs/gpu-resources.md): the spec from
 # this machine's nvidia-smi, and two GPU tests run on the GPU allocated to
 # them: a skip there (CUDA saw no GPU) fails as a failure does.
@@ -305,7 +339,8 @@ memcheck_one() {
   rc=$?
   case $rc in
     0) what=ok ;;
-    77) what="skipped: $(grep -m1 -o -E 'CUDNN_STATUS_[A-Z_]+|SKIP .*' "$log" | cut -c1-160)" ;;
+    # a refusal by cuDNN names its status (clean); another skip, its SKIP line (not clean)
+    77) what="skipped: $(grep -m1 -o -E 'CUDNN_STATUS_[A-Z_]+' "$log" || grep -m1 -o 'SKIP .*' "$log" | cut -c1-160)" ;;
     99) what="FINDINGS (see memcheck.$r.log)" ;;
     124 | 137) what="CUT at ${left}s" ;;
     *) what="FAIL (exit $rc)" ;;
@@ -357,13 +392,15 @@ racecheck_uncovered() {
 }
 
 step_racecheck() {
-  local rc=0 k out run runner group filter uncovered can_filter=0
+  local rc=0 k out run runner group filter uncovered can_filter=0 tool what
   uncovered=$(racecheck_uncovered)
   [ -n "$uncovered" ] && { echo "kernels with shared memory that no racecheck run covers: $uncovered"; rc=1; }
   "$SANITIZER" --help 2>&1 | grep -q -- '--kernel-name' && can_filter=1
   out=$(mktemp)
-  for tool in racecheck synccheck; do
-    for run in $RACECHECK_RUNS; do
+  : > "$LOGS/racecheck.status"
+  # each run's two tools one after the other, so that a cut costs whole runs
+  for run in $RACECHECK_RUNS; do
+    for tool in racecheck synccheck; do
       IFS=: read -r runner group k <<<"$run"
       filter=""
       (( can_filter )) && filter="--kernel-name kns=$k"
@@ -379,10 +416,12 @@ step_racecheck() {
           "$BUILD/tests/numerics/numerics_test" "$runner" "$group"
         k=$?
       fi
-      (( k != 0 )) && rc=1
+      case $k in 0) what=ok ;; 99) what=FINDINGS; rc=1 ;; *) what="FAIL (exit $k)"; rc=1 ;; esac
+      echo "$tool $runner $group: $what" >> "$LOGS/racecheck.status"
     done
   done
   rm -f "$out"
+  echo "racecheck and synccheck: $(grep -c ': ok$' "$LOGS/racecheck.status") of $(( 2 * $(wc -w <<<"$RACECHECK_RUNS") )) runs clean"
   return $rc
 }
 
@@ -398,6 +437,12 @@ step_default_math_gate() {
     'out=$("$BUILD/tests/numerics/numerics_test" "$0" "$1" 2>&1); rc=$?; echo "$out" | tail -1; exit $((rc != 0 && rc != 77))'
 }
 
+# The SKIP lines of a bench or baseline update output (SKIP <runner> ...: why)
+# that are not a refusal by cuDNN (kernels/cudnn_common.cu names its status).
+skips_not_cudnn_refusals() { # OUTPUT-FILE
+  grep '^SKIP ' "$1" | grep -v 'cuDNN refuses this configuration: .*CUDNN_STATUS_'
+}
+
 # bench_runners JSON TABLE RUNNERS [FLAGS]: lstmcheck bench of RUNNERS at
 # the default shape. Exit 3 means a runner skipped: allowed only where cuDNN
 # refused the shape (the skip names cuDNN's status), as for cudnn_persist.
@@ -409,7 +454,7 @@ bench_runners() {
   rc=$?
   cat "$table"
   if (( rc == 3 )); then
-    other=$(grep '^SKIP ' "$table" | grep -v 'cuDNN refuses this configuration: .*CUDNN_STATUS_')
+    other=$(skips_not_cudnn_refusals "$table")
     [ -n "$other" ] && { echo "skipped for another reason than a cuDNN refusal: $other"; return 1; }
     echo "bench: every skip is a cuDNN refusal (named above)"
     return 0
@@ -476,23 +521,34 @@ print(" ".join(e["runner"] for e in json.load(sys.stdin)["entries"] if e.get("gi
 # it is measured, so a runner that fails, or the deadline, costs only itself.
 step_baselines() {
   gpu_is_expected || return 1
-  local rc=0 set r_rc todo
-  mkdir -p "$BASELINE_DIR" || return 1
+  local rc=0 set r_rc todo out
+  mkdir -p "$BASELINE_DIR" "$OUT/baselines" || return 1
+  out=$(mktemp)
   for set in small default; do
     todo=$(baselines_missing "$set")
     echo "== shape set $set $(date +%T): ${todo:-every runner has its entry of this commit}"
     [ -z "${todo// /}" ] && continue
     # shellcheck disable=SC2086
     "$BUILD/lstmcheck" baseline update --device cuda --rnns $todo --shape-set "$set" --keep-going \
-      --no-progress --baseline-dir "$BASELINE_DIR"
-    r_rc=$?
-    (( r_rc != 0 )) && rc=1 # 1: a runner wrong, 4: its error (said above); 2: refused (e.g. a dirty tree); 3: nothing measured
+      --no-progress --baseline-dir "$BASELINE_DIR" 2>&1 | tee "$out"
+    r_rc=${PIPESTATUS[0]}
+    # into $OUT as measured: a call killed later still brings them back
+    cp "$BASELINE_DIR"/*.json "$OUT/baselines/" 2>/dev/null
+    # 1: a runner wrong, 4: its error (said above); 2: refused (e.g. a dirty
+    # tree); 3: nothing recorded: only a cuDNN refusal (cudnn_persist, which
+    # stays "missing" on every call) is no failure
+    if (( r_rc == 3 )) && [ -z "$(skips_not_cudnn_refusals "$out")" ] && grep -q '^SKIP ' "$out"; then
+      echo "baselines: nothing recorded in $set but cuDNN refusals (named above)"
+    elif (( r_rc != 0 )); then rc=1
+    fi
   done
+  rm -f "$out"
   ls "$BASELINE_DIR"/*.json || { echo "no baseline file written"; return 1; }
   return $rc
 }
 
-export -f find_tools print_tools wheel_file gpu_model gpu_is_expected skip_is_allowed memcheck_one baselines_missing \
+export -f cores find_tools print_tools wheel_file gpu_model gpu_is_expected skip_is_allowed memcheck_one baselines_missing \
+  gate_ratios skips_not_cudnn_refusals \
   step_env step_build step_device step_ctest step_ctest_resources step_memcheck racecheck_uncovered step_racecheck step_default_math_gate bench_runners step_bench \
   step_profile step_cublas_math step_pytorch step_baselines
 
@@ -500,9 +556,31 @@ export -f find_tools print_tools wheel_file gpu_model gpu_is_expected skip_is_al
 # steps run one after another with nothing else on it, the baselines last:
 # they keep each entry as it is measured, so the deadline cuts only their tail.
 ENV_CAP=30 BUILD_CAP=240 DEVICE_CAP=30
+# Disjoint cores for the correctness steps, so that the split above holds for
+# threads too (each numerics_test sizes its reference's threads, and OpenBLAS
+# its own, by the cores it may run on): ctest's first, then the gate's,
+# memcheck's, racecheck's. Only where taskset is here and this process may
+# run on cores 0..nproc-1, and the split fits them; else no pinning.
+step_cpus() { # STEP: a taskset core list, or nothing
+  local first
+  command -v taskset >/dev/null 2>&1 || return 0
+  [ "$(taskset -pc $$ 2>/dev/null | sed 's/.*: //')" = "0-$(( $(cores) - 1 ))" ] || return 0
+  (( CTEST_JOBS + GATE_JOBS + MEMCHECK_JOBS + 1 <= $(cores) )) || return 0
+  case $1 in
+    ctest) echo "0-$(( CTEST_JOBS - 1 ))" ;;
+    default_math_gate) first=$CTEST_JOBS; echo "$first-$(( first + GATE_JOBS - 1 ))" ;;
+    memcheck) first=$(( CTEST_JOBS + GATE_JOBS )); echo "$first-$(( first + MEMCHECK_JOBS - 1 ))" ;;
+    racecheck) echo "$(( CTEST_JOBS + GATE_JOBS + MEMCHECK_JOBS ))" ;;
+  esac
+}
 STEPS_CORRECTNESS="ctest:300 memcheck:240 racecheck:200 default_math_gate:150"
 STEPS_TIMING="bench:120 profile:45 pytorch:60 cublas_math:30 baselines:300"
+if [ "$mode" = --gate-ratios ]; then
+  gate_ratios "$2"
+  exit
+fi
 if [ "$mode" = --missing-baselines ]; then
+  [ -x "$BUILD/lstmcheck" ] || { echo "gpu-proof: no $BUILD/lstmcheck: build first (or set PROOF_BUILD_DIR)" >&2; exit 2; }
   baselines_missing "$2"; echo
   exit 0
 fi
@@ -515,11 +593,13 @@ if [ "$mode" = --dry-run ]; then
   echo "GPU runners outside it (bench $BENCH_NONPERF_LOOPS, no baselines): $NONPERF_GPU_RUNNERS"
   echo "baselines only on a GPU named like '$EXPECT_GPU' (PROOF_EXPECT_GPU)"
   echo "profile: $PROFILE_RUNNERS, its trace checked by ci/check_trace.py"
+  pinned=$(for s in $STEPS_CORRECTNESS; do c=$(step_cpus "${s%%:*}"); [ -n "$c" ] && printf '%s %s; ' "${s%%:*}" "$c"; done)
+  echo "cores of the correctness steps: ${pinned:-not pinned here (no taskset, this process held to some of the cores, or the split needs $(( CTEST_JOBS + GATE_JOBS + MEMCHECK_JOBS + 1 )) of $(cores) cores)}"
   echo "1. setup: source .devdeps/unpack.sh; preflight (a git checkout of this tree); find nvcc, compute-sanitizer, CUPTI"
   echo "2. step env (cap $ENV_CAP s), step build (cap $BUILD_CAP s: the rest runs only if it passes), step device (cap $DEVICE_CAP s: does the build see the GPU)"
   echo "3. at once, nothing timed: $STEPS_CORRECTNESS (name:cap s)"
   echo "4. one after another, nothing else on the GPU: $STEPS_TIMING"
-  echo "5. pack: logs.tar.gz, summary.txt beside the results"
+  echo "5. pack: logs.tar.gz (again after each step), summary.txt beside the results"
   for f in preflight gpu_is_expected step_build step_device skip_is_allowed step_ctest step_ctest_resources memcheck_one step_memcheck \
            racecheck_uncovered step_racecheck step_default_math_gate bench_runners step_bench step_profile step_cublas_math \
            step_pytorch baselines_missing step_baselines; do
@@ -534,8 +614,8 @@ if ! mkdir -p "$OUT" 2>/dev/null || [ ! -d "$OUT" ] || [ ! -w "$OUT" ]; then
   echo "gpu-proof: OUT='$OUT' is not a folder that can be written" >&2
   exit 2
 fi
-rm -rf "$OUT/logs" "$SUMMARY"
-mkdir -p "$LOGS" "$OUT/baselines" || exit 2
+rm -rf "$LOGS" "$SUMMARY" "$OUT/logs.tar.gz" "$OUT/baselines"
+mkdir -p "$LOGS" || { echo "gpu-proof: cannot make the log folder $LOGS" >&2; exit 2; }
 if [ -f .devdeps/unpack.sh ]; then
   # shellcheck disable=SC1091
   set +u; source .devdeps/unpack.sh > "$LOGS/unpack.log" 2>&1; set -u
@@ -552,9 +632,19 @@ GENERATOR=Ninja
 command -v ninja >/dev/null 2>&1 || GENERATOR="Unix Makefiles"
 export GENERATOR
 
-# run_step NAME CAP: step_NAME under timeout, cut to what is left of the deadline.
+# The logs into $OUT as one file: the device brings back 8 files at most, and
+# from a call it kills, what $OUT holds then.
+pack_logs() {
+  tar -czf "$OUT/logs.tar.gz.part" -C "${LOGS%/logs}" logs 2>/dev/null
+  # 1: a log grew while tar read it (steps still run): good up to there
+  if (( $? <= 1 )); then mv -f "$OUT/logs.tar.gz.part" "$OUT/logs.tar.gz"; else rm -f "$OUT/logs.tar.gz.part"; fi
+}
+
+# run_step NAME CAP [CPUS]: step_NAME under timeout, cut to what is left of
+# the deadline, on the cores CPUS (taskset) where given. timeout leads a
+# process group of its own: what a cut step leaves behind is killed with it.
 run_step() {
-  local name=$1 cap=$2 left=$(( DEADLINE_S - SECONDS )) t0=$SECONDS rc
+  local name=$1 cap=$2 cpus=${3:-} left=$(( DEADLINE_S - SECONDS )) t0=$SECONDS rc tpid pin=()
   case " $PROOF_STEPS env build device " in *" $name "*) ;; *) return 0 ;; esac
   (( cap > left )) && cap=$left
   if (( cap < 10 )); then
@@ -567,32 +657,41 @@ run_step() {
       return 1
     fi ;;
   esac
-  STEP_CAP=$cap timeout -k 10 "$cap" bash -o pipefail -c "step_$name" > "$LOGS/$name.log" 2>&1
+  [ -n "$cpus" ] && pin=(taskset -c "$cpus")
+  STEP_CAP=$cap "${pin[@]}" timeout -k 10 "$cap" bash -o pipefail -c "step_$name" > "$LOGS/$name.log" 2>&1 &
+  tpid=$!
+  wait "$tpid"
   rc=$?
+  kill -KILL -- "-$tpid" 2>/dev/null
   local what="ok"
   (( rc == 124 || rc == 137 )) && what="FAIL (cut at ${cap}s)"
   (( rc != 0 && rc != 124 && rc != 137 )) && what="FAIL (exit $rc)"
-  echo "$name: $what, $(( SECONDS - t0 ))s; last line: $(tail -1 "$LOGS/$name.log")" >> "$SUMMARY"
+  echo "$name: $what, $(( SECONDS - t0 ))s${cpus:+ on cores $cpus}; last line: $(tail -1 "$LOGS/$name.log")" >> "$SUMMARY"
   return $(( rc != 0 ))
 }
 export STEP_CAP=0
 
 echo "gpu-proof: $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD), steps: $PROOF_STEPS, GPU: $(gpu_model)" > "$SUMMARY"
 run_step env "$ENV_CAP"
+pack_logs
 if run_step build "$BUILD_CAP"; then
   run_step device "$DEVICE_CAP"
-  for s in $STEPS_CORRECTNESS; do run_step "${s%%:*}" "${s##*:}" & done
-  wait # correctness steps share the GPU; no timing runs beside them
-  for s in $STEPS_TIMING; do run_step "${s%%:*}" "${s##*:}"; done
+  pack_logs
+  for s in $STEPS_CORRECTNESS; do run_step "${s%%:*}" "${s##*:}" "$(step_cpus "${s%%:*}")" & done
+  # correctness steps share the GPU; no timing runs beside them
+  polls=0
+  while [ -n "$(jobs -rp)" ]; do sleep 1; (( ++polls % 15 )) || pack_logs; done
+  wait
+  pack_logs
+  for s in $STEPS_TIMING; do run_step "${s%%:*}" "${s##*:}"; pack_logs; done
 fi
 
 # Pack: at most 8 files come back from the device (here 6 at most).
-cp "$BUILD/Testing/Temporary/LastTest.log" "$LOGS/ctest-LastTest.log" 2>/dev/null
 cp "$BASELINE_DIR"/*.json "$OUT/baselines/" 2>/dev/null
-tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs && rm -rf "$LOGS"
-rmdir "$OUT/baselines" 2>/dev/null
+rmdir "$OUT/baselines" 2>/dev/null # none written
 failed=$(grep -c -E ': (FAIL|NOT RUN)' "$SUMMARY")
 echo "gpu-proof: $failed step(s) failed; ${SECONDS}s" >> "$SUMMARY"
+pack_logs
 cat "$SUMMARY"
 ls -la "$OUT" "$OUT/baselines" 2>/dev/null
 [ "$failed" -eq 0 ]

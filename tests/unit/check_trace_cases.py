@@ -1,9 +1,10 @@
 """ci/check_trace.py, the GPU proof's check of a profile trace, without a GPU:
 a trace shaped as lstmcheck writes one on a GPU passes, and each thing the
 check exists for fails it (exit 1, naming it): a CPU-only trace, a dropped
-CUPTI record, a runner without its range or with a utilization out of
-range, an unnamed lane, a negative duration; bad usage and a file that is
-not JSON exit 2.
+CUPTI record, a runner without its range, with a utilization or GEMM share
+out of range or not a number, or with no kernel in its range, an unnamed
+lane, a negative or infinite duration; bad usage and a file that is not
+JSON exit 2.
 usage: check_trace_cases.py CHECK_TRACE SCRATCH_DIR"""
 import copy
 import json
@@ -37,14 +38,19 @@ def runner_args(t):
 
 
 CASES = [  # name, trace, exit, text the output must hold
-    ("gpu trace", gpu_trace(), 0, "cudnn: gpu_utilization 0.800, gemm_share 0.600, 40 kernels"),
+    ("gpu trace", gpu_trace(), 0, "cudnn: gpu_utilization 0.800, gemm_share 0.600, 1 kernels in its range"),
     ("cpu only", mutated(lambda t: t["traceEvents"].pop()), 1, "no kernel on a GPU lane"),
     ("dropped", mutated(lambda t: t["otherData"].update(dropped_records=3)), 1, "CUPTI dropped records: 3"),
     ("no range", mutated(lambda t: runner_range(t).update(name="runner jit")), 1, "no 'runner cudnn' range"),
     ("idle", mutated(lambda t: runner_args(t).update(gpu_utilization=0)), 1, "GPU utilization 0 is not in (0, 1]"),
     ("no util", mutated(lambda t: runner_args(t).pop("gpu_utilization")), 1, "GPU utilization None"),
     ("share", mutated(lambda t: runner_args(t).update(gemm_share=1.5)), 1, "GEMM share 1.5 is not in [0, 1]"),
-    ("no kernels", mutated(lambda t: runner_args(t).update(kernels=0)), 1, "0 kernels in its window"),
+    ("util bool", mutated(lambda t: runner_args(t).update(gpu_utilization=True)), 1, "GPU utilization True"),
+    ("dropped bool", mutated(lambda t: t["otherData"].update(dropped_records=False)), 1, "CUPTI dropped records: False"),
+    ("kernel later", mutated(lambda t: t["traceEvents"][-1].update(ts=1e9)), 1, "no kernel of a GPU lane starts in its range"),
+    ("kernel on host", mutated(lambda t: t["traceEvents"][-1].update(pid=1)), 1, "no kernel on a GPU lane"),
+    ("infinite", mutated(lambda t: t["traceEvents"][-1].update(dur=float("inf"))), 1, "no finite ts or dur"),
+    ("not an object", mutated(lambda t: t["traceEvents"].append(3)), 1, "an event that is not an object"),
     ("unnamed lane", mutated(lambda t: t["traceEvents"].pop(1)), 1, "pid 100 has no process_name event"),
     ("negative", mutated(lambda t: t["traceEvents"][-1].update(dur=-1)), 1, "negative dur"),
     ("empty", {"traceEvents": []}, 1, "no traceEvents list"),
