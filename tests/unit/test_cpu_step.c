@@ -8,6 +8,7 @@
 #include "unit.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,6 +181,33 @@ static int each_isa(int (*check)(const cpu_step_kernels *ks))
         return UNIT_SKIP;
     }
     return 0;
+}
+
+/* Every kernel starts on a cache line (CMakeLists.txt: -falign-functions=64),
+ * so that its loops sit in the same 64-byte lines whatever is linked before
+ * it; both ISAs' tables are read, whichever this CPU runs (nothing is called). */
+int test_cpu_step_kernels_line_aligned(void)
+{
+#if defined(__x86_64__)
+    extern const cpu_step_kernels cpu_step_kernels_avx512, cpu_step_kernels_avx2;
+    const cpu_step_kernels *sets[] = {&cpu_step_kernels_avx512, &cpu_step_kernels_avx2};
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
+        const cpu_step_kernels *ks = sets[i];
+        const struct { const char *name; uintptr_t at; } fns[] = {
+            {"forward", (uintptr_t)ks->forward},
+            {"backward", (uintptr_t)ks->backward},
+            {"pack_strips", (uintptr_t)ks->pack_strips},
+            {"weight_grads", (uintptr_t)ks->weight_grads},
+        };
+        for (size_t f = 0; f < sizeof fns / sizeof fns[0]; f++)
+            CHECK(fns[f].at % 64 == 0, "%s's %s starts at %#lx, %lu bytes into a cache line", ks->isa,
+                  fns[f].name, (unsigned long)fns[f].at, (unsigned long)(fns[f].at % 64));
+    }
+    return 0;
+#else
+    printf("SKIP: the fused step's kernels are built for x86-64 only\n");
+    return UNIT_SKIP;
+#endif
 }
 
 /* H: two blocks and a tail; B from 1 to 9 covers every count of last rows */
