@@ -183,9 +183,9 @@ size_t lstm_host_bytes_own(const lstm_shape *s, int model)
  * keep beside it, as much as the `ref` runner does (an FP64 reference of
  * its own: more than a float runner's weights, tape and work buffers). A
  * runner that needs more says so at create (lstm_host_room): the cpu
- * runner counts its buffers there, so that its gate tape, padded to 16
- * units (16 times the tape at H = 1), does not refuse a shape to every
- * other runner. */
+ * runner counts its buffers there, so that its gate tape, padded to a
+ * block of 8 or 16 units (AVX2, AVX-512: up to 16 times the tape at
+ * H = 1), does not refuse a shape to every other runner. */
 size_t lstm_host_bytes_estimate(const lstm_shape *s, int model)
 {
     const size_t own = lstm_host_bytes_own(s, model);

@@ -468,7 +468,8 @@ static int cpu_create(const runner_ops *self, const lstm_problem *p, void **out,
     lstm_host_buffers count = {.counting = 1, .ok = 1};
     alloc_all(s, &count);
     /* the session checked a share as large as ref's; the gate tape, padded
-     * to whole blocks of units, can take 16 times the tape's floats */
+     * to whole blocks of units, can take 8 (AVX2) or 16 (AVX-512) times
+     * the tape's floats */
     const int fits = lstm_host_room(sh, p->model, count.bytes, machine_host_memory_bytes(),
                                     "its tapes, work buffers and gradients", err);
     if (fits != LC_OK) {
