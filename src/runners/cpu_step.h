@@ -42,7 +42,8 @@ typedef struct cpu_forward_step {
     const float *bias;        /* (4, padded H) b_ih + b_hh per gate, 0 in the padding */
     const int *len;           /* each sequence's length */
     int t;
-    int stream_gates;         /* 1: write the gates' tape past the caches (a tape larger than they are) */
+    int stream_gates;         /* 1: write the gates' tape past the caches (a tape larger than they are;
+                               * only where a vector is a whole line: cpu_step_kernel.h) */
     cpu_cell_faults faults;
 } cpu_forward_step;
 

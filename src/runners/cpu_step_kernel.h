@@ -33,6 +33,9 @@
 #define ask_cache(p, hint) _mm_prefetch((const char *)(p), hint)
 #endif
 
+/* floats in a cache line */
+#define CPU_LINE_FLOATS 16
+
 /* e^x, |relative error| ~ 2 ulp: e^x = 2^n e^r, |r| <= ln2/2, e^r by its
  * Taylor-like minimax polynomial of degree 7 (Cephes' coefficients); ln2
  * split in two so that r is exact. Inputs are clamped so that 2^n stays
@@ -98,10 +101,15 @@ static inline void KNAME(store_n)(float *p, vec v, int n)
 
 /* A large gates' tape is read again only by the backward, after the
  * caches have turned over: streamed, it costs no read of the lines it
- * replaces. A small one is better left in the caches for the backward. */
+ * replaces. A small one is better left in the caches for the backward.
+ * Only a vector that is a whole line is streamed: an AVX2 vector is half
+ * of one, whose other half the next block writes long after (most likely
+ * leaving the line's write-combining buffer half full); streamed, the
+ * AVX2 forward kernel took 7-12% longer on a Zen 3 EPYC (docs/perf.md,
+ * "The AVX2 kernels on a Zen 3 EPYC"). */
 static inline void KNAME(stream_n)(const cpu_forward_step *st, float *p, vec v, int n)
 {
-    if (st->stream_gates && n == VL && ((uintptr_t)p & (VL * sizeof(float) - 1)) == 0)
+    if (VL == CPU_LINE_FLOATS && st->stream_gates && n == VL && ((uintptr_t)p & (VL * sizeof(float) - 1)) == 0)
         v_stream(p, v);
     else
         KNAME(store_n)(p, v, n);
@@ -151,7 +159,6 @@ static inline __attribute__((always_inline)) void KNAME(cell_forward)(const cpu_
  * read by every row tile of the batch and only its first tile used to
  * wait on L3 for each line: asked ahead, the forward took 9.5% less time
  * on a Xeon with 2 MB of L2 (docs/perf.md, "The next panel asked ahead"). */
-#define CPU_LINE_FLOATS 16
 typedef struct KNAME(next_panel) {
     const float *at;
     size_t line0, lines;
@@ -273,11 +280,13 @@ static void KNAME(step_forward)(const cpu_forward_step *st, int first, int end)
         ROW_TILES(st->batch, FORWARD_TILE);
 #undef FORWARD_TILE
     }
-    _mm_sfence(); /* the streamed tape is in memory before the team meets */
+    _mm_sfence(); /* any streamed tape is in memory before the team meets */
 }
 
 /* A vector streamed past the caches where p is aligned to one, else
- * stored. */
+ * stored. The backward's tape rows are 4 vectors, contiguous, from a
+ * line-aligned buffer, so an AVX2 row streams two whole lines back to
+ * back (not the forward's half lines: stream_n). */
 static inline void KNAME(stream_or_store)(float *p, vec v)
 {
     if (((uintptr_t)p & (VL * sizeof(float) - 1)) == 0)

@@ -622,7 +622,8 @@ static void layer_forward_gemm(cpu_state *s, int l)
 /* A gates' tape above this size is streamed past the caches (cpu_step.h):
  * larger than a core's L2 and a fair share of L3 on the CPUs we run on. At
  * the default shape (52 MB) streaming saves 3-5 ms of 250; at the small
- * set (0.6 MB) it cost the backward 5%. */
+ * set (0.6 MB) it cost the backward 5%. Only the AVX-512 kernels stream
+ * it: an AVX2 vector is half a line (cpu_step_kernel.h, stream_n). */
 #define STREAMED_TAPE_BYTES ((size_t)8 << 20)
 
 /* What one member of the fused layer's team reads (layer_forward_fused). */
