@@ -105,7 +105,7 @@ static inline void KNAME(store_n)(float *p, vec v, int n)
  * Only a vector that is a whole line is streamed: an AVX2 vector is half
  * of one, whose other half the next block writes long after (most likely
  * leaving the line's write-combining buffer half full); streamed, the
- * AVX2 forward kernel took 7-12% longer on a Zen 3 EPYC (docs/perf.md,
+ * AVX2 forward kernel took about 8% longer on a Zen 3 EPYC (docs/perf.md,
  * "The AVX2 kernels on a Zen 3 EPYC"). */
 static inline void KNAME(stream_n)(const cpu_forward_step *st, float *p, vec v, int n)
 {
