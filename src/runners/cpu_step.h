@@ -1,6 +1,8 @@
 /* The cpu runner's fused recurrent step: one pass that computes a step's
  * pre-activations x_t W_ih^T + h_{t-1} W_hh^T for a block of hidden units
- * and, while they are still in registers, the cell of those units.
+ * (or h_{t-1} W_hh^T plus x_t W_ih^T that one GEMM over all steps left in
+ * the tape: input_in_step) and, while they are still in registers, the
+ * cell of those units.
  *
  * Why not one BLAS GEMM per step: a GEMM packs its weight operand on every
  * call, and a step's GEMM (B x 4H x (I+H), B small) is too short to hide
@@ -32,11 +34,15 @@ typedef struct cpu_cell_faults {
 
 /* One step of one layer, every sequence of the batch (row-major rows). */
 typedef struct cpu_forward_step {
-    int batch, hidden, input; /* B, H, I */
-    const float *x;           /* (B, I) the step's input */
+    int batch, hidden;        /* B, H */
+    int input;                /* I, the columns of x_t the step multiplies; 0 where gates already
+                               * holds x_t W_ih^T (cpu_step_kernels.input_in_step 0), which the
+                               * step adds to h_{t-1} W_hh^T before the cell */
+    const float *x;           /* (B, I) the step's input (unread where input is 0) */
     const float *h_in, *c_in; /* (B, H) the state before the step */
     float *h_out, *c_out;     /* (B, H) after it; a finished sequence's passes through */
-    float *gates;             /* (B, 4H) the activated gates i, f, g, o (tape; 0 past the end) */
+    float *gates;             /* (B, 4H) the activated gates i, f, g, o (tape; 0 past the end),
+                               * written over the input projection where the step read one */
     float *c_tape, *out;      /* (B, H) c_t, and h_t as the output (0 past the end) */
     const float *packed;      /* the layer's panels (cpu_pack_forward) */
     const float *bias;        /* (4, padded H) b_ih + b_hh per gate, 0 in the padding */
@@ -130,6 +136,17 @@ struct cpu_wgrad_buffers;
 typedef struct cpu_step_kernels {
     const char *isa; /* "avx512", "avx2" */
     int lanes;       /* hidden units per block: one vector */
+    /* 1: a step multiplies [x_t | h_{t-1}] by panels of [W_ih | W_hh];
+     * 0: x W_ih^T of every step is one GEMM before the steps (into the
+     * gates' tape), and a step multiplies h_{t-1} by panels of W_hh alone
+     * and adds it: half the panel bytes a step. The AVX2 kernels take the
+     * second way: on a Zen 3 EPYC (512 KiB of L2 a core, a moving share of
+     * L3 near 8 MB) the forward's ratio to oneDNN's fell by 17% at two
+     * threads in the median of alternating rounds, and by 5% at one, about
+     * the rounds' spread. The AVX-512 kernels keep the first: on a
+     * Cooperlake EPYC our own projection pass made the forward 5% longer
+     * (docs/perf.md, "The input projection first, with AVX2"). */
+    int input_in_step;
     /* blocks [first, end) of a step (block b: units b*lanes ...) */
     void (*forward)(const cpu_forward_step *st, int first, int end);
     /* items [first, end) of a backward step (cpu_backward_items); item
@@ -156,8 +173,9 @@ size_t cpu_forward_panel_floats(int input, int hidden, int lanes);
 
 /* Blocks [first, end) of the forward panels of a layer: for block b, k
  * over [W_ih | W_hh]'s columns, the rows i, f, g, o of units b*lanes ...
- * (zero past H). W_hh element (n, k) is read at w_hh[n*H + k], or at
- * w_hh[k*4H + n] when hh_transposed (a planted fault). */
+ * (zero past H); with input 0, over W_hh's alone (w_ih unread). W_hh
+ * element (n, k) is read at w_hh[n*H + k], or at w_hh[k*4H + n] when
+ * hh_transposed (a planted fault). */
 void cpu_pack_forward(float *panels, const float *w_ih, const float *w_hh, int input, int hidden, int lanes,
                       int hh_transposed, int first, int end);
 

@@ -40,6 +40,7 @@ static inline __m256 v_recip_avx2(__m256 x)
 #define v_copysign(mag, sign) _mm256_or_ps(v_abs(mag), _mm256_and_ps(_mm256_set1_ps(-0.0f), sign))
 #define v_select_lt(x, limit, a, b) _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, limit, _CMP_LT_OQ))
 #define KNAME(name) name##_avx2
+#define INPUT_IN_STEP 0 /* x W_ih^T as one GEMM before the steps (cpu_step.h, input_in_step) */
 #define KNAME_ISA "avx2"
 #include "runners/cpu_step_kernel.h"
 #else

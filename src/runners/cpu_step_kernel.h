@@ -11,7 +11,8 @@
  *   v_fmadd(a, b, c) = a*b + c, v_fnmadd(a, b, c) = c - a*b, v_min, v_max,
  *   v_floor, v_abs, v_pow2(n) = 2^n for integral n in [-126, 127],
  *   v_copysign(mag, sign), v_select_lt(x, limit, a, b) = x < limit ? a : b,
- *   KNAME(name): the ISA's name for a function */
+ *   KNAME(name): the ISA's name for a function
+ *   INPUT_IN_STEP  1 or 0: cpu_step_kernels.input_in_step */
 #include "runners/cpu_step.h"
 
 #include <stdint.h>
@@ -234,6 +235,19 @@ static inline KNAME(next_panel) KNAME(next_panel_for)(const float *at, int K, in
     return next;
 }
 
+/* acc[r][q] += the input projection x W_ih^T that a GEMM left in the gates'
+ * tape, rows r0 ... of units j .. j+n-1 (the cell then writes the
+ * activated gates over it). */
+static inline __attribute__((always_inline)) void KNAME(add_projection)(const cpu_forward_step *st, vec acc[MR][4],
+                                                                       int r0, int rows, int j, int n)
+{
+    const size_t H = (size_t)st->hidden;
+    for (int r = 0; r < rows; r++)
+        for (int q = 0; q < 4; q++)
+            acc[r][q] = v_add(acc[r][q],
+                              KNAME(load_n)(st->gates + (size_t)(r0 + r) * 4 * H + (size_t)q * H + (size_t)j, n));
+}
+
 /* rows (a constant where it is inlined) batch rows from r0, block
  * `block`; block `next` is the one this thread reads after it */
 static inline __attribute__((always_inline)) void KNAME(tile_forward)(const cpu_forward_step *st, int block, int next,
@@ -246,9 +260,13 @@ static inline __attribute__((always_inline)) void KNAME(tile_forward)(const cpu_
     KNAME(zero_tile)(acc);
     const float *panel = st->packed + (size_t)block * panel_floats;
     KNAME(next_panel) ahead = KNAME(next_panel_for)(st->packed + (size_t)next * panel_floats, I + H, r0);
-    panel = KNAME(tile_dot_blocked)(acc, rows, st->x + (size_t)r0 * I, (size_t)I, 1, I, panel, ahead);
-    ahead.line0 += (size_t)I;
+    if (I) { /* else the input projection is in the tape (cpu_step_kernels.input_in_step) */
+        panel = KNAME(tile_dot_blocked)(acc, rows, st->x + (size_t)r0 * I, (size_t)I, 1, I, panel, ahead);
+        ahead.line0 += (size_t)I;
+    }
     KNAME(tile_dot_blocked)(acc, rows, st->h_in + (size_t)r0 * H, (size_t)H, 1, H, panel, ahead);
+    if (!I)
+        KNAME(add_projection)(st, acc, r0, rows, j, n);
     for (int r = 0; r < rows; r++)
         KNAME(cell_forward)(st, acc[r], r0 + r, j, n, blocks * VL);
 }
@@ -557,6 +575,7 @@ static void KNAME(weight_grads)(const cpu_weight_grads *wg, const cpu_wgrad_buff
 const cpu_step_kernels KNAME(cpu_step_kernels) = {
     .isa = KNAME_ISA,
     .lanes = VL,
+    .input_in_step = INPUT_IN_STEP,
     .forward = KNAME(step_forward),
     .backward = KNAME(step_backward),
     .strip_rows = MR,

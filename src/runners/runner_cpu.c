@@ -3,7 +3,8 @@
  * AVX2 with FMA; runners/cpu_step.h): the weights packed once, then per
  * step one fused pass that computes x_t W_ih^T + h_{t-1} W_hh^T and the
  * cell block by block, split over a team of OpenBLAS's thread count with a
- * barrier per step. Elsewhere (and with LSTMCHECK_CPU_KERNELS=blas): the
+ * barrier per step (the AVX2 kernels: x W_ih^T of all steps as one
+ * OpenBLAS GEMM first, and h_{t-1} W_hh^T added to it per step). Elsewhere (and with LSTMCHECK_CPU_KERNELS=blas): the
  * input projection of all T steps in one OpenBLAS GEMM, then per step one
  * recurrent GEMM and a fused pointwise cell. Backward, with the kernels:
  * [W_ih | W_hh] packed once, per step one pass that computes dgates_t
@@ -363,7 +364,10 @@ static int choose_kernels(cpu_state *s, lc_error *err)
 
 /* The fused steps' threads: OpenBLAS's thread count, but no more than
  * the work of a step keeps busy (one thread for tiny problems: 2 threads
- * on H = 16, B = 4 took 160 times as long as one). */
+ * on H = 16, B = 4 took 160 times as long as one). The work counts x's
+ * columns even where the AVX2 steps leave them to the GEMM before: sized
+ * by h's alone, the small set's forward (H = 128, B = 16) ran on one
+ * thread of two and took 1.5 times as long (docs/perf.md). */
 static int team_threads(const lstm_shape *sh, int threads)
 {
     const double step_flops = 2.0 * sh->batch * (double)(sh->input_size + sh->hidden_size) * 4.0 * sh->hidden_size;
@@ -380,6 +384,14 @@ static int team_for(const cpu_state *s, int items)
     return s->threads < items ? s->threads : items;
 }
 
+/* The columns of x_t that layer l's fused step multiplies: all of them,
+ * or none where the kernels take the input projection as one GEMM before
+ * the steps (cpu_step_kernels.input_in_step). */
+static int step_input(const cpu_state *s, int l)
+{
+    return s->kernels->input_in_step ? lstm_layer_input_size(&s->p->shape, l) : 0;
+}
+
 /* The fused step's panels (every layer's) and bias, the gate tape and
  * the weight gradients' buffers (counted, or made). */
 static void alloc_step_buffers(cpu_state *s, lstm_host_buffers *hb)
@@ -390,7 +402,8 @@ static void alloc_step_buffers(cpu_state *s, lstm_host_buffers *hb)
     const int lanes = s->kernels->lanes, widest = sh->input_size > sh->hidden_size ? sh->input_size : sh->hidden_size;
     for (int l = 0; l < sh->num_layers; l++) {
         const int In = lstm_layer_input_size(sh, l);
-        s->layers[l].fwd_panels = lstm_host_floats(hb, cpu_forward_panel_floats(In, sh->hidden_size, lanes));
+        s->layers[l].fwd_panels =
+            lstm_host_floats(hb, cpu_forward_panel_floats(step_input(s, l), sh->hidden_size, lanes));
         s->layers[l].bwd_panels = lstm_host_floats(hb, cpu_backward_panel_floats(In, sh->hidden_size, lanes));
     }
     s->bias = lstm_host_floats(hb, 4 * (size_t)cpu_step_blocks(sh->hidden_size, lanes) * (size_t)lanes);
@@ -422,8 +435,8 @@ static void pack_weights_member(void *arg, lc_team *team, int rank, int size)
     int dh_items, dx_items;
     cpu_backward_items(In, H, lanes, &dh_items, &dx_items);
     const int items = dh_items + dx_items;
-    cpu_pack_forward(s->layers[l].fwd_panels, p->w_ih[l], p->w_hh[l], In, H, lanes, FAULT_ON(FAULT_TRANSPOSED_WEIGHT),
-                     blocks * rank / size, blocks * (rank + 1) / size);
+    cpu_pack_forward(s->layers[l].fwd_panels, p->w_ih[l], p->w_hh[l], step_input(s, l), H, lanes,
+                     FAULT_ON(FAULT_TRANSPOSED_WEIGHT), blocks * rank / size, blocks * (rank + 1) / size);
     cpu_pack_backward(s->layers[l].bwd_panels, p->w_ih[l], p->w_hh[l], In, H, lanes, items * rank / size,
                       items * (rank + 1) / size);
 }
@@ -641,7 +654,7 @@ static void fused_layer_member(void *arg, lc_team *team, int rank, int size)
     cpu_state *s = fl->s;
     const lstm_problem *p = s->p;
     const int l = fl->l, T = p->shape.seq_length, B = p->shape.batch, H = p->shape.hidden_size;
-    const int In = lstm_layer_input_size(&p->shape, l), lanes = s->kernels->lanes;
+    const int In = step_input(s, l), lanes = s->kernels->lanes;
     const int blocks = cpu_step_blocks(H, lanes);
     const int first = blocks * rank / size, end = blocks * (rank + 1) / size;
     const size_t BH = (size_t)B * H;
@@ -651,13 +664,14 @@ static void fused_layer_member(void *arg, lc_team *team, int rank, int size)
         .batch = B, .hidden = H, .input = In, .packed = ly->fwd_panels, .bias = s->bias, .len = s->len,
         .faults = {FAULT_ON(FAULT_GATE_ORDER), FAULT_ON(FAULT_WRONG_ACTIVATION),
                    FAULT_ON(FAULT_OUTPUT_GATE_1PCT) ? 1.01f : 1.0f},
-        .stream_gates = (size_t)T * BH * 4 * sizeof(float) > STREAMED_TAPE_BYTES,
+        /* (a projection in the tape is read back just before: in the caches) */
+        .stream_gates = In && (size_t)T * BH * 4 * sizeof(float) > STREAMED_TAPE_BYTES,
     };
     for (int t = 0; t < T; t++) {
         const size_t at = (size_t)t * BH;
         const int last = t == T - 1;
         st.t = t;
-        st.x = in + (size_t)t * B * In;
+        st.x = In ? in + (size_t)t * B * In : NULL;
         st.h_in = ly->h_prev + at;
         st.c_in = ly->c_prev + at;
         st.h_out = last ? s->hy + (size_t)l * BH : ly->h_prev + at + BH;
@@ -685,6 +699,11 @@ static void layer_forward_fused(cpu_state *s, int l)
     });
     TRACE_OP("pack.bias", cpu_pack_bias(s->bias, p->b_ih ? p->b_ih[l] : NULL, p->b_hh ? p->b_hh[l] : NULL, H,
                                         s->kernels->lanes, FAULT_ON(FAULT_MISSING_BIAS)));
+    if (!step_input(s, l)) { /* every step's x_t W_ih^T, into the tape the cells write over */
+        const int In = lstm_layer_input_size(&p->shape, l);
+        gemm(s, "gemm.input_projection", CblasNoTrans, CblasTrans, p->shape.seq_length * p->shape.batch, 4 * H, In,
+             layer_input(s, l), In, p->w_ih[l], In, 0.0f, ly->gates, 4 * H);
+    }
     /* OpenBLAS's idle workers spin (and yield) for about 2^28 cycles after
      * each call; with as many threads as cores they took the team's cores
      * (2 threads on 2 cores: 171 instead of 136 ms a forward). Its own fork

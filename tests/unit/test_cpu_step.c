@@ -97,17 +97,36 @@ typedef struct step_run {
     float *panels, *bias, *gates, *c_tape, *h_out, *c_out, *out;
 } step_run;
 
-/* Pack case k and run one step of kernels ks over every block into r. */
-static void run_step(const cpu_step_kernels *ks, const step_case *k, step_run *r)
+/* x W_ih^T of case k into gates (B, 4H), each sum in double, rounded
+ * once: the input projection as the runner's GEMM leaves it. */
+static void project_input(const step_case *k, float *gates)
 {
-    const int B = k->B, I = k->I, H = k->H, lanes = ks->lanes, blocks = cpu_step_blocks(H, lanes);
+    for (int b = 0; b < k->B; b++)
+        for (int n = 0; n < 4 * k->H; n++) {
+            double sum = 0;
+            for (int i = 0; i < k->I; i++)
+                sum += (double)k->x[b * k->I + i] * k->w_ih[n * k->I + i];
+            gates[(size_t)b * 4 * k->H + n] = (float)sum;
+        }
+}
+
+/* Pack case k and run one step of kernels ks over every block into r;
+ * `projected`: as kernels without input_in_step run in the runner, x
+ * W_ih^T in the gates before the step and panels of W_hh alone (either
+ * way runs on any kernels: the step reads its input). */
+static void run_step(const cpu_step_kernels *ks, const step_case *k, int projected, step_run *r)
+{
+    const int B = k->B, I = projected ? 0 : k->I, H = k->H, lanes = ks->lanes, blocks = cpu_step_blocks(H, lanes);
     *r = (step_run){malloc(sizeof(float) * cpu_forward_panel_floats(I, H, lanes)),
                     malloc(sizeof(float) * 4 * blocks * lanes), malloc(sizeof(float) * B * 4 * H),
                     malloc(sizeof(float) * B * H), malloc(sizeof(float) * B * H), malloc(sizeof(float) * B * H),
                     malloc(sizeof(float) * B * H)};
     cpu_pack_forward(r->panels, k->w_ih, k->w_hh, I, H, lanes, 0, 0, blocks);
     cpu_pack_bias(r->bias, k->b, NULL, H, lanes, 0);
-    const cpu_forward_step st = {.batch = B, .hidden = H, .input = I, .x = k->x, .h_in = k->h, .c_in = k->c,
+    if (projected)
+        project_input(k, r->gates);
+    const cpu_forward_step st = {.batch = B, .hidden = H, .input = I, .x = projected ? NULL : k->x, .h_in = k->h,
+                                 .c_in = k->c,
                                  .h_out = r->h_out, .c_out = r->c_out, .gates = r->gates, .c_tape = r->c_tape,
                                  .out = r->out, .packed = r->panels, .bias = r->bias, .len = k->len, .t = 0,
                                  .faults = {0, 0, 1.0f}, .stream_gates = B % 2};
@@ -119,12 +138,13 @@ static void free_run(step_run *r)
     free(r->panels); free(r->bias); free(r->gates); free(r->c_tape); free(r->h_out); free(r->c_out); free(r->out);
 }
 
-/* The step of kernels ks on case k, against double: 0 or 1 (printed). */
-static int check_step(const cpu_step_kernels *ks, const step_case *k)
+/* The step of kernels ks on case k (projected: run_step), against
+ * double: 0 or 1 (printed). */
+static int check_step(const cpu_step_kernels *ks, const step_case *k, int projected)
 {
     const int B = k->B, I = k->I, H = k->H;
     step_run r;
-    run_step(ks, k, &r);
+    run_step(ks, k, projected, &r);
     const float *gates = r.gates, *c_tape = r.c_tape, *h_out = r.h_out, *c_out = r.c_out, *out = r.out;
     int bad = 0;
     for (int b = 0; b < B && !bad; b++)
@@ -150,13 +170,15 @@ static int check_step(const cpu_step_kernels *ks, const step_case *k)
                            : near(gates[(size_t)b * 4 * H + q * H + j], gate[q], scale[q]) &&
                                  (fabsf((float)gate[q]) != 1.0f ||
                                   gates[(size_t)b * 4 * H + q * H + j] == (float)gate[q])))
-                    bad = fprintf(stderr, "%s: row %d unit %d gate %d: %.9g, want %.9g\n", ks->isa, b, j, q,
-                                  gates[(size_t)b * 4 * H + q * H + j], done ? 0.0 : gate[q]);
+                    bad = fprintf(stderr, "%s%s: row %d unit %d gate %d: %.9g, want %.9g\n", ks->isa,
+                                  projected ? " (projected)" : "", b, j, q, gates[(size_t)b * 4 * H + q * H + j],
+                                  done ? 0.0 : gate[q]);
             const double want_c = done ? k->c[at] : c, want_h = done ? k->h[at] : h, want_out = done ? 0.0 : h;
             if (!bad && !(near(c_tape[at], want_c, 8) && c_out[at] == c_tape[at] && near(h_out[at], want_h, 8) &&
                           near(out[at], want_out, 8)))
-                bad = fprintf(stderr, "%s: row %d unit %d: c %.9g h %.9g out %.9g, want %.9g %.9g %.9g\n", ks->isa,
-                              b, j, c_tape[at], h_out[at], out[at], want_c, want_h, want_out);
+                bad = fprintf(stderr, "%s%s: row %d unit %d: c %.9g h %.9g out %.9g, want %.9g %.9g %.9g\n",
+                              ks->isa, projected ? " (projected)" : "", b, j, c_tape[at], h_out[at], out[at], want_c,
+                              want_h, want_out);
         }
     free_run(&r);
     return bad ? 1 : 0;
@@ -210,16 +232,25 @@ int test_cpu_step_kernels_line_aligned(void)
 #endif
 }
 
-/* H: two blocks and a tail; B from 1 to 9 covers every count of last rows */
+/* H: two blocks and a tail; B from 1 to 9 covers every count of last
+ * rows; the input in the step, and its projection before it; the bias's
+ * sweep over [-60, 60] (gates i and o saturated throughout: only f and g
+ * would tell their sums wrong) and scaled to [-3, 3] (none saturated) */
 static int step_cases(const cpu_step_kernels *ks)
 {
-    for (int B = 1; B <= 9; B++) {
-        step_case k;
-        make_case(&k, B, 5, 2 * ks->lanes + 3);
-        const int bad = check_step(ks, &k);
-        free_case(&k);
-        CHECK(!bad, "%s, B=%d: the fused step differs from double (above)", ks->isa, B);
-    }
+    for (int projected = 0; projected <= 1; projected++)
+        for (int mild = 0; mild <= 1; mild++)
+            for (int B = 1; B <= 9; B++) {
+                step_case k;
+                make_case(&k, B, 5, 2 * ks->lanes + 3);
+                for (int n = 0; mild && n < 4 * k.H; n++)
+                    k.b[n] /= 20.0f;
+                const int bad = check_step(ks, &k, projected);
+                free_case(&k);
+                CHECK(!bad, "%s, B=%d, %s, bias %s: the fused step differs from double (above)", ks->isa, B,
+                      projected ? "the input projected before it" : "the input in the step",
+                      mild ? "in [-3, 3]" : "over [-60, 60]");
+            }
     return 0;
 }
 
@@ -259,7 +290,7 @@ static int summed_in_runs(const cpu_step_kernels *ks, int of_h)
         k.len[b] = 1;
     }
     step_run r;
-    run_step(ks, &k, &r);
+    run_step(ks, &k, 0, &r); /* the sums over x are the step's only where x is in it */
     int bad = 0;
     for (int b = 0; b < B && !bad; b++)
         for (int j = 0; j < H && !bad; j++) {
@@ -297,7 +328,7 @@ int test_cpu_step_nan_passes(void)
     k.x[2 * 4 + 1] = NAN; /* row 2 */
     const int H = k.H;
     step_run r;
-    run_step(ks, &k, &r);
+    run_step(ks, &k, !ks->input_in_step, &r); /* as the runner runs this CPU's kernels */
     int nan_rows = 0, finite_row0 = 1;
     for (int j = 0; j < H; j++) {
         nan_rows += isnan(r.h_out[2 * H + j]) && isnan(r.c_tape[2 * H + j]) && isnan(r.gates[2 * 4 * H + j]);
