@@ -4,9 +4,10 @@
  * step one fused pass that computes x_t W_ih^T + h_{t-1} W_hh^T and the
  * cell block by block, split over a team of OpenBLAS's thread count with a
  * barrier per step (the AVX2 kernels: x W_ih^T of all steps as one
- * OpenBLAS GEMM first, and h_{t-1} W_hh^T added to it per step). Elsewhere (and with LSTMCHECK_CPU_KERNELS=blas): the
- * input projection of all T steps in one OpenBLAS GEMM, then per step one
- * recurrent GEMM and a fused pointwise cell. Backward, with the kernels:
+ * OpenBLAS GEMM first, and h_{t-1} W_hh^T added to it per step).
+ * Elsewhere (and with LSTMCHECK_CPU_KERNELS=blas): the input projection
+ * of all T steps in one OpenBLAS GEMM, then per step one recurrent GEMM
+ * and a fused pointwise cell. Backward, with the kernels:
  * [W_ih | W_hh] packed once, per step one pass that computes dgates_t
  * [W_ih | W_hh] (dx_t, and dh_{t-1} with the cell of step t-1 fused
  * after it), split over the team like the forward; then the weight
@@ -581,6 +582,16 @@ static void step_recurrent(cpu_state *s, int l, int t, float *g, const float *hs
     });
 }
 
+/* x_t W_ih^T of every step of layer l as one GEMM, into the layer's gates'
+ * tape. */
+static void input_projection(cpu_state *s, int l)
+{
+    const lstm_problem *p = s->p;
+    const int H = p->shape.hidden_size, In = lstm_layer_input_size(&p->shape, l);
+    gemm(s, "gemm.input_projection", CblasNoTrans, CblasTrans, p->shape.seq_length * p->shape.batch, 4 * H, In,
+         layer_input(s, l), In, p->w_ih[l], In, 0.0f, s->layers[l].gates, 4 * H);
+}
+
 /* Layer l the BLAS way: the input projection of every step in one GEMM,
  * then per step the recurrent GEMM and the cell. */
 static void layer_forward_gemm(cpu_state *s, int l)
@@ -589,8 +600,6 @@ static void layer_forward_gemm(cpu_state *s, int l)
     const int T = p->shape.seq_length, B = p->shape.batch, H = p->shape.hidden_size;
     const size_t BH = (size_t)B * H, H4 = 4 * (size_t)H;
     cpu_layer *ly = &s->layers[l];
-    const int In = lstm_layer_input_size(&p->shape, l);
-    const float *in = layer_input(s, l);
     const lstm_layernorm ln = lstm_layernorm_of(p, l);
     const float *b_ih = p->b_ih ? p->b_ih[l] : NULL, *b_hh = p->b_hh ? p->b_hh[l] : NULL;
     float *hs = s->hy + (size_t)l * BH, *cs = s->cy + (size_t)l * BH;
@@ -598,8 +607,7 @@ static void layer_forward_gemm(cpu_state *s, int l)
         memcpy(hs, p->h0 + (size_t)l * BH, BH * sizeof(float));
         memcpy(cs, p->c0 + (size_t)l * BH, BH * sizeof(float));
     });
-    gemm(s, "gemm.input_projection", CblasNoTrans, CblasTrans, T * B, 4 * H, In, in, In, p->w_ih[l], In, 0.0f,
-         ly->gates, 4 * H);
+    input_projection(s, l);
     if (ln.eps > 0)
         TRACE_OP("layernorm.input",
                  cpu_ln_rows(ly->gates, ly->i_hat, ly->rstd_i, T * B, 4 * H, ln.i_weight, ln.i_bias, (float)ln.eps));
@@ -699,11 +707,8 @@ static void layer_forward_fused(cpu_state *s, int l)
     });
     TRACE_OP("pack.bias", cpu_pack_bias(s->bias, p->b_ih ? p->b_ih[l] : NULL, p->b_hh ? p->b_hh[l] : NULL, H,
                                         s->kernels->lanes, FAULT_ON(FAULT_MISSING_BIAS)));
-    if (!step_input(s, l)) { /* every step's x_t W_ih^T, into the tape the cells write over */
-        const int In = lstm_layer_input_size(&p->shape, l);
-        gemm(s, "gemm.input_projection", CblasNoTrans, CblasTrans, p->shape.seq_length * p->shape.batch, 4 * H, In,
-             layer_input(s, l), In, p->w_ih[l], In, 0.0f, ly->gates, 4 * H);
-    }
+    if (!step_input(s, l)) /* the fused steps add h_{t-1} W_hh^T to it, and the cells write over it */
+        input_projection(s, l);
     /* OpenBLAS's idle workers spin (and yield) for about 2^28 cycles after
      * each call; with as many threads as cores they took the team's cores
      * (2 threads on 2 cores: 171 instead of 136 ms a forward). Its own fork

@@ -125,11 +125,11 @@ static void run_step(const cpu_step_kernels *ks, const step_case *k, int project
     cpu_pack_bias(r->bias, k->b, NULL, H, lanes, 0);
     if (projected)
         project_input(k, r->gates);
-    const cpu_forward_step st = {.batch = B, .hidden = H, .input = I, .x = projected ? NULL : k->x, .h_in = k->h,
-                                 .c_in = k->c,
-                                 .h_out = r->h_out, .c_out = r->c_out, .gates = r->gates, .c_tape = r->c_tape,
-                                 .out = r->out, .packed = r->panels, .bias = r->bias, .len = k->len, .t = 0,
-                                 .faults = {0, 0, 1.0f}, .stream_gates = B % 2};
+    const cpu_forward_step st = {
+        .batch = B, .hidden = H, .input = I, .t = 0, .x = projected ? NULL : k->x, .h_in = k->h, .c_in = k->c,
+        .h_out = r->h_out, .c_out = r->c_out, .gates = r->gates, .c_tape = r->c_tape, .out = r->out,
+        .packed = r->panels, .bias = r->bias, .len = k->len, .faults = {0, 0, 1.0f}, .stream_gates = B % 2,
+    };
     ks->forward(&st, 0, blocks);
 }
 
