@@ -10,7 +10,9 @@
 #   then one after another: the default-shape benchmark of every GPU runner,
 #     a profile trace checked for GPU activity, PyTorch's own nn.LSTM,
 #     cuBLAS PEDANTIC vs DEFAULT, and the baselines (stored entry by entry,
-#     so a deadline costs only what was not measured yet).
+#     so a deadline costs only what was not measured yet);
+#   only when asked (PROOF_STEPS=all, or power): the perf verdict's power on
+#     the GPU, after the rest.
 # The correctness steps are held to disjoint cores (taskset) where they fit.
 # Results land in $OUT in at most six files: the logs are packed into it
 # after every step, the baselines copied after each shape set, so that a
@@ -31,8 +33,8 @@
 # (default ./build-proof: inside the tree, so that a second call on a warm
 # machine rebuilds nothing), PROOF_DEADLINE_S (default 540: every step is
 # cut to what is left of it, so the call ends inside the device's 10 minutes
-# with its logs), PROOF_JOBS (default: the cores), PROOF_STEPS (proof, all,
-# or step names; build always runs), PROOF_EXPECT_GPU (default H200, the
+# with its logs), PROOF_JOBS (default: the cores), PROOF_STEPS (proof: every
+# step but power; all: every step; or step names; build always runs), PROOF_EXPECT_GPU (default H200, the
 # kind the device tool lends: the GPU the baselines are for; another GPU
 # still gets every correctness step, but no baselines).
 set -uo pipefail # no -e: a failed step is recorded and the next one runs
@@ -70,8 +72,9 @@ export SUMMARY=$OUT/summary.txt
 
 # The settings, checked before any work: a typo must not make a call that
 # ran nothing pass.
-STEP_NAMES="ctest memcheck racecheck default_math_gate bench profile pytorch cublas_math baselines"
-case $PROOF_STEPS in proof | all) PROOF_STEPS=$STEP_NAMES ;; esac
+PROOF_STEP_NAMES="ctest memcheck racecheck default_math_gate bench profile pytorch cublas_math baselines"
+STEP_NAMES="$PROOF_STEP_NAMES power"
+case $PROOF_STEPS in proof) PROOF_STEPS=$PROOF_STEP_NAMES ;; all) PROOF_STEPS=$STEP_NAMES ;; esac
 for s in $PROOF_STEPS; do
   case " $STEP_NAMES " in *" $s "*) ;; *)
     echo "gpu-proof: PROOF_STEPS: unknown step '$s' (proof, all, or some of: $STEP_NAMES)" >&2; exit 2 ;;
@@ -547,10 +550,29 @@ step_baselines() {
   return $rc
 }
 
+# The perf verdict's power on this GPU (tests/perf/perf_power, docs/perf.md):
+# cudnn at the cuda small set against a baseline measured here, 20 trials a
+# level: unchanged code never SLOWER, a planted wait of 2R or more (auto)
+# always SLOWER, 2% and 5% reported (where the smallest caught slowdown
+# lies). The --budget leaves a quarter of the cap for each level's last
+# trial and the summary. A skip (77: the GPU too noisy to judge power at
+# any level, or cudnn not usable) fails here, where a GPU is.
+export POWER_ARGS="--device cuda --trials 20 --levels 0,2,5,auto"
+step_power() {
+  local rc out=$LOGS/power.out r
+  # shellcheck disable=SC2086
+  "$BUILD/tests/perf/perf_power" $POWER_ARGS --budget $(( STEP_CAP * 3 / 4 )) | tee "$out"
+  rc=${PIPESTATUS[0]}
+  (( rc == 77 )) && echo "power: not judged on this GPU: the SKIP line above says why"
+  r=$(sed -n 's/.*resolution R = \([0-9.]*%\).*/\1/p' "$out")
+  echo "power: exit $rc, resolution R ${r:-not measured}"
+  return $rc
+}
+
 export -f cores find_tools print_tools wheel_file gpu_model gpu_is_expected skip_is_allowed memcheck_one baselines_missing \
   gate_ratios skips_not_cudnn_refusals \
   step_env step_build step_device step_ctest step_ctest_resources step_memcheck racecheck_uncovered step_racecheck step_default_math_gate bench_runners step_bench \
-  step_profile step_cublas_math step_pytorch step_baselines
+  step_profile step_cublas_math step_pytorch step_baselines step_power
 
 # name:cap (seconds); the correctness steps share the GPU at once, the timing
 # steps run one after another with nothing else on it, the baselines last:
@@ -574,7 +596,7 @@ step_cpus() { # STEP: a taskset core list, or nothing
   esac
 }
 STEPS_CORRECTNESS="ctest:300 memcheck:240 racecheck:200 default_math_gate:150"
-STEPS_TIMING="bench:120 profile:45 pytorch:60 cublas_math:30 baselines:300"
+STEPS_TIMING="bench:120 profile:45 pytorch:60 cublas_math:30 baselines:300 power:240"
 if [ "$mode" = --gate-ratios ]; then
   gate_ratios "$2"
   exit
@@ -593,16 +615,17 @@ if [ "$mode" = --dry-run ]; then
   echo "GPU runners outside it (bench $BENCH_NONPERF_LOOPS, no baselines): $NONPERF_GPU_RUNNERS"
   echo "baselines only on a GPU named like '$EXPECT_GPU' (PROOF_EXPECT_GPU)"
   echo "profile: $PROFILE_RUNNERS, its trace checked by ci/check_trace.py"
+  echo "power (only under PROOF_STEPS=all or power): perf_power $POWER_ARGS --budget <3/4 of its cap>"
   pinned=$(for s in $STEPS_CORRECTNESS; do c=$(step_cpus "${s%%:*}"); [ -n "$c" ] && printf '%s %s; ' "${s%%:*}" "$c"; done)
   echo "cores of the correctness steps: ${pinned:-not pinned here (no taskset, this process held to some of the cores, or the split needs $(( CTEST_JOBS + GATE_JOBS + MEMCHECK_JOBS + 1 )) of $(cores) cores)}"
   echo "1. setup: source .devdeps/unpack.sh; preflight (a git checkout of this tree); find nvcc, compute-sanitizer, CUPTI"
   echo "2. step env (cap $ENV_CAP s), step build (cap $BUILD_CAP s: the rest runs only if it passes), step device (cap $DEVICE_CAP s: does the build see the GPU)"
   echo "3. at once, nothing timed: $STEPS_CORRECTNESS (name:cap s)"
-  echo "4. one after another, nothing else on the GPU: $STEPS_TIMING"
+  echo "4. one after another, nothing else on the GPU: $STEPS_TIMING (those of PROOF_STEPS)"
   echo "5. pack: logs.tar.gz (again after each step), summary.txt beside the results"
   for f in preflight gpu_is_expected step_build step_device skip_is_allowed step_ctest step_ctest_resources memcheck_one step_memcheck \
            racecheck_uncovered step_racecheck step_default_math_gate bench_runners step_bench step_profile step_cublas_math \
-           step_pytorch baselines_missing step_baselines; do
+           step_pytorch baselines_missing step_baselines step_power; do
     declare -f "$f"
   done
   exit 0

@@ -58,6 +58,13 @@ int lc_cuda_enter(lc_error *err);
  * the product build; in the test build FAULT_GPU_OOB_WRITE makes the
  * runner named "jit" write far out of bounds from buf on the stream. */
 int lc_fault_gpu(const char *runner, float *buf, cudaStream_t stream, lc_error *err);
+/* Test-only planted slowdown (EXTRA_WORK_PERCENT, src/runners/faults.h) of
+ * a GPU runner's forward or backward, for perf_power: _begin, first in the
+ * pass, marks the time on the shared stream; _end, last, holds the stream
+ * for that percent of the time it spent since the mark (the device's own
+ * clock: the host waits for nothing). No-ops in the product build. */
+int lc_extra_work_gpu_begin(lc_error *err);
+int lc_extra_work_gpu_end(lc_error *err);
 
 /* Device allocations counted per runner instance, so each runner reports
  * the peak device memory it held. */

@@ -586,10 +586,13 @@ int lc_cudnn_create(const lc_cudnn_config *cfg, const lstm_problem *p, void **st
 int lc_cudnn_forward(void *state, lc_error *err)
 {
     cudnn_state *s = (cudnn_state *)state;
+    if (lc_extra_work_gpu_begin(err) != LC_OK) // test build only: perf_power's planted slowdown
+        return LC_ERROR;
     const int rc = run_forward(s, LC_REFUSE_NOTHING, err);
-    if (rc == LC_OK)
-        s->forward_done = 1;
-    return rc;
+    if (rc != LC_OK)
+        return rc;
+    s->forward_done = 1;
+    return lc_extra_work_gpu_end(err);
 }
 
 int lc_cudnn_backward(void *state, lc_error *err)
@@ -600,10 +603,13 @@ int lc_cudnn_backward(void *state, lc_error *err)
         lc_error_set(err, "%s: backward before forward", s->cfg.name);
         return LC_ERROR;
     }
+    if (lc_extra_work_gpu_begin(err) != LC_OK) // test build only: perf_power's planted slowdown
+        return LC_ERROR;
     const int rc = run_backward(s, LC_REFUSE_NOTHING, err);
-    if (rc == LC_OK)
-        s->backward_done = 1;
-    return rc;
+    if (rc != LC_OK)
+        return rc;
+    s->backward_done = 1;
+    return lc_extra_work_gpu_end(err);
 }
 
 int lc_cudnn_zero_grads(void *state, lc_error *err)

@@ -125,6 +125,7 @@ int cublas_forward(void *state, lc_error *err)
     lc_gpu_state *s = r->g;
     const cublas_variant *v = r->v;
     LC_TRY(lc_fault_gpu(v->name, s->step, s->stream, err)); // test build only
+    LC_TRY(lc_extra_work_gpu_begin(err)); // test build only: perf_power's planted slowdown
     for (int l = 0; l < s->L; l++) {
         const lc_gpu_layer *ly = &s->layers[l];
         if (v->proj != PROJ_PER_STEP)
@@ -148,7 +149,7 @@ int cublas_forward(void *state, lc_error *err)
         LC_TRY(lc_gpu_drop_output(s, l, err)); // dropout model: the next layer's input
     }
     s->forward_done = 1;
-    return LC_OK;
+    return lc_extra_work_gpu_end(err);
 }
 
 // Bias gradients of `rows` rows of dg: one reduction into both when the
@@ -252,6 +253,7 @@ int cublas_backward(void *state, lc_error *err)
         lc_error_set(err, "%s: backward before forward", s->name);
         return LC_ERROR;
     }
+    LC_TRY(lc_extra_work_gpu_begin(err)); // test build only: perf_power's planted slowdown
     for (int l = s->L - 1; l >= 0; l--) {
         for (int t = s->T - 1; t >= 0; t--) {
             LC_NVTX_STEP(t); // a "step <t>" range when profiling (nvtx_steps.h)
@@ -263,7 +265,7 @@ int cublas_backward(void *state, lc_error *err)
             LC_TRY(lc_gpu_drop_gradient(s, l - 1, err));
     }
     s->backward_done = 1;
-    return LC_OK;
+    return lc_extra_work_gpu_end(err);
 }
 
 int cublas_zero_grads(void *state, lc_error *err)

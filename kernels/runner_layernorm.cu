@@ -181,6 +181,7 @@ int ln_forward(void *state, lc_error *err)
 {
     ln_runner *r = (ln_runner *)state;
     lc_gpu_state *s = r->g;
+    LC_TRY(lc_extra_work_gpu_begin(err)); // test build only: perf_power's planted slowdown
     for (int l = 0; l < s->L; l++) {
         for (int t = 0; t < s->T; t++) {
             LC_NVTX_STEP(t); // a "step <t>" range when profiling (nvtx_steps.h)
@@ -188,7 +189,7 @@ int ln_forward(void *state, lc_error *err)
         }
     }
     s->forward_done = 1;
-    return LC_OK;
+    return lc_extra_work_gpu_end(err);
 }
 
 // The cell's backward arguments at step t of layer l: the state gradients
@@ -291,6 +292,7 @@ int ln_backward(void *state, lc_error *err)
         lc_error_set(err, "%s: backward before forward", s->name);
         return LC_ERROR;
     }
+    LC_TRY(lc_extra_work_gpu_begin(err)); // test build only: perf_power's planted slowdown
     for (int l = s->L - 1; l >= 0; l--) {
         for (int t = s->T - 1; t >= 0; t--) {
             LC_NVTX_STEP(t); // a "step <t>" range when profiling (nvtx_steps.h)
@@ -300,7 +302,7 @@ int ln_backward(void *state, lc_error *err)
         LC_TRY(layernorm_param_grads(r, l, err));
     }
     s->backward_done = 1;
-    return LC_OK;
+    return lc_extra_work_gpu_end(err);
 }
 
 int ln_zero_grads(void *state, lc_error *err) { return lc_gpu_zero_grads(((ln_runner *)state)->g, err); }

@@ -351,6 +351,7 @@ int vl_forward(void *vs, lc_error *err)
 {
     vl_state *v = (vl_state *)vs;
     lc_gpu_state *g = v->g;
+    LC_TRY(lc_extra_work_gpu_begin(err)); // test build only: perf_power's planted slowdown
     for (int l = 0; l < g->L; l++) {
         if (v->var->batching == BATCH_PER_SEQUENCE)
             LC_TRY(forward_layer_per_sequence(v, l, err));
@@ -358,7 +359,7 @@ int vl_forward(void *vs, lc_error *err)
             LC_TRY(forward_layer_shrinking(v, l, err));
     }
     g->forward_done = 1;
-    return LC_OK;
+    return lc_extra_work_gpu_end(err);
 }
 
 // dh, dc of every row start as the seeds of its last step: only that row's
@@ -508,6 +509,7 @@ int vl_backward(void *vs, lc_error *err)
         lc_error_set(err, "%s: backward before forward", v->var->name);
         return LC_ERROR;
     }
+    LC_TRY(lc_extra_work_gpu_begin(err)); // test build only: perf_power's planted slowdown
     // per sequence, dx rows are written up to each sequence's end only
     if (per_sequence)
         CUDA_CHECK(cudaMemsetAsync(g->dx, 0, (size_t)g->T * g->B * g->I * sizeof(float),
@@ -521,7 +523,7 @@ int vl_backward(void *vs, lc_error *err)
             LC_TRY(backward_layer_shrinking(v, l, dseq, err));
     }
     g->backward_done = 1;
-    return LC_OK;
+    return lc_extra_work_gpu_end(err);
 }
 
 int vl_zero_grads(void *vs, lc_error *err)

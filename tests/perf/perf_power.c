@@ -1,9 +1,12 @@
 /* perf_power: the perf verdict's own power on this machine. Measures a
- * baseline of the cpu runner (test build), then compares fresh runs with
- * a planted slowdown (src/runners/faults.h: extra work taking a known share of the
- * time) against it, many times per level, and counts the verdicts.
+ * baseline of a runner (test build: the cpu runner, or with --device cuda
+ * cudnn), then compares fresh runs with a planted slowdown
+ * (src/runners/faults.h: extra work taking a known share of the time; on
+ * the GPU a wait on the runner's stream, kernels/fault_gpu.cu) against it,
+ * many times per level, and counts the verdicts, each decided as in the
+ * device's whole perf matrix (its family size).
  *   perf_power [--trials N] [--levels 0,5,10,auto] [--budget SECONDS]
- *              [--shape-set small] [--ab EXE]
+ *              [--shape-set small] [--device cpu|cuda] [--rnn NAME] [--ab EXE]
  * With --ab EXE (the test build of lstmcheck, tests/perf/lstmcheck_faults)
  * each trial is an A/B comparison instead (src/perf/ab.h): EXE unchanged against
  * EXE with the slowdown planted through LSTMCHECK_TEST_EXTRA_WORK.
@@ -36,6 +39,7 @@
 #include "cmd/cli.h"
 #include "runners/faults.h"
 #include "check/gate.h"
+#include "perf/comparison.h"
 #include "perf/perf.h"
 #include "device/timer.h"
 
@@ -44,9 +48,6 @@
 #define MAX_AUTO_LEVEL 50.0   /* planted slowdowns beyond this say nothing useful */
 #define POWER_RATE 0.95       /* SLOWER rate a judged level needs */
 #define EXIT_SKIP 77          /* ctest SKIP_RETURN_CODE */
-/* the family size of the committed CPU perf matrix: the cpu runner x 2
- * shape sets x (forward, backward) */
-#define POWER_COMPARISONS 4
 
 /* What one trial compares: a baseline measured once here, or two processes
  * of the test binary (A/B). */
@@ -57,6 +58,7 @@ typedef struct power_setup {
     const gate_expected *expected;
     const baseline_entry *base;
     perf_settings settings;
+    int family; /* comparisons decided together in a perf run of the device (comparison.h) */
 } power_setup;
 
 /* One trial into c; *left_out: A/B blocks a side could not measure here
@@ -67,7 +69,7 @@ static int run_trial(const power_setup *ps, double level, perf_comparison *c, in
     *left_out = 0;
     if (!ps->ab_exe) {
         lstm_extra_work_percent = level;
-        return perf_compare(ps->runner, ps->problem, ps->expected, ps->base, &ps->settings, POWER_COMPARISONS, c, err);
+        return perf_compare(ps->runner, ps->problem, ps->expected, ps->base, &ps->settings, ps->family, c, err);
     }
     char env[64];
     snprintf(env, sizeof env, "LSTMCHECK_TEST_EXTRA_WORK=%g", level);
@@ -78,7 +80,7 @@ static int run_trial(const power_setup *ps, double level, perf_comparison *c, in
     cli_defaults(&o);
     o.command = "baseline";
     o.subcommand = "update";
-    o.device = LC_DEVICE_CPU;
+    o.device = (lc_device)ps->runner->device;
     o.rnns[o.nrnns++] = ps->runner->name;
     o.shape = ps->problem->shape;
     o.shape_given = o.batch_given = 1;
@@ -86,7 +88,7 @@ static int run_trial(const power_setup *ps, double level, perf_comparison *c, in
     cli_line measure = {0};
     ab_outcome out;
     const int failed = cli_format(&o, &measure, err) != LC_OK ||
-                       ab_compare(sides, (const char *const *)measure.words, &ps->settings, POWER_COMPARISONS, &out,
+                       ab_compare(sides, (const char *const *)measure.words, &ps->settings, ps->family, &out,
                                   err) != LC_OK;
     cli_line_free(&measure);
     if (failed)
@@ -104,6 +106,8 @@ typedef struct power_args {
     int nlevels;
     double budget_s;           /* 0: unbounded */
     const char *set_name;
+    lc_device device;
+    const char *rnn;    /* --rnn NAME: the device's default runner when NULL */
     const char *ab_exe; /* --ab EXE, or NULL */
 } power_args;
 
@@ -136,14 +140,14 @@ static int parse_levels(const char *list, power_args *a)
 static int usage(const char *why)
 {
     fprintf(stderr, "perf_power: %s (usage: perf_power [--trials N] [--levels 0,5,10,auto] [--budget SECONDS] "
-                    "[--shape-set NAME] [--ab EXE])\n", why);
+                    "[--shape-set NAME] [--device cpu|cuda] [--rnn NAME] [--ab EXE])\n", why);
     return 2;
 }
 
 /* 0, or 2 (usage) with the message printed. */
 static int parse_args(int argc, char **argv, power_args *a)
 {
-    *a = (power_args){.trials = 20, .levels = {0, 5, 10}, .nlevels = 3, .set_name = "small"};
+    *a = (power_args){.trials = 20, .levels = {0, 5, 10}, .nlevels = 3, .set_name = "small", .device = LC_DEVICE_CPU};
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v)
@@ -157,6 +161,11 @@ static int parse_args(int argc, char **argv, power_args *a)
             a->budget_s = atof(v);
         else if (!strcmp(argv[i], "--shape-set"))
             a->set_name = v;
+        else if (!strcmp(argv[i], "--device")) {
+            if (lc_device_from_name(v, &a->device))
+                return usage("--device: cpu or cuda");
+        } else if (!strcmp(argv[i], "--rnn"))
+            a->rnn = v;
         else if (!strcmp(argv[i], "--ab"))
             a->ab_exe = v;
         else
@@ -173,16 +182,17 @@ static int parse_args(int argc, char **argv, power_args *a)
 static int prepare_reference(power_setup *ps, const char *set_name, baseline_entry *base, lc_error *err)
 {
     if (ps->ab_exe) {
-        printf("A/B: %s against itself with the slowdown planted, cpu %s\n", ps->ab_exe, set_name);
+        printf("A/B: %s against itself with the slowdown planted, %s %s, family of %d comparisons\n", ps->ab_exe,
+               ps->runner->name, set_name, ps->family);
         return 0;
     }
     lstm_extra_work_percent = 0;
     if (perf_measure_entry(ps->runner, ps->problem, ps->expected, 17, &ps->settings, base, err))
         return 1;
-    printf("baseline: cpu %s, %d samples in %d rounds, run-to-run noise fwd %.2f%% bwd %.2f%%, "
-           "minimum effect fwd %.1f%% bwd %.1f%%\n",
-           set_name, base->fwd.n, base->rounds, 100 * base->noise_fwd, 100 * base->noise_bwd,
-           100 * verdict_min_effect(base->noise_fwd), 100 * verdict_min_effect(base->noise_bwd));
+    printf("baseline: %s %s, %d samples in %d rounds, run-to-run noise fwd %.2f%% bwd %.2f%%, "
+           "minimum effect fwd %.1f%% bwd %.1f%%; family of %d comparisons\n",
+           ps->runner->name, set_name, base->fwd.n, base->rounds, 100 * base->noise_fwd, 100 * base->noise_bwd,
+           100 * verdict_min_effect(base->noise_fwd), 100 * verdict_min_effect(base->noise_bwd), ps->family);
     ps->base = base;
     return 0;
 }
@@ -386,7 +396,7 @@ static int measure_power(power_setup *ps, const power_args *a, numerics_context 
     const gate_expected *expected;
     if (numerics_context_get(ctx, ps->runner, &p, &expected, err))
         return -1;
-    perf_default_settings(LC_DEVICE_CPU, &ps->settings);
+    perf_default_settings((lc_device)ps->runner->device, &ps->settings);
     ps->problem = p;
     ps->expected = expected;
     const double t0 = wall_seconds();
@@ -398,20 +408,49 @@ static int measure_power(power_setup *ps, const power_args *a, numerics_context 
     return verdict;
 }
 
+/* The runner --rnn names (by default cpu, or cudnn with --device cuda: the
+ * library's own LSTM, a few calls a pass, the steadiest GPU timing), of
+ * the device and usable here: 0, else the exit code with the line printed
+ * (2: usage; 77: no such device here; 1: the device is broken). */
+static int find_runner(const power_args *a, const runner_ops **r)
+{
+    const char *name = a->rnn ? a->rnn : a->device == LC_DEVICE_CUDA ? "cudnn" : "cpu";
+    *r = registry_find(name);
+    if (!*r || (*r)->device != (int)a->device) {
+        fprintf(stderr, "perf_power: no %s runner '%s' in this build (lstmcheck list --device %s)\n",
+                lc_device_name(a->device), name, lc_device_name(a->device));
+        return 2;
+    }
+    lc_error why = {{0}};
+    const int avail = (*r)->available(&why);
+    if (avail == LC_ERROR) {
+        fprintf(stderr, "perf_power: %s: %s\n", name, why.msg);
+        return 1;
+    }
+    if (avail != LC_OK) {
+        printf("SKIP: %s cannot run here: %s\n", name, why.msg);
+        return EXIT_SKIP;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     power_args a;
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc;
-    perf_prepare_device(LC_DEVICE_CPU);
-    const perf_shape_set *set = perf_find_shape_set(LC_DEVICE_CPU, a.set_name);
-    const runner_ops *cpu = registry_find("cpu");
-    if (!set || !cpu) {
-        fprintf(stderr, "perf_power: no cpu shape set '%s'\n", a.set_name);
+    const perf_shape_set *set = perf_find_shape_set(a.device, a.set_name);
+    if (!set) {
+        fprintf(stderr, "perf_power: no %s shape set '%s' (src/perf/shape_sets.def)\n", lc_device_name(a.device),
+                a.set_name);
         return 2;
     }
-    power_setup ps = {.ab_exe = a.ab_exe, .runner = cpu};
+    const runner_ops *runner;
+    if ((rc = find_runner(&a, &runner)))
+        return rc;
+    perf_prepare_device(a.device);
+    power_setup ps = {.ab_exe = a.ab_exe, .runner = runner, .family = comparison_family_size(a.device, 0, 0)};
     lc_error err = {{0}};
     numerics_context ctx;
     baseline_entry base;

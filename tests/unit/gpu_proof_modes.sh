@@ -10,6 +10,9 @@
 #                                       a whole call of PROOF_STEPS=baselines (cmake, nvcc,
 #                                       nvidia-smi and lstmcheck stubbed): what it writes into
 #                                       OUT, a cut by the deadline, a cuDNN refusal, another skip
+#   gpu_proof_modes.sh ROOT run_power   a whole call of PROOF_STEPS=power (the same stubs and
+#                                       perf_power's): its arguments, the cut, a skip and a
+#                                       false alarm failing it; the proof leaves it out
 #   gpu_proof_modes.sh ROOT gate_ratios each runner's worst ratio from a made-up JUnit file
 #   gpu_proof_modes.sh ROOT missing_baselines
 #                                       a second call measures only the runners without an entry
@@ -20,6 +23,37 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 # shellcheck source=fail_fast.sh
 source "$(dirname "${BASH_SOURCE[0]}")/fail_fast.sh"
+# A lent machine made up: cmake, nvcc and nvidia-smi stubbed, and a build
+# whose lstmcheck answers list, baseline show (no entries) and baseline
+# update as STUB_UPDATE says.
+stub_machine() {
+  mkdir -p "$scratch/bin" "$scratch/build"
+  printf '#!/bin/sh\nexit 0\n' > "$scratch/bin/cmake"
+  printf '#!/bin/sh\necho "nvcc stand-in"\n' > "$scratch/bin/nvcc"
+  printf '#!/bin/sh\ncase "$*" in *query-gpu=name*) echo "NVIDIA ${STUB_GPU:-H200}" ;; *) echo "GPU 0: NVIDIA H200" ;; esac\n' \
+    > "$scratch/bin/nvidia-smi"
+  runners=$(sed -n 's/^LSTM_RUNNER(\([a-z0-9_]*\), *cuda,.*/\1/p' "$root/src/runners/runners.def" | tr '\n' ' ')
+  # lstmcheck: list, baseline show (no entries) and baseline update as STUB_UPDATE says
+  cat > "$scratch/build/lstmcheck" <<STUB
+#!/bin/bash
+case "\$1 \$2" in
+  "list --names") printf '%s\n' $runners ;;
+  "list ") [ -n "\$STUB_NO_DEVICE" ] && echo "CUDA in this build: yes; no CUDA device: stand-in" ||
+           echo "CUDA in this build: yes; device: NVIDIA H200 (stand-in)" ;;
+  "baseline show") echo '{"error": "no baseline"}'; exit 3 ;;
+  "baseline update")
+    dir=\$(sed 's/.*--baseline-dir \([^ ]*\).*/\1/' <<<"\$*")
+    echo "\$*" >> "$scratch/update-calls"
+    echo '{"entries": []}' > "\$dir/cuda-nvidia-h200.json"
+    case \$STUB_UPDATE in
+      slow) sleep 200 ;;
+      refusal) echo "SKIP cudnn_persist s20-l1-i128-h128-b16: cuDNN refuses this configuration: x.cu:1: CUDNN_STATUS_NOT_SUPPORTED"; exit 3 ;;
+      otherskip) echo "SKIP jit s20-l1-i128-h128-b16: no CUDA device"; exit 3 ;;
+    esac ;;
+esac
+STUB
+  chmod +x "$scratch/bin/"* "$scratch/build/lstmcheck"
+}
 case $case in
   no_git)
     mkdir -p "$scratch/tree/ci" "$scratch/tree/src/runners"
@@ -80,32 +114,7 @@ case $case in
   run_baselines)
     command -v python3 >/dev/null || { echo "SKIP: no python3 here"; exit 77; }
     git -C "$root" rev-parse HEAD >/dev/null 2>&1 || { echo "SKIP: $root is not a git checkout"; exit 77; }
-    mkdir -p "$scratch/bin" "$scratch/build"
-    printf '#!/bin/sh\nexit 0\n' > "$scratch/bin/cmake"
-    printf '#!/bin/sh\necho "nvcc stand-in"\n' > "$scratch/bin/nvcc"
-    printf '#!/bin/sh\ncase "$*" in *query-gpu=name*) echo "NVIDIA ${STUB_GPU:-H200}" ;; *) echo "GPU 0: NVIDIA H200" ;; esac\n' \
-      > "$scratch/bin/nvidia-smi"
-    runners=$(sed -n 's/^LSTM_RUNNER(\([a-z0-9_]*\), *cuda,.*/\1/p' "$root/src/runners/runners.def" | tr '\n' ' ')
-    # lstmcheck: list, baseline show (no entries) and baseline update as STUB_UPDATE says
-    cat > "$scratch/build/lstmcheck" <<STUB
-#!/bin/bash
-case "\$1 \$2" in
-  "list --names") printf '%s\n' $runners ;;
-  "list ") [ -n "\$STUB_NO_DEVICE" ] && echo "CUDA in this build: yes; no CUDA device: stand-in" ||
-           echo "CUDA in this build: yes; device: NVIDIA H200 (stand-in)" ;;
-  "baseline show") echo '{"error": "no baseline"}'; exit 3 ;;
-  "baseline update")
-    dir=\$(sed 's/.*--baseline-dir \([^ ]*\).*/\1/' <<<"\$*")
-    echo "\$*" >> "$scratch/update-calls"
-    echo '{"entries": []}' > "\$dir/cuda-nvidia-h200.json"
-    case \$STUB_UPDATE in
-      slow) sleep 200 ;;
-      refusal) echo "SKIP cudnn_persist s20-l1-i128-h128-b16: cuDNN refuses this configuration: x.cu:1: CUDNN_STATUS_NOT_SUPPORTED"; exit 3 ;;
-      otherskip) echo "SKIP jit s20-l1-i128-h128-b16: no CUDA device"; exit 3 ;;
-    esac ;;
-esac
-STUB
-    chmod +x "$scratch/bin/"* "$scratch/build/lstmcheck"
+    stub_machine
     call() { # STUB_UPDATE DEADLINE: one call into a fresh OUT
       rm -rf "$scratch/out" "$scratch/update-calls"
       env PATH="$scratch/bin:$PATH" STUB_UPDATE="$1" OUT="$scratch/out" PROOF_BUILD_DIR="$scratch/build" \
@@ -133,6 +142,43 @@ STUB
     tar -xzOf "$scratch/out/logs.tar.gz" logs/baselines.log | grep -q "nothing recorded in default but cuDNN refusals" ||
       fail "a cuDNN refusal alone not said to be one"
     expect 1 "baselines: FAIL (exit 1)" call otherskip 60 ;;
+  run_power)
+    git -C "$root" rev-parse HEAD >/dev/null 2>&1 || { echo "SKIP: $root is not a git checkout"; exit 77; }
+    stub_machine
+    # perf_power: its arguments kept, its answer as STUB_POWER says
+    mkdir -p "$scratch/build/tests/perf"
+    cat > "$scratch/build/tests/perf/perf_power" <<STUB
+#!/bin/sh
+echo "\$*" > "$scratch/power-args"
+case \$STUB_POWER in
+  ok) echo "  -> resolution R = 1.5% (minimum effect + half the interval, median of these trials)"; echo "elapsed 9 s" ;;
+  noisy) echo "SKIP: power not judged on this host now: no level reached 2R"; exit 77 ;;
+  alarm) echo "  -> FALSE ALARM: unchanged code was called SLOWER"; exit 1 ;;
+esac
+STUB
+    chmod +x "$scratch/build/tests/perf/perf_power"
+    call() { # STUB_POWER STEPS DEADLINE: one call into a fresh OUT
+      rm -rf "$scratch/out" "$scratch/power-args"
+      env PATH="$scratch/bin:$PATH" STUB_POWER="$1" OUT="$scratch/out" PROOF_BUILD_DIR="$scratch/build" \
+        PROOF_STEPS="$2" PROOF_DEADLINE_S="$3" bash "$root/ci/gpu-proof.sh"
+    }
+    expect 0 "power: ok" call ok power 600
+    grep -q "^power: ok, .*last line: power: exit 0, resolution R 1.5%$" "$scratch/out/summary.txt" ||
+      fail "the summary's power line: $(grep '^power' "$scratch/out/summary.txt")"
+    grep -qx -- "--device cuda --trials 20 --levels 0,2,5,auto --budget 180" "$scratch/power-args" ||
+      fail "perf_power not asked for cuda within 3/4 of the step's 240 s: $(cat "$scratch/power-args")"
+    # cut to the deadline's rest, the budget with it
+    expect 0 "power: ok" call ok power 60
+    budget=$(sed 's/.*--budget //' "$scratch/power-args")
+    (( budget < 60 )) || fail "a budget of $budget s under a 60 s deadline"
+    expect 1 "power: FAIL (exit 77)" call noisy power 600
+    tar -xzOf "$scratch/out/logs.tar.gz" logs/power.log | grep -q "not judged on this GPU" || fail "a skip not said in the log"
+    expect 1 "power: FAIL (exit 1)" call alarm power 600
+    # the proof leaves it out; all takes it
+    steps=$(bash "$root/ci/gpu-proof.sh" --dry-run | head -1)
+    [[ $steps == *" cublas_math baselines" ]] || fail "the proof's steps: $steps"
+    steps=$(PROOF_STEPS=all bash "$root/ci/gpu-proof.sh" --dry-run | head -1)
+    [[ $steps == *" baselines power" ]] || fail "all's steps: $steps" ;;
   gate_ratios)
     command -v python3 >/dev/null || { echo "SKIP: no python3 here"; exit 77; }
     cat > "$scratch/junit.xml" <<'XML'
@@ -172,6 +218,6 @@ STUB
     [[ " $out " != *" cudnn "* && " $out " != *" jit "* ]] || fail "a runner with an entry of this commit listed as missing"
     all=$(PROOF_BUILD_DIR="$scratch/build" bash "$root/ci/gpu-proof.sh" --missing-baselines default); echo "default: $all"
     [ "$(wc -w <<<"$all")" -ge 17 ] || fail "without entries every runner of the perf matrix is missing" ;;
-  *) echo "usage: gpu_proof_modes.sh ROOT no_git|gpu_model|cu13_wheels|settings|core_split|run_baselines|gate_ratios|missing_baselines" >&2; exit 2 ;;
+  *) echo "usage: gpu_proof_modes.sh ROOT no_git|gpu_model|cu13_wheels|settings|core_split|run_baselines|run_power|gate_ratios|missing_baselines" >&2; exit 2 ;;
 esac
 echo "PASS: $case"
