@@ -62,7 +62,8 @@ int lc_fault_gpu(const char *runner, float *buf, cudaStream_t stream, lc_error *
  * a GPU runner's forward or backward, for perf_power: _begin, first in the
  * pass, marks the time on the shared stream; _end, last, holds the stream
  * for that percent of the time it spent since the mark (the device's own
- * clock: the host waits for nothing). No-ops in the product build. */
+ * clock: the host waits for nothing). Both launch a kernel in every pass of
+ * the test build, also at 0%; no-ops in the product build. */
 int lc_extra_work_gpu_begin(lc_error *err);
 int lc_extra_work_gpu_end(lc_error *err);
 

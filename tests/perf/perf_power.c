@@ -23,6 +23,8 @@
  *     not measure here (exit 3: a noise beyond what a baseline holds), and
  *     those not SLOWER whose own resolution (measured in the trial) was
  *     worse than half the planted level: the host could not resolve it then.
+ * A judged level whose median change is under half of it was not planted
+ * (a runner without the hooks): that fails too.
  * Levels between 0 and 2R are reported, not judged for power. `auto` plants
  * 2R (rounded up), so every run judges power at some level; a host so noisy
  * that 2R exceeds MAX_AUTO_LEVEL, or that decided every trial of the judged
@@ -322,6 +324,13 @@ static int judge_level(double level, double resolution, const level_tally *tl, i
     if (level == 0 || level < 2 * resolution || !judged_trials)
         return 1;
     *judged = 1;
+    sample_summary change;
+    stats_summarize(tl->changes, tl->nchanges, &change);
+    if (100 * change.median < level / 2) { /* a runner whose pass lacks the hooks (kernels/cuda_util.h) */
+        printf("  -> a %.1f%% slowdown was planted and the times moved by %+.1f%% (median): it did not take "
+               "effect in this runner\n", level, 100 * change.median);
+        return 0;
+    }
     if (slower_rate < needed) {
         printf("  -> a %.1f%% slowdown (>= 2R = %.1f%%) was caught in only %.0f%% of the %d trials the host "
                "did not decide\n", level, 2 * resolution, 100 * slower_rate, judged_trials);
@@ -408,10 +417,21 @@ static int measure_power(power_setup *ps, const power_args *a, numerics_context 
     return verdict;
 }
 
+/* Whether the test build plants the slowdown in r: the cpu runner's tables
+ * (runner_cpu.c, extra_work) and the GPU runners of the roster
+ * (kernels/fault_gpu.cu); not onednn or a plugin's runner. */
+static int plants_slowdown(const runner_ops *r)
+{
+    if (registry_origin(r))
+        return 0;
+    return r->device == LC_DEVICE_CUDA || r->forward == registry_find("cpu")->forward;
+}
+
 /* The runner --rnn names (by default cpu, or cudnn with --device cuda: the
  * library's own LSTM, a few calls a pass, the steadiest GPU timing), of
- * the device and usable here: 0, else the exit code with the line printed
- * (2: usage; 77: no such device here; 1: the device is broken). */
+ * the device, with the slowdown planted in it, and usable here: 0, else the
+ * exit code with the line printed (2: usage; 77: no such device here; 1:
+ * the device is broken). */
 static int find_runner(const power_args *a, const runner_ops **r)
 {
     const char *name = a->rnn ? a->rnn : a->device == LC_DEVICE_CUDA ? "cudnn" : "cpu";
@@ -419,6 +439,11 @@ static int find_runner(const power_args *a, const runner_ops **r)
     if (!*r || (*r)->device != (int)a->device) {
         fprintf(stderr, "perf_power: no %s runner '%s' in this build (lstmcheck list --device %s)\n",
                 lc_device_name(a->device), name, lc_device_name(a->device));
+        return 2;
+    }
+    if (!plants_slowdown(*r)) {
+        fprintf(stderr, "perf_power: nothing is planted in %s: only the cpu runner's tables and the roster's GPU "
+                        "runners take the slowdown\n", name);
         return 2;
     }
     lc_error why = {{0}};
@@ -436,6 +461,7 @@ static int find_runner(const power_args *a, const runner_ops **r)
 
 int main(int argc, char **argv)
 {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* each line as it comes: a run cut by a timeout keeps them */
     power_args a;
     int rc = parse_args(argc, argv, &a);
     if (rc)
