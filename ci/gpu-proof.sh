@@ -11,8 +11,7 @@
 #     a profile trace checked for GPU activity, PyTorch's own nn.LSTM,
 #     cuBLAS PEDANTIC vs DEFAULT, and the baselines (stored entry by entry,
 #     so a deadline costs only what was not measured yet);
-#   only when asked (PROOF_STEPS=all, or power): the perf verdict's power on
-#     the GPU, after the rest.
+#   only when named (PROOF_STEPS=power): the perf verdict's power on the GPU.
 # The correctness steps are held to disjoint cores (taskset) where they fit.
 # Results land in $OUT in at most six files: the logs are packed into it
 # after every step, the baselines copied after each shape set, so that a
@@ -33,8 +32,8 @@
 # (default ./build-proof: inside the tree, so that a second call on a warm
 # machine rebuilds nothing), PROOF_DEADLINE_S (default 540: every step is
 # cut to what is left of it, so the call ends inside the device's 10 minutes
-# with its logs), PROOF_JOBS (default: the cores), PROOF_STEPS (proof: every
-# step but power; all: every step; or step names; build always runs), PROOF_EXPECT_GPU (default H200, the
+# with its logs), PROOF_JOBS (default: the cores), PROOF_STEPS (proof or all:
+# every step but power; or step names; build always runs), PROOF_EXPECT_GPU (default H200, the
 # kind the device tool lends: the GPU the baselines are for; another GPU
 # still gets every correctness step, but no baselines).
 set -uo pipefail # no -e: a failed step is recorded and the next one runs
@@ -74,7 +73,8 @@ export SUMMARY=$OUT/summary.txt
 # ran nothing pass.
 PROOF_STEP_NAMES="ctest memcheck racecheck default_math_gate bench profile pytorch cublas_math baselines"
 STEP_NAMES="$PROOF_STEP_NAMES power"
-case $PROOF_STEPS in proof) PROOF_STEPS=$PROOF_STEP_NAMES ;; all) PROOF_STEPS=$STEP_NAMES ;; esac
+# power only by name: run after the others, it would get no time (docs/gpu-proof.md)
+case $PROOF_STEPS in proof | all) PROOF_STEPS=$PROOF_STEP_NAMES ;; esac
 for s in $PROOF_STEPS; do
   case " $STEP_NAMES " in *" $s "*) ;; *)
     echo "gpu-proof: PROOF_STEPS: unknown step '$s' (proof, all, or some of: $STEP_NAMES)" >&2; exit 2 ;;
@@ -551,23 +551,25 @@ step_baselines() {
 }
 
 # The perf verdict's power on this GPU (tests/perf/perf_power, docs/perf.md):
-# cudnn at the cuda small set against a baseline measured here, 20 trials a
-# level: unchanged code never SLOWER, a planted wait of 2R or more (auto)
-# SLOWER in 95% of them (all, under 20), 5% reported (the verdict's
-# minimum effect is at least 3%). Each level stops starting trials after
-# its share of half the cap: the other half is for the baseline, each
-# level's last trial and a SLOWER's confirmation. A skip (77: the GPU too
-# noisy to judge power at any level, or cudnn not usable) fails here, where
-# a GPU is.
-export POWER_ARGS="--device cuda --trials 20 --levels 0,5,auto"
+# cudnn at the cuda small set against a baseline measured here, up to 20
+# trials a level: unchanged code never SLOWER, a planted wait of 2R or more
+# (auto, judged before 5% so that a cut leaves it judged) SLOWER in 95% of
+# them (all, under 20), 5% reported (the verdict's minimum effect is at
+# least 3%). The budget, (cap - 60 s) / 2, keeps the run inside the cap: a
+# level ends within about twice its share, and the baseline takes the 60 s.
+# A skip (77: the GPU too noisy to judge power at any level, or cudnn not
+# usable) fails here, where a GPU is.
+export POWER_ARGS="--device cuda --trials 20 --levels 0,auto,5"
 step_power() {
-  local rc out=$LOGS/power.out r
+  local rc out=$LOGS/power.out r trials
   # shellcheck disable=SC2086
-  "$BUILD/tests/perf/perf_power" $POWER_ARGS --budget $(( STEP_CAP / 2 )) | tee "$out"
+  "$BUILD/tests/perf/perf_power" $POWER_ARGS --budget $(( (STEP_CAP - 60) / 2 )) | tee "$out"
   rc=${PIPESTATUS[0]}
   (( rc == 77 )) && echo "power: not judged on this GPU: the SKIP line above says why"
   r=$(sed -n 's/.*-> resolution R = \([0-9.]*%\).*/\1/p' "$out")
-  echo "power: exit $rc, resolution R ${r:-not measured}"
+  # each level's row: the level, then the trials it ran (of 20 asked)
+  trials=$(awk '$1 ~ /^[0-9.]+%$/ && $2 ~ /^[0-9]+$/ { printf "%s%s %s", sep, $1, $2; sep = ", " }' "$out")
+  echo "power: exit $rc, resolution R ${r:-not measured}, trials per level ${trials:-none}"
   return $rc
 }
 
@@ -617,7 +619,7 @@ if [ "$mode" = --dry-run ]; then
   echo "GPU runners outside it (bench $BENCH_NONPERF_LOOPS, no baselines): $NONPERF_GPU_RUNNERS"
   echo "baselines only on a GPU named like '$EXPECT_GPU' (PROOF_EXPECT_GPU)"
   echo "profile: $PROFILE_RUNNERS, its trace checked by ci/check_trace.py"
-  echo "power (only under PROOF_STEPS=all or power): perf_power $POWER_ARGS --budget <half its cap>"
+  echo "power (only under PROOF_STEPS=power): perf_power $POWER_ARGS --budget <(its cap - 60) / 2>"
   pinned=$(for s in $STEPS_CORRECTNESS; do c=$(step_cpus "${s%%:*}"); [ -n "$c" ] && printf '%s %s; ' "${s%%:*}" "$c"; done)
   echo "cores of the correctness steps: ${pinned:-not pinned here (no taskset, this process held to some of the cores, or the split needs $(( CTEST_JOBS + GATE_JOBS + MEMCHECK_JOBS + 1 )) of $(cores) cores)}"
   echo "1. setup: source .devdeps/unpack.sh; preflight (a git checkout of this tree); find nvcc, compute-sanitizer, CUPTI"

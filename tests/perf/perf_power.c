@@ -23,15 +23,17 @@
  *     not measure here (exit 3: a noise beyond what a baseline holds), and
  *     those not SLOWER whose own resolution (measured in the trial) was
  *     worse than half the planted level: the host could not resolve it then.
- * A judged level whose median change is under half of it was not planted
- * (a runner without the hooks): that fails too.
+ * A judged level whose median change (over the trials the host did not
+ * decide) is under half of it was not planted (a runner without the
+ * hooks): that fails too.
  * Levels between 0 and 2R are reported, not judged for power. `auto` plants
  * 2R (rounded up), so every run judges power at some level; a host so noisy
  * that 2R exceeds MAX_AUTO_LEVEL, or that decided every trial of the judged
  * level itself, is a skip (exit 77) after the false-alarm check, its reason
  * the resolution measured. --budget bounds the run: each level starts no
  * trial after its share of the budget is spent (at least one trial per
- * level). */
+ * level), and holds each decision of a trial to half a share (and a round):
+ * a run ends within about twice its budget, plus the baseline's rounds. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +209,8 @@ typedef struct level_tally {
     int count[4];
     double changes[1024], deltas[1024], resolutions[1024];
     int nchanges;
+    double judged_changes[1024]; /* those of the trials the host did not decide */
+    int njudged;
     double t0; /* when the level began */
     long samples;
 } level_tally;
@@ -252,7 +256,10 @@ static void tally_trial(level_tally *tl, double level, const perf_comparison *c,
     const double resolution = rf > rb ? rf : rb;
     tl->trials++;
     tl->count[perf_overall(c)]++;
-    tl->host += host_decided(c, level, resolution, left_out, left_out_why, tl->host_why, sizeof tl->host_why);
+    const int by_host = host_decided(c, level, resolution, left_out, left_out_why, tl->host_why, sizeof tl->host_why);
+    tl->host += by_host;
+    if (!by_host && tl->njudged < 1024)
+        tl->judged_changes[tl->njudged++] = (c->fwd.change + c->bwd.change) / 2;
     if (tl->nchanges < 1024) {
         tl->resolutions[tl->nchanges] = resolution;
         tl->deltas[tl->nchanges] = (c->fwd.delta + c->bwd.delta) / 2;
@@ -325,7 +332,7 @@ static int judge_level(double level, double resolution, const level_tally *tl, i
         return 1;
     *judged = 1;
     sample_summary change;
-    stats_summarize(tl->changes, tl->nchanges, &change);
+    stats_summarize(tl->judged_changes, tl->njudged, &change);
     if (100 * change.median < level / 2) { /* a runner whose pass lacks the hooks (kernels/cuda_util.h) */
         printf("  -> a %.1f%% slowdown was planted and the times moved by %+.1f%% (median): it did not take "
                "effect in this runner\n", level, 100 * change.median);
@@ -406,6 +413,12 @@ static int measure_power(power_setup *ps, const power_args *a, numerics_context 
     if (numerics_context_get(ctx, ps->runner, &p, &expected, err))
         return -1;
     perf_default_settings((lc_device)ps->runner->device, &ps->settings);
+    /* each of a trial's decisions (the first, a SLOWER's confirmation) ends
+     * within half its level's share and a round: a level within about
+     * twice its share */
+    const double half_share = a->budget_s / a->nlevels / 2;
+    if (half_share > 0 && half_share < ps->settings.compare_budget_s)
+        ps->settings.compare_budget_s = half_share;
     ps->problem = p;
     ps->expected = expected;
     const double t0 = wall_seconds();
@@ -419,11 +432,9 @@ static int measure_power(power_setup *ps, const power_args *a, numerics_context 
 
 /* Whether the test build plants the slowdown in r: the cpu runner's tables
  * (runner_cpu.c, extra_work) and the GPU runners of the roster
- * (kernels/fault_gpu.cu); not onednn or a plugin's runner. */
+ * (kernels/fault_gpu.cu); not onednn or ref. */
 static int plants_slowdown(const runner_ops *r)
 {
-    if (registry_origin(r))
-        return 0;
     return r->device == LC_DEVICE_CUDA || r->forward == registry_find("cpu")->forward;
 }
 

@@ -11,8 +11,9 @@
 #                                       nvidia-smi and lstmcheck stubbed): what it writes into
 #                                       OUT, a cut by the deadline, a cuDNN refusal, another skip
 #   gpu_proof_modes.sh ROOT run_power   a whole call of PROOF_STEPS=power (the same stubs and
-#                                       perf_power's): its arguments, the cut, a skip and a
-#                                       false alarm failing it; the proof leaves it out
+#                                       perf_power's): its arguments, its summary line, the cut,
+#                                       a skip and a false alarm failing it; proof and all leave
+#                                       it out
 #   gpu_proof_modes.sh ROOT gate_ratios each runner's worst ratio from a made-up JUnit file
 #   gpu_proof_modes.sh ROOT missing_baselines
 #                                       a second call measures only the runners without an entry
@@ -151,7 +152,11 @@ case $case in
 #!/bin/sh
 echo "\$*" > "$scratch/power-args"
 case \$STUB_POWER in
-  ok) echo "  -> resolution R = 1.5% (minimum effect + half the interval, median of these trials)"; echo "elapsed 9 s" ;;
+  ok) echo "slowdown  trials  SLOWER    SAME  FASTER INCONCLUSIVE  median change   mean samples  min effect   s/trial"
+      echo "    0.0%      20       0      20       0            0          +0.1%           60.0        3.0%       0.5"
+      echo "  -> resolution R = 1.5% (minimum effect + half the interval, median of these trials)"
+      echo "    3.0%      17      17       0       0            0          +3.1%           60.0        3.0%       0.5"
+      echo "elapsed 9 s" ;;
   noisy) echo "  -> resolution R = 30.0% (minimum effect + half the interval, median of these trials)"
          echo "SKIP: power not judged on this host now: no level reached 2R = 60.0% (at most 50% is planted); measured resolution R = 30.0%"
          exit 77 ;;
@@ -165,24 +170,26 @@ STUB
         PROOF_STEPS="$2" PROOF_DEADLINE_S="$3" bash "$root/ci/gpu-proof.sh"
     }
     expect 0 "power: ok" call ok power 600
-    grep -q "^power: ok, .*last line: power: exit 0, resolution R 1.5%$" "$scratch/out/summary.txt" ||
+    grep -q "^power: ok, .*last line: power: exit 0, resolution R 1.5%, trials per level 0.0% 20, 3.0% 17$" \
+      "$scratch/out/summary.txt" ||
       fail "the summary's power line: $(grep '^power' "$scratch/out/summary.txt")"
-    grep -qx -- "--device cuda --trials 20 --levels 0,5,auto --budget 120" "$scratch/power-args" ||
-      fail "perf_power not asked for cuda within half the step's 240 s: $(cat "$scratch/power-args")"
+    grep -qx -- "--device cuda --trials 20 --levels 0,auto,5 --budget 90" "$scratch/power-args" ||
+      fail "perf_power not asked for cuda within (240 s - 60) / 2: $(cat "$scratch/power-args")"
     # cut to the deadline's rest, the budget with it
     expect 0 "power: ok" call ok power 60
     budget=$(sed 's/.*--budget //' "$scratch/power-args")
-    (( budget < 60 )) || fail "a budget of $budget s under a 60 s deadline"
+    (( budget < 30 )) || fail "a budget of $budget s under a 60 s deadline"
     expect 1 "power: FAIL (exit 77)" call noisy power 600
-    grep -q "^power: FAIL (exit 77), .*last line: power: exit 77, resolution R 30.0%$" "$scratch/out/summary.txt" ||
+    grep -q "^power: FAIL (exit 77), .*last line: power: exit 77, resolution R 30.0%, trials per level none$" \
+      "$scratch/out/summary.txt" ||
       fail "the summary's power line after a skip: $(grep '^power' "$scratch/out/summary.txt")"
     tar -xzOf "$scratch/out/logs.tar.gz" logs/power.log | grep -q "not judged on this GPU" || fail "a skip not said in the log"
     expect 1 "power: FAIL (exit 1)" call alarm power 600
-    # the proof leaves it out; all takes it
-    steps=$(bash "$root/ci/gpu-proof.sh" --dry-run | head -1)
-    [[ $steps == *" cublas_math baselines" ]] || fail "the proof's steps: $steps"
-    steps=$(PROOF_STEPS=all bash "$root/ci/gpu-proof.sh" --dry-run | head -1)
-    [[ $steps == *" baselines power" ]] || fail "all's steps: $steps" ;;
+    # the proof leaves it out, and so does all: run last, it would get no time
+    for steps in proof all; do
+      got=$(PROOF_STEPS=$steps bash "$root/ci/gpu-proof.sh" --dry-run | head -1)
+      [[ $got == *" cublas_math baselines" ]] || fail "$steps' steps: $got"
+    done ;;
   gate_ratios)
     command -v python3 >/dev/null || { echo "SKIP: no python3 here"; exit 77; }
     cat > "$scratch/junit.xml" <<'XML'
