@@ -32,10 +32,11 @@
 # (default ./build-proof: inside the tree, so that a second call on a warm
 # machine rebuilds nothing), PROOF_DEADLINE_S (default 540: every step is
 # cut to what is left of it, so the call ends inside the device's 10 minutes
-# with its logs), PROOF_JOBS (default: the cores), PROOF_STEPS (proof or all:
-# every step but power; or step names; build always runs), PROOF_EXPECT_GPU (default H200, the
-# kind the device tool lends: the GPU the baselines are for; another GPU
-# still gets every correctness step, but no baselines).
+# with its logs), PROOF_JOBS (default: the cores), PROOF_STEPS (proof or
+# all: every step but power; or step names; build always runs),
+# PROOF_EXPECT_GPU (default H200, the kind the device tool lends: the GPU the
+# baselines are for; another GPU still gets every correctness step, but no
+# baselines).
 set -uo pipefail # no -e: a failed step is recorded and the next one runs
 
 # the physical path: git names the top of a checkout reached through a link by it
@@ -556,14 +557,16 @@ step_baselines() {
 # (auto, judged before 5% so that a cut leaves it judged) SLOWER in 95% of
 # them (all, under 20), 5% reported (the verdict's minimum effect is at
 # least 3%). The budget, (cap - 60 s) / 2, keeps the run inside the cap: a
-# level ends within about twice its share, and the baseline takes the 60 s.
+# level ends within about twice its share, and the baseline takes the 60 s;
+# a cap the deadline cut short still gets a quarter of it (0 would be none).
 # A skip (77: the GPU too noisy to judge power at any level, or cudnn not
 # usable) fails here, where a GPU is.
 export POWER_ARGS="--device cuda --trials 20 --levels 0,auto,5"
 step_power() {
-  local rc out=$LOGS/power.out r trials
+  local rc out=$LOGS/power.out r trials budget=$(( (STEP_CAP - 60) / 2 ))
+  (( budget < STEP_CAP / 4 )) && budget=$(( STEP_CAP / 4 ))
   # shellcheck disable=SC2086
-  "$BUILD/tests/perf/perf_power" $POWER_ARGS --budget $(( (STEP_CAP - 60) / 2 )) | tee "$out"
+  "$BUILD/tests/perf/perf_power" $POWER_ARGS --budget "$budget" | tee "$out"
   rc=${PIPESTATUS[0]}
   (( rc == 77 )) && echo "power: not judged on this GPU: the SKIP line above says why"
   r=$(sed -n 's/.*-> resolution R = \([0-9.]*%\).*/\1/p' "$out")
@@ -619,7 +622,7 @@ if [ "$mode" = --dry-run ]; then
   echo "GPU runners outside it (bench $BENCH_NONPERF_LOOPS, no baselines): $NONPERF_GPU_RUNNERS"
   echo "baselines only on a GPU named like '$EXPECT_GPU' (PROOF_EXPECT_GPU)"
   echo "profile: $PROFILE_RUNNERS, its trace checked by ci/check_trace.py"
-  echo "power (only under PROOF_STEPS=power): perf_power $POWER_ARGS --budget <(its cap - 60) / 2>"
+  echo "power (only under PROOF_STEPS=power): perf_power $POWER_ARGS --budget <(its cap - 60) / 2, at least cap / 4>"
   pinned=$(for s in $STEPS_CORRECTNESS; do c=$(step_cpus "${s%%:*}"); [ -n "$c" ] && printf '%s %s; ' "${s%%:*}" "$c"; done)
   echo "cores of the correctness steps: ${pinned:-not pinned here (no taskset, this process held to some of the cores, or the split needs $(( CTEST_JOBS + GATE_JOBS + MEMCHECK_JOBS + 1 )) of $(cores) cores)}"
   echo "1. setup: source .devdeps/unpack.sh; preflight (a git checkout of this tree); find nvcc, compute-sanitizer, CUPTI"
