@@ -144,8 +144,9 @@ typedef struct cpu_step_kernels {
      * L3 near 8 MB) the forward's ratio to oneDNN's fell by 17% at two
      * threads in the median of alternating rounds, and by 5% at one, about
      * the rounds' spread. The AVX-512 kernels keep the first: on a
-     * Cooperlake EPYC our own projection pass made the forward 5% longer
-     * (docs/perf.md, "The input projection first, with AVX2"). */
+     * Cooperlake EPYC (a Zen 4, 1 MiB of L2) OpenBLAS's GEMM first made
+     * the forward's ratio 3.5% worse at one thread and 11% at two
+     * (docs/perf.md, "OpenBLAS's projection with AVX-512"). */
     int input_in_step;
     /* blocks [first, end) of a step (block b: units b*lanes ...) */
     void (*forward)(const cpu_forward_step *st, int first, int end);
