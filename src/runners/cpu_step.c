@@ -46,17 +46,18 @@ static float weight_at(const float *w_ih, const float *w_hh, size_t I, size_t H,
 }
 
 void cpu_pack_forward(float *panels, const float *w_ih, const float *w_hh, int input, int hidden, int lanes,
-                      int hh_transposed, int first, int end)
+                      int gate_groups, int hh_transposed, int first, int end)
 {
-    const size_t I = (size_t)input, H = (size_t)hidden, K = I + H, width = 4 * (size_t)lanes;
+    const size_t I = (size_t)input, H = (size_t)hidden, K = I + H, per_group = 4 / (size_t)gate_groups;
+    const size_t width = per_group * (size_t)lanes;
     for (int block = first; block < end; block++) {
-        float *panel = panels + (size_t)block * K * width;
+        float *panel = panels + (size_t)block * K * 4 * (size_t)lanes;
         for (size_t k0 = 0; k0 < K; k0 += PACK_RUN) {
             const size_t k1 = k0 + PACK_RUN < K ? k0 + PACK_RUN : K;
             for (size_t q = 0; q < 4; q++)
                 for (size_t u = 0; u < (size_t)lanes; u++) {
                     const size_t j = (size_t)block * lanes + u, n = q * H + j;
-                    float *slot = panel + q * lanes + u;
+                    float *slot = panel + q / per_group * K * width + q % per_group * lanes + u;
                     for (size_t k = k0; k < k1; k++) /* zero past H: the padding units */
                         slot[k * width] = j < H ? weight_at(w_ih, w_hh, I, H, n, k, hh_transposed) : 0.0f;
                 }

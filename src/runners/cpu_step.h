@@ -136,6 +136,11 @@ struct cpu_wgrad_buffers;
 typedef struct cpu_step_kernels {
     const char *isa; /* "avx512", "avx2" */
     int lanes;       /* hidden units per block: one vector */
+    /* The forward's panel of a block in this many parts (1 or 2), each over
+     * every k and holding 4 / forward_gate_groups gates (cpu_pack_forward):
+     * with 2, a tile sums gates i, f, then g, o, each pass over twice the
+     * rows (cpu_step_kernel.h, "Gates in two passes"). */
+    int forward_gate_groups;
     /* 1: a step multiplies [x_t | h_{t-1}] by panels of [W_ih | W_hh];
      * 0: x W_ih^T of every step is one GEMM before the steps (into the
      * gates' tape), and a step multiplies h_{t-1} by panels of W_hh alone
@@ -174,11 +179,13 @@ size_t cpu_forward_panel_floats(int input, int hidden, int lanes);
 
 /* Blocks [first, end) of the forward panels of a layer: for block b, k
  * over [W_ih | W_hh]'s columns, the rows i, f, g, o of units b*lanes ...
- * (zero past H); with input 0, over W_hh's alone (w_ih unread). W_hh
- * element (n, k) is read at w_hh[n*H + k], or at w_hh[k*4H + n] when
- * hh_transposed (a planted fault). */
+ * (zero past H), in gate_groups parts one after the other (1: every gate
+ * in a row of the panel; 2: i, f over every k, then g, o); with input 0,
+ * over W_hh's alone (w_ih unread). W_hh element (n, k) is read at
+ * w_hh[n*H + k], or at w_hh[k*4H + n] when hh_transposed (a planted
+ * fault). */
 void cpu_pack_forward(float *panels, const float *w_ih, const float *w_hh, int input, int hidden, int lanes,
-                      int hh_transposed, int first, int end);
+                      int gate_groups, int hh_transposed, int first, int end);
 
 /* A backward step's work comes in items of 4*lanes columns of
  * [W_ih | W_hh]: first those of h_{t-1} (*dh_items, each with its cells),

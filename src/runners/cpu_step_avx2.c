@@ -1,5 +1,6 @@
 /* The fused step's kernels for AVX2 with FMA (cpu_step_kernel.h): 8 units
- * per block, 3 rows x 4 gates = 12 of the 16 vector registers accumulating.
+ * per block, 3 rows x 4 gates = 12 of the 16 vector registers accumulating;
+ * the forward 6 rows x 2 gates, in two passes (gates i, f, then g, o).
  * Built with -mavx2 -mfma (CMakeLists.txt); run only where the CPU has them. */
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -39,6 +40,8 @@ static inline __m256 v_recip_avx2(__m256 x)
 #define v_pow2(n) _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23))
 #define v_copysign(mag, sign) _mm256_or_ps(v_abs(mag), _mm256_and_ps(_mm256_set1_ps(-0.0f), sign))
 #define v_select_lt(x, limit, a, b) _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, limit, _CMP_LT_OQ))
+#define FWD_GATE_GROUPS 2
+#define FMR 6
 #define KNAME(name) name##_avx2
 #define INPUT_IN_STEP 0 /* x W_ih^T as one GEMM before the steps (cpu_step.h, input_in_step) */
 #define KNAME_ISA "avx2"

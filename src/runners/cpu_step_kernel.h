@@ -12,11 +12,18 @@
  *   v_floor, v_abs, v_pow2(n) = 2^n for integral n in [-126, 127],
  *   v_copysign(mag, sign), v_select_lt(x, limit, a, b) = x < limit ? a : b,
  *   KNAME(name): the ISA's name for a function
- *   INPUT_IN_STEP  1 or 0: cpu_step_kernels.input_in_step */
+ *   INPUT_IN_STEP  1 or 0: cpu_step_kernels.input_in_step
+ *   FWD_GATE_GROUPS  1 (default) or 2: cpu_step_kernels.forward_gate_groups;
+ *       2 also needs FMR, the forward's rows per tile (FMR x 2
+ *       accumulators; below, "Gates in two passes") */
 #include "runners/cpu_step.h"
 
 #include <stdint.h>
 #include <string.h>
+
+#ifndef FWD_GATE_GROUPS
+#define FWD_GATE_GROUPS 1
+#endif
 
 /* A prefetch neither faults nor changes a result, so no test would see one
  * at a wrong address. Under AddressSanitizer (ci/sanitize.sh runs the unit
@@ -227,25 +234,25 @@ KNAME(tile_dot_blocked)(vec acc[MR][4], int rows, const float *a, size_t a_row, 
     return panel;
 }
 
-/* The panel of K rows at `at` as the next one, for the row tile from
- * batch row r0: each tile asks for the K lines after its predecessors'. */
-static inline KNAME(next_panel) KNAME(next_panel_for)(const float *at, int K, int r0)
+/* The panel of K rows of row_floats at `at` as the next one, for the
+ * row tile of tile_rows from batch row r0: each tile asks for the K lines
+ * after its predecessors'. */
+static inline KNAME(next_panel) KNAME(next_panel_for)(const float *at, int K, int row_floats, int r0, int tile_rows)
 {
-    const KNAME(next_panel) next = {at, (size_t)(r0 / MR) * (size_t)K, (size_t)K * 4 * VL / CPU_LINE_FLOATS};
+    const KNAME(next_panel) next = {at, (size_t)(r0 / tile_rows) * (size_t)K,
+                                    (size_t)K * (size_t)row_floats / CPU_LINE_FLOATS};
     return next;
 }
 
-/* acc[r][q] += the input projection x W_ih^T that a GEMM left in the gates'
- * tape, rows r0 ... of units j .. j+n-1 (the cell then writes the
- * activated gates over it). */
-static inline __attribute__((always_inline)) void KNAME(add_projection)(const cpu_forward_step *st, vec acc[MR][4],
-                                                                       int r0, int rows, int j, int n)
+/* pre[q] += the input projection x W_ih^T that a GEMM left in the gates'
+ * tape, row b, units j .. j+n-1 (the cell then writes the activated gates
+ * over it). */
+static inline __attribute__((always_inline)) void KNAME(add_projection)(const cpu_forward_step *st, vec pre[4], int b,
+                                                                       int j, int n)
 {
     const size_t H = (size_t)st->hidden;
-    for (int r = 0; r < rows; r++)
-        for (int q = 0; q < 4; q++)
-            acc[r][q] = v_add(acc[r][q],
-                              KNAME(load_n)(st->gates + (size_t)(r0 + r) * 4 * H + (size_t)q * H + (size_t)j, n));
+    for (int q = 0; q < 4; q++)
+        pre[q] = v_add(pre[q], KNAME(load_n)(st->gates + (size_t)b * 4 * H + (size_t)q * H + (size_t)j, n));
 }
 
 /* rows (a constant where it is inlined) batch rows from r0, block
@@ -259,47 +266,138 @@ static inline __attribute__((always_inline)) void KNAME(tile_forward)(const cpu_
     vec acc[MR][4];
     KNAME(zero_tile)(acc);
     const float *panel = st->packed + (size_t)block * panel_floats;
-    KNAME(next_panel) ahead = KNAME(next_panel_for)(st->packed + (size_t)next * panel_floats, I + H, r0);
+    KNAME(next_panel) ahead = KNAME(next_panel_for)(st->packed + (size_t)next * panel_floats, I + H, 4 * VL, r0, MR);
     if (I) { /* else the input projection is in the tape (cpu_step_kernels.input_in_step) */
         panel = KNAME(tile_dot_blocked)(acc, rows, st->x + (size_t)r0 * I, (size_t)I, 1, I, panel, ahead);
         ahead.line0 += (size_t)I;
     }
     KNAME(tile_dot_blocked)(acc, rows, st->h_in + (size_t)r0 * H, (size_t)H, 1, H, panel, ahead);
-    if (!I)
-        KNAME(add_projection)(st, acc, r0, rows, j, n);
-    for (int r = 0; r < rows; r++)
+    for (int r = 0; r < rows; r++) {
+        if (!I)
+            KNAME(add_projection)(st, acc[r], r0 + r, j, n);
         KNAME(cell_forward)(st, acc[r], r0 + r, j, n, blocks * VL);
+    }
 }
 
-/* TILE(r0, rows) over a batch of B rows: tiles of MR rows, then the last
+/* TILE(r0, rows) over a batch of B rows: tiles of TM rows, then the last
  * rows with a count known at compile time (each its own unrolled copy). */
-#define ROW_TILES(B, TILE)                                                                                  \
+#define ROW_TILES(B, TM, TILE)                                                                              \
     do {                                                                                                    \
         int r0_ = 0;                                                                                        \
-        for (; r0_ + MR <= (B); r0_ += MR)                                                                  \
-            TILE(r0_, MR);                                                                                  \
+        for (; r0_ + (TM) <= (B); r0_ += (TM))                                                              \
+            TILE(r0_, (TM));                                                                                \
         switch ((B) - r0_) {                                                                                \
         case 1: TILE(r0_, 1); break;                                                                        \
-        case 2: if (2 < MR) TILE(r0_, 2 < MR ? 2 : MR); break;                                              \
-        case 3: if (3 < MR) TILE(r0_, 3 < MR ? 3 : MR); break;                                              \
-        case 4: if (4 < MR) TILE(r0_, 4 < MR ? 4 : MR); break;                                              \
-        case 5: if (5 < MR) TILE(r0_, 5 < MR ? 5 : MR); break;                                              \
-        case 6: if (6 < MR) TILE(r0_, 6 < MR ? 6 : MR); break;                                              \
-        case 7: if (7 < MR) TILE(r0_, 7 < MR ? 7 : MR); break;                                              \
+        case 2: if (2 < (TM)) TILE(r0_, 2 < (TM) ? 2 : (TM)); break;                                        \
+        case 3: if (3 < (TM)) TILE(r0_, 3 < (TM) ? 3 : (TM)); break;                                        \
+        case 4: if (4 < (TM)) TILE(r0_, 4 < (TM) ? 4 : (TM)); break;                                        \
+        case 5: if (5 < (TM)) TILE(r0_, 5 < (TM) ? 5 : (TM)); break;                                        \
+        case 6: if (6 < (TM)) TILE(r0_, 6 < (TM) ? 6 : (TM)); break;                                        \
+        case 7: if (7 < (TM)) TILE(r0_, 7 < (TM) ? 7 : (TM)); break;                                        \
         default: break;                                                                                     \
         }                                                                                                   \
     } while (0)
+
+#if FWD_GATE_GROUPS == 2
+/* Gates in two passes. A tile of 4-vector panel rows has MR rows, 3 with
+ * AVX2's 16 registers, and each k reads 128 bytes of panel for 12 FMAs:
+ * on a Zen 3 the sums waited on L2 (docs/perf.md, "The AVX2 kernels on a
+ * Zen 3 EPYC"). Here a block's panel is in two parts (cpu_pack_forward's
+ * gate_groups), gates i, f over every k, then g, o, and a tile of FMR
+ * rows sums the first part, keeps those sums, then sums the second: 12
+ * accumulators still, 64 bytes of panel a k. Each sum runs over the same
+ * terms in the same order as in tile_forward, and the cell is the same:
+ * the same bits. */
+
+/* acc[r][v] += sum_k a[r*a_row + k] * panel[k][v] over k < K, v < 2;
+ * returns the panel past it */
+static inline __attribute__((always_inline)) const float *
+KNAME(tile_dot_half)(vec acc[FMR][2], int rows, const float *a, size_t a_row, int K, const float *panel,
+                     KNAME(next_panel) next)
+{
+    for (int k = 0; k < K; k++, panel += 2 * VL, a++) {
+        if (next.at && next.line0 + (size_t)k < next.lines)
+            ask_cache(next.at + (next.line0 + (size_t)k) * CPU_LINE_FLOATS, _MM_HINT_T1);
+        const vec b0 = v_load(panel), b1 = v_load(panel + VL);
+#pragma GCC unroll 8
+        for (int r = 0; r < rows; r++) {
+            const vec ar = v_set1(a[(size_t)r * a_row]);
+            acc[r][0] = v_fmadd(ar, b0, acc[r][0]);
+            acc[r][1] = v_fmadd(ar, b1, acc[r][1]);
+        }
+    }
+    return panel;
+}
+
+/* One part's sums, x's columns then h's, each in runs of
+ * CPU_STEP_SUM_BLOCK as tile_dot_blocked's; returns the panel past it */
+static inline __attribute__((always_inline)) const float *
+KNAME(tile_part)(const cpu_forward_step *st, vec acc[FMR][2], int r0, int rows, const float *panel,
+                 KNAME(next_panel) next)
+{
+    for (int r = 0; r < FMR; r++)
+        acc[r][0] = acc[r][1] = v_zero();
+    for (int part = 0; part < 2; part++) { /* x (where the step reads it), then h */
+        const int K = part ? st->hidden : st->input;
+        if (!K)
+            continue;
+        const float *a = part ? st->h_in + (size_t)r0 * st->hidden : st->x + (size_t)r0 * st->input;
+        const int first = K < CPU_STEP_SUM_BLOCK ? K : CPU_STEP_SUM_BLOCK;
+        panel = KNAME(tile_dot_half)(acc, rows, a, (size_t)K, first, panel, next);
+        next.line0 += (size_t)first;
+        for (int k0 = first; k0 < K; k0 += CPU_STEP_SUM_BLOCK) {
+            const int kb = K - k0 < CPU_STEP_SUM_BLOCK ? K - k0 : CPU_STEP_SUM_BLOCK;
+            vec run[FMR][2];
+            for (int r = 0; r < FMR; r++)
+                run[r][0] = run[r][1] = v_zero();
+            panel = KNAME(tile_dot_half)(run, rows, a + k0, (size_t)K, kb, panel, next);
+            next.line0 += (size_t)kb;
+            for (int r = 0; r < rows; r++)
+                for (int v = 0; v < 2; v++)
+                    acc[r][v] = v_add(acc[r][v], run[r][v]);
+        }
+    }
+    return panel;
+}
+
+/* tile_forward with the gates in two passes */
+static inline __attribute__((always_inline)) void KNAME(tile_forward_halves)(const cpu_forward_step *st, int block,
+                                                                            int next, int r0, int rows)
+{
+    const int I = st->input, H = st->hidden, blocks = cpu_step_blocks(H, VL);
+    const int j = block * VL, n = H - j < VL ? H - j : VL;
+    const size_t panel_floats = (size_t)(I + H) * 4 * VL;
+    const float *panel = st->packed + (size_t)block * panel_floats;
+    KNAME(next_panel) ahead =
+        KNAME(next_panel_for)(st->packed + (size_t)next * panel_floats, 2 * (I + H), 2 * VL, r0, FMR);
+    vec i_f[FMR][2], g_o[FMR][2];
+    panel = KNAME(tile_part)(st, i_f, r0, rows, panel, ahead);
+    ahead.line0 += (size_t)(I + H);
+    KNAME(tile_part)(st, g_o, r0, rows, panel, ahead);
+    for (int r = 0; r < rows; r++) {
+        vec pre[4] = {i_f[r][0], i_f[r][1], g_o[r][0], g_o[r][1]};
+        if (!I)
+            KNAME(add_projection)(st, pre, r0 + r, j, n);
+        KNAME(cell_forward)(st, pre, r0 + r, j, n, blocks * VL);
+    }
+}
+#define FORWARD_TILE_ROWS FMR
+#define FORWARD_TILE(r0, rows) KNAME(tile_forward_halves)(st, block, next, r0, rows)
+#else
+#define FORWARD_TILE_ROWS MR
+#define FORWARD_TILE(r0, rows) KNAME(tile_forward)(st, block, next, r0, rows)
+#endif
 
 static void KNAME(step_forward)(const cpu_forward_step *st, int first, int end)
 {
     for (int block = first; block < end; block++) {
         const int next = block + 1 < end ? block + 1 : first; /* the last one's: the first, for the next step */
-#define FORWARD_TILE(r0, rows) KNAME(tile_forward)(st, block, next, r0, rows)
-        ROW_TILES(st->batch, FORWARD_TILE);
-#undef FORWARD_TILE
+        ROW_TILES(st->batch, FORWARD_TILE_ROWS, FORWARD_TILE);
     }
     _mm_sfence(); /* any streamed tape is in memory before the team meets */
 }
+#undef FORWARD_TILE
+#undef FORWARD_TILE_ROWS
 
 /* A vector streamed past the caches where p is aligned to one, else
  * stored. The backward's tape rows are 4 vectors, contiguous, from a
@@ -377,7 +475,7 @@ static inline __attribute__((always_inline)) void KNAME(tile_backward)(const cpu
     if (st->dgates_in)
         KNAME(tile_dot)(acc, rows, st->dgates_in + (size_t)r0 * 4 * H, 4 * (size_t)H, 1, 4 * H,
                         st->packed + (size_t)item * panel_floats,
-                        KNAME(next_panel_for)(st->packed + (size_t)next * panel_floats, 4 * H, r0));
+                        KNAME(next_panel_for)(st->packed + (size_t)next * panel_floats, 4 * H, 4 * VL, r0, MR));
     for (int r = 0; r < rows; r++) {
         const int b = r0 + r;
         const int passes = !st->dgates_in ||
@@ -407,7 +505,7 @@ static void KNAME(step_backward)(const cpu_backward_step *st, int first, int end
     for (int item = first; item < end; item++) {
         const int next = item + 1 < end ? item + 1 : then;
 #define BACKWARD_TILE(r0, rows) KNAME(tile_backward)(st, item, next, dh_items, r0, rows)
-        ROW_TILES(st->batch, BACKWARD_TILE);
+        ROW_TILES(st->batch, MR, BACKWARD_TILE);
 #undef BACKWARD_TILE
     }
     _mm_sfence(); /* the streamed tape is in memory before the team meets */
@@ -566,7 +664,7 @@ static void KNAME(weight_grads)(const cpu_weight_grads *wg, const cpu_wgrad_buff
             }
 #define WGRAD_TILE(r0, n) \
     KNAME(tile_weight_grads)(wg, buf, strip, s, part, c0, n, p, panel, kc, first_slab, last_slab, ahead)
-            ROW_TILES(cols, WGRAD_TILE);
+            ROW_TILES(cols, MR, WGRAD_TILE);
 #undef WGRAD_TILE
         }
     }
@@ -575,6 +673,7 @@ static void KNAME(weight_grads)(const cpu_weight_grads *wg, const cpu_wgrad_buff
 const cpu_step_kernels KNAME(cpu_step_kernels) = {
     .isa = KNAME_ISA,
     .lanes = VL,
+    .forward_gate_groups = FWD_GATE_GROUPS,
     .input_in_step = INPUT_IN_STEP,
     .forward = KNAME(step_forward),
     .backward = KNAME(step_backward),

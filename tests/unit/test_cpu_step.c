@@ -121,7 +121,7 @@ static void run_step(const cpu_step_kernels *ks, const step_case *k, int project
                     malloc(sizeof(float) * 4 * blocks * lanes), malloc(sizeof(float) * B * 4 * H),
                     malloc(sizeof(float) * B * H), malloc(sizeof(float) * B * H), malloc(sizeof(float) * B * H),
                     malloc(sizeof(float) * B * H)};
-    cpu_pack_forward(r->panels, k->w_ih, k->w_hh, I, H, lanes, 0, 0, blocks);
+    cpu_pack_forward(r->panels, k->w_ih, k->w_hh, I, H, lanes, ks->forward_gate_groups, 0, 0, blocks);
     cpu_pack_bias(r->bias, k->b, NULL, H, lanes, 0);
     if (projected)
         project_input(k, r->gates);
@@ -232,15 +232,16 @@ int test_cpu_step_kernels_line_aligned(void)
 #endif
 }
 
-/* H: two blocks and a tail; B from 1 to 9 covers every count of last
- * rows; the input in the step, and its projection before it; the bias's
- * sweep over [-60, 60] (gates i and o saturated throughout: only f and g
+/* H: two blocks and a tail; B from 1 to 13 covers every count of last
+ * rows after a full tile and without one (tiles of 3 or 6 rows: MR, FMR);
+ * the input in the step, and its projection before it; the bias's sweep
+ * over [-60, 60] (gates i and o saturated throughout: only f and g
  * would tell their sums wrong) and scaled to [-3, 3] (none saturated) */
 static int step_cases(const cpu_step_kernels *ks)
 {
     for (int projected = 0; projected <= 1; projected++)
         for (int mild = 0; mild <= 1; mild++)
-            for (int B = 1; B <= 9; B++) {
+            for (int B = 1; B <= 13; B++) {
                 step_case k;
                 make_case(&k, B, 5, 2 * ks->lanes + 3);
                 for (int n = 0; mild && n < 4 * k.H; n++)
