@@ -125,7 +125,7 @@ typedef struct cpu_weight_grads {
 } cpu_weight_grads;
 
 /* The longest run of x_t W_ih^T or h_{t-1} W_hh^T the forward sums in one
- * chain (cpu_step_kernel.h: tile_dot_blocked); a run of 512 or less (the
+ * chain (cpu_step_kernel.h: tile_dot_blocked, tile_part); a run of 512 or less (the
  * default shape's) is not split, and costs nothing. A build may set another
  * to measure it (docs/perf.md, "Blocked sums"). */
 #ifndef CPU_STEP_SUM_BLOCK
@@ -149,8 +149,8 @@ typedef struct cpu_step_kernels {
      * L3 near 8 MB) the forward's ratio to oneDNN's fell by 17% at two
      * threads in the median of alternating rounds, and by 5% at one, about
      * the rounds' spread. The AVX-512 kernels keep the first: on a
-     * Cooperlake EPYC (a Zen 4, 1 MiB of L2) OpenBLAS's GEMM first made
-     * the forward's ratio 3.5% worse at one thread and 11% at two
+     * Cooperlake EPYC (a Zen 4) OpenBLAS's GEMM first gained nothing at
+     * one thread and made the forward's ratio 11% worse at two
      * (docs/perf.md, "OpenBLAS's projection with AVX-512"). */
     int input_in_step;
     /* blocks [first, end) of a step (block b: units b*lanes ...) */

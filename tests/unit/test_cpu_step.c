@@ -233,7 +233,8 @@ int test_cpu_step_kernels_line_aligned(void)
 }
 
 /* H: two blocks and a tail; B from 1 to 13 covers every count of last
- * rows after a full tile and without one (tiles of 3 or 6 rows: MR, FMR);
+ * rows after a full tile and without one (the forward's tiles are 6 rows
+ * with either ISA: AVX-512's MR, AVX2's FMR);
  * the input in the step, and its projection before it; the bias's sweep
  * over [-60, 60] (gates i and o saturated throughout: only f and g
  * would tell their sums wrong) and scaled to [-3, 3] (none saturated) */
@@ -266,10 +267,12 @@ int test_cpu_step_against_double(void)
  * the 0.01s fall below the spacing of 2^20 (0.125) and vanish: the sum is
  * 0. In runs, the second sums them on its own before its -2^20, and the
  * sum is what float arithmetic gives that order (5.125 for runs of 512):
- * the g gate must be its tanh. */
+ * the g gate must be its tanh, the others its sigmoid (the AVX2 forward
+ * sums i, f and g, o in passes of their own). B = 7: a full tile of 6
+ * rows and one more. */
 static int summed_in_runs(const cpu_step_kernels *ks, int of_h)
 {
-    enum { RUN = CPU_STEP_SUM_BLOCK, K = 2 * RUN, B = 2 };
+    enum { RUN = CPU_STEP_SUM_BLOCK, K = 2 * RUN, B = 7 };
     const float big = 1048576.0f, small = 0.01f;
     float part = 0.0f; /* the second run on its own, as the kernel sums it */
     for (int i = 0; i < RUN - 1; i++)
@@ -294,12 +297,14 @@ static int summed_in_runs(const cpu_step_kernels *ks, int of_h)
     run_step(ks, &k, 0, &r); /* the sums over x are the step's only where x is in it */
     int bad = 0;
     for (int b = 0; b < B && !bad; b++)
-        for (int j = 0; j < H && !bad; j++) {
-            const float g = r.gates[(size_t)b * 4 * H + 2 * H + j];
-            if (fabs(g - tanh(want)) > 1e-6)
-                bad = fprintf(stderr, "%s: row %d unit %d: g gate %.9g, want tanh(%g) = %.9g (0: one chain)\n",
-                              ks->isa, b, j, g, want, tanh(want));
-        }
+        for (int q = 0; q < 4 && !bad; q++)
+            for (int j = 0; j < H && !bad; j++) {
+                const float g = r.gates[(size_t)b * 4 * H + (size_t)q * H + j];
+                const double expect = q == 2 ? tanh(want) : sigmoid(want);
+                if (fabs(g - expect) > 1e-6)
+                    bad = fprintf(stderr, "%s: row %d unit %d: gate %d %.9g, want %.9g of %g (%s of 0: one chain)\n",
+                                  ks->isa, b, j, q, g, expect, want, q == 2 ? "tanh" : "sigmoid");
+            }
     free_run(&r);
     free_case(&k);
     CHECK(want > 1.0f, "the case must tell runs from one chain (its sum is %g)", want);
