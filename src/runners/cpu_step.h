@@ -125,9 +125,10 @@ typedef struct cpu_weight_grads {
 } cpu_weight_grads;
 
 /* The longest run of x_t W_ih^T or h_{t-1} W_hh^T the forward sums in one
- * chain (cpu_step_kernel.h: tile_dot_blocked, tile_part); a run of 512 or less (the
- * default shape's) is not split, and costs nothing. A build may set another
- * to measure it (docs/perf.md, "Blocked sums"). */
+ * chain (cpu_step_kernel.h: tile_dot_blocked, tile_dot_half_blocked); a
+ * run of 512 or less (the default shape's) is not split, and costs
+ * nothing. A build may set another to measure it (docs/perf.md, "Blocked
+ * sums"). */
 #ifndef CPU_STEP_SUM_BLOCK
 #define CPU_STEP_SUM_BLOCK 512
 #endif

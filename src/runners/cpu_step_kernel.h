@@ -329,35 +329,42 @@ KNAME(tile_dot_half)(vec acc[FMR][2], int rows, const float *a, size_t a_row, in
     return panel;
 }
 
-/* One part's sums, x's columns then h's, each in runs of
- * CPU_STEP_SUM_BLOCK as tile_dot_blocked's; returns the panel past it */
+/* tile_dot_half in runs of CPU_STEP_SUM_BLOCK, as tile_dot_blocked */
 static inline __attribute__((always_inline)) const float *
-KNAME(tile_part)(const cpu_forward_step *st, vec acc[FMR][2], int r0, int rows, const float *panel,
-                 KNAME(next_panel) next)
+KNAME(tile_dot_half_blocked)(vec acc[FMR][2], int rows, const float *a, size_t a_row, int K, const float *panel,
+                             KNAME(next_panel) next)
 {
-    for (int r = 0; r < FMR; r++)
-        acc[r][0] = acc[r][1] = v_zero();
-    for (int part = 0; part < 2; part++) { /* x (where the step reads it), then h */
-        const int K = part ? st->hidden : st->input;
-        if (!K)
-            continue;
-        const float *a = part ? st->h_in + (size_t)r0 * st->hidden : st->x + (size_t)r0 * st->input;
-        const int first = K < CPU_STEP_SUM_BLOCK ? K : CPU_STEP_SUM_BLOCK;
-        panel = KNAME(tile_dot_half)(acc, rows, a, (size_t)K, first, panel, next);
-        next.line0 += (size_t)first;
-        for (int k0 = first; k0 < K; k0 += CPU_STEP_SUM_BLOCK) {
-            const int kb = K - k0 < CPU_STEP_SUM_BLOCK ? K - k0 : CPU_STEP_SUM_BLOCK;
-            vec run[FMR][2];
-            for (int r = 0; r < FMR; r++)
-                run[r][0] = run[r][1] = v_zero();
-            panel = KNAME(tile_dot_half)(run, rows, a + k0, (size_t)K, kb, panel, next);
-            next.line0 += (size_t)kb;
-            for (int r = 0; r < rows; r++)
-                for (int v = 0; v < 2; v++)
-                    acc[r][v] = v_add(acc[r][v], run[r][v]);
-        }
+    const int first = K < CPU_STEP_SUM_BLOCK ? K : CPU_STEP_SUM_BLOCK;
+    const size_t line0 = next.line0;
+    panel = KNAME(tile_dot_half)(acc, rows, a, a_row, first, panel, next);
+    for (int k0 = first; k0 < K; k0 += CPU_STEP_SUM_BLOCK) {
+        const int kb = K - k0 < CPU_STEP_SUM_BLOCK ? K - k0 : CPU_STEP_SUM_BLOCK;
+        vec part[FMR][2];
+        for (int r = 0; r < FMR; r++)
+            part[r][0] = part[r][1] = v_zero();
+        next.line0 = line0 + (size_t)k0;
+        panel = KNAME(tile_dot_half)(part, rows, a + k0, a_row, kb, panel, next);
+        for (int r = 0; r < rows; r++)
+            for (int v = 0; v < 2; v++)
+                acc[r][v] = v_add(acc[r][v], part[r][v]);
     }
     return panel;
+}
+
+/* One part's sums, x's columns (where the step reads them) then h's, as
+ * tile_forward sums all four gates; returns the panel past it */
+static inline __attribute__((always_inline)) const float *
+KNAME(tile_part)(const cpu_forward_step *st, vec acc[FMR][2], int r0, int rows, const float *panel,
+                 KNAME(next_panel) ahead)
+{
+    const int I = st->input, H = st->hidden;
+    for (int r = 0; r < FMR; r++)
+        acc[r][0] = acc[r][1] = v_zero();
+    if (I) {
+        panel = KNAME(tile_dot_half_blocked)(acc, rows, st->x + (size_t)r0 * I, (size_t)I, I, panel, ahead);
+        ahead.line0 += (size_t)I;
+    }
+    return KNAME(tile_dot_half_blocked)(acc, rows, st->h_in + (size_t)r0 * H, (size_t)H, H, panel, ahead);
 }
 
 /* tile_forward with the gates in two passes */

@@ -437,7 +437,8 @@ static void pack_weights_member(void *arg, lc_team *team, int rank, int size)
     cpu_backward_items(In, H, lanes, &dh_items, &dx_items);
     const int items = dh_items + dx_items;
     cpu_pack_forward(s->layers[l].fwd_panels, p->w_ih[l], p->w_hh[l], step_input(s, l), H, lanes,
-                     s->kernels->forward_gate_groups, FAULT_ON(FAULT_TRANSPOSED_WEIGHT), blocks * rank / size, blocks * (rank + 1) / size);
+                     s->kernels->forward_gate_groups, FAULT_ON(FAULT_TRANSPOSED_WEIGHT), blocks * rank / size,
+                     blocks * (rank + 1) / size);
     cpu_pack_backward(s->layers[l].bwd_panels, p->w_ih[l], p->w_hh[l], In, H, lanes, items * rank / size,
                       items * (rank + 1) / size);
 }

@@ -234,10 +234,10 @@ int test_cpu_step_kernels_line_aligned(void)
 
 /* H: two blocks and a tail; B from 1 to 13 covers every count of last
  * rows after a full tile and without one (the forward's tiles are 6 rows
- * with either ISA: AVX-512's MR, AVX2's FMR);
- * the input in the step, and its projection before it; the bias's sweep
- * over [-60, 60] (gates i and o saturated throughout: only f and g
- * would tell their sums wrong) and scaled to [-3, 3] (none saturated) */
+ * with either ISA: AVX-512's MR, AVX2's FMR); the input in the step, and
+ * its projection before it; the bias's sweep over [-60, 60] (gates i and
+ * o saturated throughout: only f and g would tell their sums wrong) and
+ * scaled to [-3, 3] (none saturated) */
 static int step_cases(const cpu_step_kernels *ks)
 {
     for (int projected = 0; projected <= 1; projected++)
