@@ -154,6 +154,15 @@ typedef struct cpu_step_kernels {
      * one thread and made the forward's ratio 11% worse at two
      * (docs/perf.md, "OpenBLAS's projection with AVX-512"). */
     int input_in_step;
+    /* The backward's twin: 1: a backward step multiplies dgates_t by
+     * panels of [W_ih | W_hh], giving dx_t with the gradient reaching
+     * h_{t-1}; 0: by W_hh's alone, and dx of every step is one GEMM after
+     * the steps (dgates of every step kept for it), as oneDNN's RNN does:
+     * half the panel bytes a step, as input_in_step 0 in the forward. The
+     * AVX2 kernels take the second way, for the Zen 3's share of L3 that
+     * the forward's gain came from; on a Zen 4 with AVX2 forced it is level
+     * (docs/perf.md, "The input's gradient after the steps, with AVX2"). */
+    int input_grad_in_step;
     /* blocks [first, end) of a step (block b: units b*lanes ...) */
     void (*forward)(const cpu_forward_step *st, int first, int end);
     /* items [first, end) of a backward step (cpu_backward_items); item

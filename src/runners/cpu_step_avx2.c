@@ -44,6 +44,7 @@ static inline __m256 v_recip_avx2(__m256 x)
 #define FMR 6
 #define KNAME(name) name##_avx2
 #define INPUT_IN_STEP 0 /* x W_ih^T as one GEMM before the steps (cpu_step.h, input_in_step) */
+#define INPUT_GRAD_IN_STEP 0 /* dgates W_ih as one GEMM after them (cpu_step.h, input_grad_in_step) */
 #define KNAME_ISA "avx2"
 #include "runners/cpu_step_kernel.h"
 #else

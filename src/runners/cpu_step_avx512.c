@@ -36,6 +36,7 @@ static inline __m512 v_recip_avx512(__m512 x)
 #define v_select_lt(x, limit, a, b) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, limit, _CMP_LT_OQ), b, a)
 #define KNAME(name) name##_avx512
 #define INPUT_IN_STEP 1 /* [x_t | h_{t-1}] [W_ih | W_hh] in each step (cpu_step.h, input_in_step) */
+#define INPUT_GRAD_IN_STEP 1 /* dgates_t [W_ih | W_hh] in each step (cpu_step.h, input_grad_in_step) */
 #define KNAME_ISA "avx512"
 #include "runners/cpu_step_kernel.h"
 #else

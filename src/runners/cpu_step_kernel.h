@@ -13,6 +13,7 @@
  *   v_copysign(mag, sign), v_select_lt(x, limit, a, b) = x < limit ? a : b,
  *   KNAME(name): the ISA's name for a function
  *   INPUT_IN_STEP  1 or 0: cpu_step_kernels.input_in_step
+ *   INPUT_GRAD_IN_STEP  1 or 0: cpu_step_kernels.input_grad_in_step
  *   FWD_GATE_GROUPS  1 (default) or 2: cpu_step_kernels.forward_gate_groups;
  *       2 also needs FMR, the forward's rows per tile (FMR x 2
  *       accumulators; below, "Gates in two passes") */
@@ -682,6 +683,7 @@ const cpu_step_kernels KNAME(cpu_step_kernels) = {
     .lanes = VL,
     .forward_gate_groups = FWD_GATE_GROUPS,
     .input_in_step = INPUT_IN_STEP,
+    .input_grad_in_step = INPUT_GRAD_IN_STEP,
     .forward = KNAME(step_forward),
     .backward = KNAME(step_backward),
     .strip_rows = MR,

@@ -4,7 +4,8 @@
  * step one fused pass that computes x_t W_ih^T + h_{t-1} W_hh^T and the
  * cell block by block, split over a team of OpenBLAS's thread count with a
  * barrier per step (the AVX2 kernels: x W_ih^T of all steps as one
- * OpenBLAS GEMM first, and h_{t-1} W_hh^T added to it per step).
+ * OpenBLAS GEMM first, and h_{t-1} W_hh^T added to it per step; in the
+ * backward, dx of all steps as one GEMM after them).
  * Elsewhere (and with LSTMCHECK_CPU_KERNELS=blas): the input projection
  * of all T steps in one OpenBLAS GEMM, then per step one recurrent GEMM
  * and a fused pointwise cell. Backward, with the kernels:
@@ -78,7 +79,7 @@ typedef struct cpu_state {
     int *len;       /* lengths, never NULL here */
     cpu_layer *layers;
     float *hy, *cy; /* (L,B,H) */
-    float *dgates;  /* (T,B,4H) scratch; with the fused steps (2,B,4H): step t's and t-1's */
+    float *dgates;  /* (T,B,4H) scratch; with the fused steps that multiply x_t (2,B,4H): step t's and t-1's */
     float *gate_tape; /* the fused steps: dgates of every step, as the weight gradients read them */
     /* LayerNorm model: (T,B,4H) dgates back through LN_h (what W_hh
      * sees), (T,B,H) the gradient of each step's c_t, (B,4H) a step's
@@ -312,6 +313,38 @@ static void alloc_layer(cpu_layer *ly, const lstm_problem *p, int l, lstm_host_b
         ly->ln_grad[ln_params[i].slot] = lstm_host_floats(hb, (size_t)ln_params[i].width * H);
 }
 
+/* The columns of x_t that layer l's fused steps multiply: all of them,
+ * or none where the kernels take the input projection as one GEMM before
+ * the steps (cpu_step_kernels.input_in_step). */
+static int step_input(const cpu_state *s, int l)
+{
+    return s->kernels->input_in_step ? lstm_layer_input_size(&s->p->shape, l) : 0;
+}
+
+/* The columns of dx_t that layer l's fused backward steps compute: all of
+ * them, or none where the kernels take the input's gradient as one GEMM
+ * after the steps (cpu_step_kernels.input_grad_in_step). */
+static int backward_step_input(const cpu_state *s, int l)
+{
+    return s->kernels->input_grad_in_step ? lstm_layer_input_size(&s->p->shape, l) : 0;
+}
+
+/* The steps of dgates the backward keeps: every one where a GEMM reads
+ * them all (the BLAS path's input and weight gradients; the input's
+ * gradient where the fused steps leave it to one), else two, step t's and
+ * t-1's in turn. */
+static int dgates_steps(const cpu_state *s)
+{
+    return s->kernels && s->kernels->input_grad_in_step ? 2 : s->p->shape.seq_length;
+}
+
+/* Where the backward keeps dgates of step t. */
+static float *dgates_of_step(const cpu_state *s, int t)
+{
+    const lstm_shape *sh = &s->p->shape;
+    return s->dgates + (size_t)(t % dgates_steps(s)) * sh->batch * 4 * (size_t)sh->hidden_size;
+}
+
 /* The final states, the backward's scratch and gradients of the inputs,
  * and the test-only extra work's operands. */
 static void alloc_buffers(cpu_state *s, lstm_host_buffers *hb)
@@ -321,7 +354,7 @@ static void alloc_buffers(cpu_state *s, lstm_host_buffers *hb)
     const size_t wide = (size_t)(sh->input_size > sh->hidden_size ? sh->input_size : sh->hidden_size);
     s->hy = lstm_host_floats(hb, lstm_state_elems(sh));
     s->cy = lstm_host_floats(hb, lstm_state_elems(sh));
-    s->dgates = lstm_host_floats(hb, (s->kernels ? 2 : T) * B * 4 * H);
+    s->dgates = lstm_host_floats(hb, (size_t)dgates_steps(s) * B * 4 * H);
     s->d_out = lstm_host_floats(hb, T * B * wide);
     s->d_in = lstm_host_floats(hb, T * B * wide);
     s->dx = lstm_host_floats(hb, lstm_seq_elems(sh, sh->input_size));
@@ -385,14 +418,6 @@ static int team_for(const cpu_state *s, int items)
     return s->threads < items ? s->threads : items;
 }
 
-/* The columns of x_t that layer l's fused step multiplies: all of them,
- * or none where the kernels take the input projection as one GEMM before
- * the steps (cpu_step_kernels.input_in_step). */
-static int step_input(const cpu_state *s, int l)
-{
-    return s->kernels->input_in_step ? lstm_layer_input_size(&s->p->shape, l) : 0;
-}
-
 /* The fused step's panels (every layer's) and bias, the gate tape and
  * the weight gradients' buffers (counted, or made). */
 static void alloc_step_buffers(cpu_state *s, lstm_host_buffers *hb)
@@ -402,10 +427,10 @@ static void alloc_step_buffers(cpu_state *s, lstm_host_buffers *hb)
         return;
     const int lanes = s->kernels->lanes, widest = sh->input_size > sh->hidden_size ? sh->input_size : sh->hidden_size;
     for (int l = 0; l < sh->num_layers; l++) {
-        const int In = lstm_layer_input_size(sh, l);
         s->layers[l].fwd_panels =
             lstm_host_floats(hb, cpu_forward_panel_floats(step_input(s, l), sh->hidden_size, lanes));
-        s->layers[l].bwd_panels = lstm_host_floats(hb, cpu_backward_panel_floats(In, sh->hidden_size, lanes));
+        s->layers[l].bwd_panels =
+            lstm_host_floats(hb, cpu_backward_panel_floats(backward_step_input(s, l), sh->hidden_size, lanes));
     }
     s->bias = lstm_host_floats(hb, 4 * (size_t)cpu_step_blocks(sh->hidden_size, lanes) * (size_t)lanes);
     const int rows = sh->seq_length * sh->batch, strip_rows = s->kernels->strip_rows;
@@ -431,15 +456,15 @@ static void pack_weights_member(void *arg, lc_team *team, int rank, int size)
     const pack_team *pt = arg;
     const cpu_state *s = pt->s;
     const lstm_problem *p = s->p;
-    const int l = pt->l, H = p->shape.hidden_size, In = lstm_layer_input_size(&p->shape, l), lanes = s->kernels->lanes;
+    const int l = pt->l, H = p->shape.hidden_size, lanes = s->kernels->lanes, In_bwd = backward_step_input(s, l);
     const int blocks = cpu_step_blocks(H, lanes);
     int dh_items, dx_items;
-    cpu_backward_items(In, H, lanes, &dh_items, &dx_items);
+    cpu_backward_items(In_bwd, H, lanes, &dh_items, &dx_items);
     const int items = dh_items + dx_items;
     cpu_pack_forward(s->layers[l].fwd_panels, p->w_ih[l], p->w_hh[l], step_input(s, l), H, lanes,
                      s->kernels->forward_gate_groups, FAULT_ON(FAULT_TRANSPOSED_WEIGHT), blocks * rank / size,
                      blocks * (rank + 1) / size);
-    cpu_pack_backward(s->layers[l].bwd_panels, p->w_ih[l], p->w_hh[l], In, H, lanes, items * rank / size,
+    cpu_pack_backward(s->layers[l].bwd_panels, p->w_ih[l], p->w_hh[l], In_bwd, H, lanes, items * rank / size,
                       items * (rank + 1) / size);
 }
 
@@ -798,14 +823,15 @@ static void layer_backward_gemm(cpu_state *s, int l)
 /* One member's share of a layer's backward (cpu_backward_step): its
  * items (their panels packed at create), every step of them, from the cells of
  * step T-1 alone (t = T) down to dh_0 (t = 0), meeting the others after
- * each (the next step reads all of dgates_{t-1}). */
+ * each (the next step reads all of dgates_{t-1}). Without x's columns
+ * (backward_step_input 0) the items are h's alone. */
 static void fused_backward_member(void *arg, lc_team *team, int rank, int size)
 {
     const fused_layer *fl = arg;
     cpu_state *s = fl->s;
     const lstm_problem *p = s->p;
     const int l = fl->l, T = p->shape.seq_length, B = p->shape.batch, H = p->shape.hidden_size;
-    const int In = lstm_layer_input_size(&p->shape, l), lanes = s->kernels->lanes;
+    const int In = backward_step_input(s, l), lanes = s->kernels->lanes;
     const size_t BH = (size_t)B * H, BH4 = 4 * BH;
     int dh_items, dx_items;
     cpu_backward_items(In, H, lanes, &dh_items, &dx_items);
@@ -822,16 +848,15 @@ static void fused_backward_member(void *arg, lc_team *team, int rank, int size)
     for (int t = T; t >= 0; t--) {
         const size_t cell = t > 0 ? (size_t)(t - 1) : 0; /* the step whose cell runs */
         st.t = t;
-        /* dgates of step t (written by the call before) and of t-1 take turns in two buffers */
-        st.dgates_in = t < T ? s->dgates + (size_t)(t % 2) * BH4 : NULL;
-        st.dx = t < T ? d_in + (size_t)t * B * In : NULL;
+        st.dgates_in = t < T ? dgates_of_step(s, t) : NULL; /* written by the call before */
+        st.dx = t < T && In ? d_in + (size_t)t * B * In : NULL;
         st.dh_in = dh[t == T ? 0 : (T - 1 - t) % 2];
         st.dh_out = t == 0 ? s->dh0 + (size_t)l * BH : dh[(T - t) % 2];
         st.gates = t > 0 ? ly->gates + cell * BH4 : NULL;
         st.c = ly->c + cell * BH;
         st.c_prev = ly->c_prev + cell * BH;
         st.d_out = s->out_grad + cell * BH;
-        st.dgates_out = s->dgates + (cell % 2) * BH4;
+        st.dgates_out = dgates_of_step(s, (int)cell);
         TRACE_OP("step.backward", {
             s->kernels->backward(&st, dh_share[0], dh_share[1], then[0]);
             s->kernels->backward(&st, dh_items + dx_share[0], dh_items + dx_share[1], then[1]);
@@ -842,12 +867,12 @@ static void fused_backward_member(void *arg, lc_team *team, int rank, int size)
 }
 
 /* Layer l's backward through time with the fused step (cpu_step.h): the
- * team computes dgates of every step, dh_0, and the input's gradient. */
+ * team computes dgates of every step, dh_0, and the input's gradient
+ * (where the steps multiply x's columns). */
 static void layer_backward_fused(cpu_state *s, int l)
 {
     int dh_items, dx_items;
-    cpu_backward_items(lstm_layer_input_size(&s->p->shape, l), s->p->shape.hidden_size, s->kernels->lanes, &dh_items,
-                       &dx_items);
+    cpu_backward_items(backward_step_input(s, l), s->p->shape.hidden_size, s->kernels->lanes, &dh_items, &dx_items);
     const int items = dh_items + dx_items;
     if (s->park_blas_threads) /* as before the forward's team (layer_forward_fused) */
         TRACE_OP("blas.park_threads", s->park_blas_threads());
@@ -924,9 +949,19 @@ static void kernel_weight_grads(cpu_state *s, cpu_layer *ly, const cpu_weight_gr
     });
 }
 
+/* The gradient of layer l's input sequence, dgates W_ih over every step
+ * as one GEMM (dgates of every step kept: dgates_steps). */
+static void input_grad(cpu_state *s, int l)
+{
+    const lstm_shape *sh = &s->p->shape;
+    const int H = sh->hidden_size, In = lstm_layer_input_size(sh, l);
+    gemm(s, "gemm.input_grad", CblasNoTrans, CblasNoTrans, sh->seq_length * sh->batch, In, 4 * H, s->dgates, 4 * H,
+         s->p->w_ih[l], In, 0.0f, l == 0 ? s->dx : s->d_in, In);
+}
+
 /* Layer l's weight gradients over all steps at once (rows past a length
- * are zero), then the gradient of its input sequence (which the fused
- * steps have computed already). */
+ * are zero), then the gradient of its input sequence (unless the fused
+ * steps have computed it already). */
 static void layer_weight_and_input_grads(cpu_state *s, int l)
 {
     const lstm_problem *p = s->p;
@@ -947,19 +982,23 @@ static void layer_weight_and_input_grads(cpu_state *s, int l)
     if (FAULT_ON(FAULT_WGRAD_LAST_STEP)) {
         rows = B;
         tape_row = (size_t)(T - 1) * B;
-        if (!s->kernels) { /* (the fused steps keep two steps of dgates) */
+        if (!s->kernels) { /* (the kernels' weight gradients read the tape) */
             dg_ih += (size_t)(T - 1) * B * H4;
             dg_hh += (size_t)(T - 1) * B * H4;
         }
         in_all += (size_t)(T - 1) * B * In;
         hp_all += (size_t)(T - 1) * BH;
     }
-    if (s->kernels) { /* no LayerNorm here; the fused steps have computed the input's gradient */
+    if (s->kernels) { /* no LayerNorm here */
         cpu_gate_tape tape = cpu_gate_tape_at(s->gate_tape, T * B, s->kernels->lanes);
         tape.at = cpu_gate_tape_row(&tape, 0, tape_row);
         const cpu_weight_grads wg = {.rows = rows, .hidden = H, .dgates = tape, .in = {in_all, hp_all},
                                      .width = {In, H}, .grad = {ly->dw_ih, ly->dw_hh}};
         kernel_weight_grads(s, ly, &wg);
+        /* after the weight gradients' team: OpenBLAS's spinning workers
+         * are parked before the next team (layer_backward_fused) */
+        if (!backward_step_input(s, l))
+            input_grad(s, l);
         return;
     }
     gemm(s, "gemm.weight_grads", CblasTrans, CblasNoTrans, 4 * H, In, rows, dg_ih, 4 * H, in_all, In, 1.0f, ly->dw_ih,
@@ -976,9 +1015,7 @@ static void layer_weight_and_input_grads(cpu_state *s, int l)
     }
     if (!layernorm)
         trace_op_end("sum.bias_grads", bias_start);
-    float *d_in = l == 0 ? s->dx : s->d_in;
-    gemm(s, "gemm.input_grad", CblasNoTrans, CblasNoTrans, T * B, In, 4 * H, s->dgates, 4 * H, p->w_ih[l], In, 0.0f,
-         d_in, In);
+    input_grad(s, l);
 }
 
 static int cpu_backward(void *vs, lc_error *err)
