@@ -79,7 +79,7 @@ typedef struct cpu_state {
     int *len;       /* lengths, never NULL here */
     cpu_layer *layers;
     float *hy, *cy; /* (L,B,H) */
-    float *dgates;  /* (T,B,4H) scratch; with the fused steps that multiply x_t (2,B,4H): step t's and t-1's */
+    float *dgates;  /* (T,B,4H) scratch; (2,B,4H) where the fused backward steps give dx_t: step t's and t-1's */
     float *gate_tape; /* the fused steps: dgates of every step, as the weight gradients read them */
     /* LayerNorm model: (T,B,4H) dgates back through LN_h (what W_hh
      * sees), (T,B,H) the gradient of each step's c_t, (B,4H) a step's

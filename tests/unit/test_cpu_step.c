@@ -558,11 +558,10 @@ static int check_back_tape(const cpu_step_kernels *ks, const back_case *k, const
 }
 
 /* H: two items of h columns, the last a tail; I: two items of x columns,
- * the last a tail; B from 1 to 9: every count of last rows; each of the
- * three calls a backward makes */
-/* Each ISA with x's columns in the step and without them (I = 0: the
- * items of h alone, as the runner calls kernels whose input_in_step is
- * 0, leaving dx to a GEMM after the steps). */
+ * the last a tail, or none (the items of h alone, as the runner calls
+ * kernels whose input_grad_in_step is 0, leaving dx to a GEMM after the
+ * steps); B from 1 to 9: every count of last rows; each of the three
+ * calls a backward makes */
 static int backward_cases(const cpu_step_kernels *ks)
 {
     const int inputs[] = {4 * ks->lanes + 5, 0};
