@@ -84,14 +84,16 @@ static inline float *cpu_gate_tape_row(const cpu_gate_tape *tape, size_t block, 
 /* Step t of a layer's backward, every sequence, with the cell of step t-1
  * fused after it: dgates_t [W_ih | W_hh] gives dx_t and the gradient
  * reaching h_{t-1} (a sequence finished at step t passes dh_in on
- * instead), and, while that is still in registers, the cell of step t-1
- * turns it into dgates_{t-1}. Without dgates_in (the first call, t = T)
- * there is no product: the cell of step T-1 reads dh_in itself. */
+ * instead; with input 0, dgates_t W_hh gives the latter alone:
+ * input_grad_in_step), and, while that is still in registers, the cell
+ * of step t-1 turns it into dgates_{t-1}. Without dgates_in (the first
+ * call, t = T) there is no product: the cell of step T-1 reads dh_in
+ * itself. */
 typedef struct cpu_backward_step {
     int batch, hidden, input; /* B, H, I */
     const float *dgates_in;   /* (B, 4H) dgates of step t, or NULL */
     const float *packed;      /* the layer's backward panels (cpu_pack_backward) */
-    float *dx;                /* (B, I) the gradient of x_t */
+    float *dx;                /* (B, I) the gradient of x_t (unwritten where input is 0) */
     const float *dh_in;       /* (B, H) the gradient reaching h_t */
     float *dh_out;            /* (B, H) the gradient reaching h_{t-1} */
     /* the cell of step t-1; gates NULL: none (t = 0) */
@@ -160,8 +162,10 @@ typedef struct cpu_step_kernels {
      * the steps (dgates of every step kept for it), as oneDNN's RNN does:
      * half the panel bytes a step, as input_in_step 0 in the forward. The
      * AVX2 kernels take the second way, for the Zen 3's share of L3 that
-     * the forward's gain came from; on a Zen 4 with AVX2 forced it is level
-     * (docs/perf.md, "The input's gradient after the steps, with AVX2"). */
+     * the forward's gain came from (not measured there); on a Zen 4 with
+     * AVX2 forced it cost the runner's backward 1% at one thread, level in
+     * a driver of the steps alone (docs/perf.md, "The input's gradient
+     * after the steps, with AVX2"). */
     int input_grad_in_step;
     /* blocks [first, end) of a step (block b: units b*lanes ...) */
     void (*forward)(const cpu_forward_step *st, int first, int end);

@@ -882,7 +882,8 @@ static void layer_backward_fused(cpu_state *s, int l)
 
 /* Backward through time of layer l: from the seeds dhy, dcy and the
  * gradient of the layer's output (s->out_grad) to dgates of every step, and
- * the gradient of the initial state (and, fused, of the layer's input). */
+ * the gradient of the initial state (and, fused where the steps compute
+ * it, of the layer's input). */
 static void layer_backward_steps(cpu_state *s, int l)
 {
     const lstm_problem *p = s->p;
