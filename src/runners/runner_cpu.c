@@ -321,21 +321,26 @@ static int step_input(const cpu_state *s, int l)
     return s->kernels->input_in_step ? lstm_layer_input_size(&s->p->shape, l) : 0;
 }
 
-/* The columns of dx_t that layer l's fused backward steps compute: all of
- * them, or none where the kernels take the input's gradient as one GEMM
- * after the steps (cpu_step_kernels.input_grad_in_step). */
-static int backward_step_input(const cpu_state *s, int l)
+/* Whether the fused backward steps give dx_t themselves; else the
+ * input's gradient of every step is one GEMM after them (input_grad: the
+ * BLAS path's way, and that of kernels whose input_grad_in_step is 0). */
+static int steps_give_input_grad(const cpu_state *s)
 {
-    return s->kernels->input_grad_in_step ? lstm_layer_input_size(&s->p->shape, l) : 0;
+    return s->kernels && s->kernels->input_grad_in_step;
 }
 
-/* The steps of dgates the backward keeps: every one where a GEMM reads
- * them all (the BLAS path's input and weight gradients; the input's
- * gradient where the fused steps leave it to one), else two, step t's and
- * t-1's in turn. */
+/* The columns of dx_t that layer l's fused backward steps compute. */
+static int backward_step_input(const cpu_state *s, int l)
+{
+    return steps_give_input_grad(s) ? lstm_layer_input_size(&s->p->shape, l) : 0;
+}
+
+/* The steps of dgates the backward keeps: two, step t's and t-1's in
+ * turn, where the steps give dx_t; else every one, for input_grad (and
+ * the BLAS path's weight gradients). */
 static int dgates_steps(const cpu_state *s)
 {
-    return s->kernels && s->kernels->input_grad_in_step ? 2 : s->p->shape.seq_length;
+    return steps_give_input_grad(s) ? 2 : s->p->shape.seq_length;
 }
 
 /* Where the backward keeps dgates of step t. */
@@ -961,9 +966,8 @@ static void input_grad(cpu_state *s, int l)
 }
 
 /* Layer l's weight gradients over all steps at once (rows past a length
- * are zero), then the gradient of its input sequence (unless the fused
- * steps have computed it already). */
-static void layer_weight_and_input_grads(cpu_state *s, int l)
+ * are zero). */
+static void layer_weight_grads(cpu_state *s, int l)
 {
     const lstm_problem *p = s->p;
     const lstm_shape *sh = &p->shape;
@@ -996,10 +1000,6 @@ static void layer_weight_and_input_grads(cpu_state *s, int l)
         const cpu_weight_grads wg = {.rows = rows, .hidden = H, .dgates = tape, .in = {in_all, hp_all},
                                      .width = {In, H}, .grad = {ly->dw_ih, ly->dw_hh}};
         kernel_weight_grads(s, ly, &wg);
-        /* after the weight gradients' team: OpenBLAS's spinning workers
-         * are parked before the next team (layer_backward_fused) */
-        if (!backward_step_input(s, l))
-            input_grad(s, l);
         return;
     }
     gemm(s, "gemm.weight_grads", CblasTrans, CblasNoTrans, 4 * H, In, rows, dg_ih, 4 * H, in_all, In, 1.0f, ly->dw_ih,
@@ -1016,7 +1016,6 @@ static void layer_weight_and_input_grads(cpu_state *s, int l)
     }
     if (!layernorm)
         trace_op_end("sum.bias_grads", bias_start);
-    input_grad(s, l);
 }
 
 static int cpu_backward(void *vs, lc_error *err)
@@ -1034,7 +1033,11 @@ static int cpu_backward(void *vs, lc_error *err)
     }
     for (int l = sh->num_layers - 1; l >= 0; l--) {
         layer_backward_steps(s, l);
-        layer_weight_and_input_grads(s, l);
+        layer_weight_grads(s, l);
+        /* after the weight gradients' team: OpenBLAS's spinning workers are
+         * parked before the next team (layer_backward_fused) */
+        if (!steps_give_input_grad(s))
+            input_grad(s, l);
         if (l == 0)
             break;
         /* the gradient of this layer's input is that of the layer below's
