@@ -142,7 +142,9 @@ typedef struct cpu_step_kernels {
     /* The forward's panel of a block in this many parts (1 or 2), each over
      * every k and holding 4 / forward_gate_groups gates (cpu_pack_forward):
      * with 2, a tile sums gates i, f, then g, o, each pass over twice the
-     * rows (cpu_step_kernel.h, "Gates in two passes"). */
+     * rows (cpu_step_kernel.h, "Gates in two passes"): half the panel
+     * bytes read from L2 a step; level to 1% faster on a Zen 3 and a
+     * Zen 4 at one thread (docs/perf.md). */
     int forward_gate_groups;
     /* 1: a step multiplies [x_t | h_{t-1}] by panels of [W_ih | W_hh];
      * 0: x W_ih^T of every step is one GEMM before the steps (into the
@@ -161,11 +163,11 @@ typedef struct cpu_step_kernels {
      * h_{t-1}; 0: by W_hh's alone, and dx of every step is one GEMM after
      * the steps (dgates of every step kept for it), as oneDNN's RNN does:
      * half the panel bytes a step, as input_in_step 0 in the forward. The
-     * AVX2 kernels take the second way, for the Zen 3's share of L3 that
-     * the forward's gain came from (not measured there); on a Zen 4 with
-     * AVX2 forced it cost the runner's backward 1% at one thread, level in
-     * a driver of the steps alone (docs/perf.md, "The input's gradient
-     * after the steps, with AVX2"). */
+     * AVX2 kernels take the second way: on the Zen 3 it made the runner's
+     * backward 4.5% faster at one thread, in the median of alternating
+     * rounds (docs/perf.md, "The two passes and the input's gradient on
+     * the Zen 3"); on a Zen 4 with AVX2 forced it cost 1%, level in a
+     * driver of the steps alone. */
     int input_grad_in_step;
     /* blocks [first, end) of a step (block b: units b*lanes ...) */
     void (*forward)(const cpu_forward_step *st, int first, int end);
