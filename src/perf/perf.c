@@ -323,15 +323,37 @@ static void undecided_here(verdict_result *v, int here, const lc_error *why)
     snprintf(v->reason, sizeof v->reason, "%s", why->msg);
 }
 
+/* 1 when the round just measured (cur's control samples from index
+ * `from` on) has its own control median past the drift guard, the same way
+ * as the comparison's drift so far (pooled): the host was in the other
+ * state through that round too. */
+static int round_drifted(const baseline_entry *base, const baseline_entry *cur, int from, double pooled)
+{
+    const int n = cur->ctl.n - from;
+    if (n < 1 || base->ctl.n < 1 || !(fabs(pooled) > VERDICT_MAX_CONTROL_DRIFT))
+        return 0;
+    sample_summary b, r;
+    stats_summarize(base->ctl.samples, base->ctl.n, &b);
+    stats_summarize(cur->ctl.samples + from, n, &r);
+    const double d = b.median > 0 ? r.median / b.median - 1 : 0;
+    return fabs(d) > VERDICT_MAX_CONTROL_DRIFT && (d > 0) == (pooled > 0);
+}
+
 /* Measure more into (base, cur) and decide, again while inconclusive and
  * within the budget (counted from start), and at least src->min_rounds
  * times: a budget that ended a decision before significance was possible
- * would make every real change INCONCLUSIVE. */
+ * would make every real change INCONCLUSIVE. Against a recorded entry,
+ * PERF_DRIFT_ROUNDS rounds in a row past the drift guard end it sooner:
+ * more rounds in that state cannot decide (the guard holds every verdict
+ * INCONCLUSIVE), and the caller's A/B, both sides measured in the present
+ * state, can. */
 static int decide_rounds(const perf_source *src, const perf_settings *s, int comparisons, double start,
                          baseline_entry *base, baseline_entry *cur, verdict_result *fwd, verdict_result *bwd,
                          int *rounds, lc_error *err)
 {
+    int drifted = 0; /* rounds in a row past the guard */
     for (int here = 1;; here++) {
+        const int from = cur->ctl.n;
         const int st = src->measure(src->ctx, base, cur, err);
         if (st == LC_UNSUPPORTED) { /* the host cannot be measured now: nothing more is decided */
             undecided_here(fwd, here, err);
@@ -342,8 +364,10 @@ static int decide_rounds(const perf_source *src, const perf_settings *s, int com
             return st; /* LC_FAILED: a runner whose timed results differ, as the source said */
         (*rounds)++;
         perf_decide_recorded(base, cur, comparisons, fwd, bwd);
+        drifted = src->fixed_base && round_drifted(base, cur, from, fwd->control_drift) ? drifted + 1 : 0;
         if ((fwd->kind != VERDICT_INCONCLUSIVE && bwd->kind != VERDICT_INCONCLUSIVE) ||
-            (wall_seconds() - start > s->compare_budget_s && here >= src->min_rounds))
+            (wall_seconds() - start > s->compare_budget_s && here >= src->min_rounds) ||
+            drifted >= PERF_DRIFT_ROUNDS)
             return 0;
     }
 }

@@ -32,6 +32,12 @@ typedef struct perf_settings {
 #define PERF_CPU_ROUND_BUDGET_S 15
 #define PERF_CUDA_ROUND_BUDGET_S 10
 void perf_default_settings(lc_device device, perf_settings *s);
+/* A comparison with a recorded entry ends after this many rounds in a row
+ * whose control is past the drift guard (VERDICT_MAX_CONTROL_DRIFT), the
+ * same way: the host is in another state than the entry's, where no
+ * verdict can be reached, so its budget goes to the A/B that stands in.
+ * One round could be the host's passing moment; three is a state. */
+#define PERF_DRIFT_ROUNDS 3
 
 /* Perf measurements on a CPU use one BLAS thread: on a shared 2-core
  * machine thread wake-ups made the run-to-run noise of the cpu runner

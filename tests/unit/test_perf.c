@@ -134,6 +134,91 @@ int test_verdict_bootstrap_bounded(void)
     return 0;
 }
 
+/* A source of rounds made up: round k's control runs at control[k] x the
+ * entry's, the runner's ratio to it unchanged, with a little noise. */
+#define SYNTHETIC_ROUNDS 12 /* more than a test needs: a source past it fails the comparison */
+#define SYNTHETIC_SAMPLES 30
+typedef struct synthetic_rounds {
+    const double *control;
+    int measured;
+} synthetic_rounds;
+
+static int measure_synthetic(void *ctx, baseline_entry *base, baseline_entry *cur, lc_error *err)
+{
+    (void)base;
+    synthetic_rounds *sr = ctx;
+    if (sr->measured == SYNTHETIC_ROUNDS) {
+        lc_error_set(err, "measured past %d rounds: the comparison did not end", SYNTHETIC_ROUNDS);
+        return LC_ERROR;
+    }
+    double ctl[SYNTHETIC_SAMPLES], ratio[SYNTHETIC_SAMPLES], ms[SYNTHETIC_SAMPLES];
+    samples(ctl, SYNTHETIC_SAMPLES, sr->control[sr->measured], 0.002, 100 + (uint64_t)sr->measured);
+    samples(ratio, SYNTHETIC_SAMPLES, 1.0, 0.02, 200 + (uint64_t)sr->measured);
+    for (int i = 0; i < SYNTHETIC_SAMPLES; i++)
+        ms[i] = ratio[i] * ctl[i];
+    sr->measured++;
+    return baseline_series_append(&cur->ctl, ctl, SYNTHETIC_SAMPLES, err) ||
+           baseline_series_append(&cur->fwd, ms, SYNTHETIC_SAMPLES, err) ||
+           baseline_series_append(&cur->bwd, ms, SYNTHETIC_SAMPLES, err) ||
+           baseline_series_append(&cur->fwd_ratio, ratio, SYNTHETIC_SAMPLES, err) ||
+           baseline_series_append(&cur->bwd_ratio, ratio, SYNTHETIC_SAMPLES, err);
+}
+
+/* The rounds a comparison with an entry (control 1.0, ratio 1.0, noise 2%)
+ * measures from a host whose control runs as `control` says, round by
+ * round; its verdicts into out. -1 when it failed. */
+static int rounds_against_entry(const double *control, perf_comparison *out)
+{
+    double ctl[SYNTHETIC_SAMPLES], ratio[SYNTHETIC_SAMPLES];
+    samples(ctl, SYNTHETIC_SAMPLES, 1.0, 0.002, 1);
+    samples(ratio, SYNTHETIC_SAMPLES, 1.0, 0.02, 2);
+    const baseline_entry entry = {.ctl = {SYNTHETIC_SAMPLES, ctl}, .fwd = {SYNTHETIC_SAMPLES, ratio},
+                                  .bwd = {SYNTHETIC_SAMPLES, ratio}, .fwd_ratio = {SYNTHETIC_SAMPLES, ratio},
+                                  .bwd_ratio = {SYNTHETIC_SAMPLES, ratio}, .noise_fwd = 0.02, .noise_bwd = 0.02};
+    synthetic_rounds sr = {control, 0};
+    const perf_source src = {.measure = measure_synthetic, .ctx = &sr, .fixed_base = &entry};
+    perf_settings s;
+    perf_default_settings(LC_DEVICE_CPU, &s);
+    lc_error err = {{0}};
+    if (perf_compare_source(&src, &s, 1, out, &err)) {
+        fprintf(stderr, "the comparison failed: %s\n", err.msg);
+        return -1;
+    }
+    return sr.measured;
+}
+
+/* A host in another state than its entry's (the control 60% slower or 40%
+ * faster in every round) cannot be compared with it: the comparison stops
+ * after PERF_DRIFT_ROUNDS rounds, INCONCLUSIVE for the drift (the A/B that
+ * stands in gets the time), not after its whole budget. A round back in
+ * the entry's state starts the count again, and a drift under the guard
+ * never stops it. */
+int test_perf_drift_ends_measuring(void)
+{
+    static const double slow[SYNTHETIC_ROUNDS] = {1.6, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6};
+    static const double fast[SYNTHETIC_ROUNDS] = {0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6};
+    static const double back[SYNTHETIC_ROUNDS] = {1.6, 1.6, 1.0, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6};
+    static const double near[SYNTHETIC_ROUNDS] = {1.1, 1.1, 1.1, 1.1, 1.1, 1.1, 1.1, 1.1, 1.1, 1.1, 1.1, 1.1};
+    perf_comparison c;
+    int n = rounds_against_entry(slow, &c);
+    CHECK(n == PERF_DRIFT_ROUNDS, "a control 60%% slower in every round: %d rounds measured, %d expected", n,
+          PERF_DRIFT_ROUNDS);
+    CHECK(c.fwd.kind == VERDICT_INCONCLUSIVE && c.bwd.kind == VERDICT_INCONCLUSIVE &&
+          strstr(c.fwd.reason, "another state") && c.fwd.control_drift > VERDICT_MAX_CONTROL_DRIFT,
+          "a control 60%% slower: %s, %s (%s)", verdict_name(c.fwd.kind), verdict_name(c.bwd.kind), c.fwd.reason);
+    n = rounds_against_entry(fast, &c);
+    CHECK(n == PERF_DRIFT_ROUNDS && c.fwd.control_drift < -VERDICT_MAX_CONTROL_DRIFT,
+          "a control 40%% faster in every round: %d rounds measured (drift %+.2f)", n, c.fwd.control_drift);
+    n = rounds_against_entry(back, &c);
+    CHECK(n == 3 + PERF_DRIFT_ROUNDS, "a round in the entry's state after two past the guard: %d rounds measured",
+          n);
+    /* 10% is within the guard: the rounds decide (SAME, the ratio unchanged) */
+    n = rounds_against_entry(near, &c);
+    CHECK(n >= 1 && c.fwd.kind == VERDICT_SAME && c.bwd.kind == VERDICT_SAME, "a control 10%% slower: %s after %d rounds (%s)",
+          verdict_name(c.fwd.kind), n, c.fwd.reason);
+    return 0;
+}
+
 static int write_text(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
