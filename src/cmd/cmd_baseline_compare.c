@@ -201,16 +201,19 @@ static void compare_with_entry(compare_run *cr, const work_item *it, numerics_co
     const gate_expected *expected;
     perf_comparison c;
     lc_error err = {{0}};
+    const int plugin = registry_origin(it->runner) != NULL;
+    perf_settings s = cr->settings;
+    if (!comparison_entry_rebuildable(e, plugin))
+        s.drift_rounds = 0; /* no A/B can stand in: the whole budget, in case the host's state passes */
     lc_status rc = numerics_context_timed(ctx, it->runner, &p, &expected, &err);
     if (!rc)
-        rc = perf_compare(it->runner, p, expected, e, &cr->settings, cr->result.comparisons, &c, &err);
+        rc = perf_compare(it->runner, p, expected, e, &s, cr->result.comparisons, &c, &err);
     if (rc) {
         failed(cr, it, tag, rc, 1, err.msg);
         return;
     }
     entry_recheck recheck = {.e = e, .first = &c};
-    recheck.kind = comparison_recheck_entry(e, &c, registry_origin(it->runner) != NULL, recheck.note,
-                                            sizeof recheck.note);
+    recheck.kind = comparison_recheck_entry(e, &c, plugin, recheck.note, sizeof recheck.note);
     if (recheck.kind != COMPARISON_ENTRY_STANDS)
         compare_ab(cr, it, tag, &recheck);
     else

@@ -183,13 +183,18 @@ static const char *not_rebuildable(const baseline_entry *e, int plugin, char *bu
     return buf;
 }
 
+int comparison_entry_rebuildable(const baseline_entry *e, int plugin)
+{
+    return e->reproducible && !plugin;
+}
+
 comparison_recheck comparison_recheck_entry(const baseline_entry *e, const perf_comparison *c, int plugin,
                                             char *note, size_t n)
 {
     note[0] = '\0';
     const verdict_kind overall = perf_overall(c);
-    const double drift = c->fwd.control_drift;
-    const int rebuildable = e->reproducible && !plugin;
+    const double drift = perf_undecided_drift(c);
+    const int rebuildable = comparison_entry_rebuildable(e, plugin);
     char why[128], phases[200];
     if (overall == VERDICT_INCONCLUSIVE && fabs(drift) > VERDICT_MAX_CONTROL_DRIFT) {
         char lead[128];

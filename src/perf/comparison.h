@@ -145,6 +145,9 @@ typedef enum comparison_recheck {
     COMPARISON_AB_FOR_SLOWER, /* SLOWER against e: the A/B confirms it or not */
 } comparison_recheck;
 
+/* 1 when an A/B against entry e's commit can be made: e reproducible and
+ * its runner built in (plugin 0). */
+int comparison_entry_rebuildable(const baseline_entry *e, int plugin);
 /* What the comparison c with entry e leads to. The A/B needs e's commit
  * rebuilt (e reproducible) and a built-in runner (plugin 0). note: why the
  * A/B, or why a SLOWER or a drift stands without one; "" when there is

@@ -67,6 +67,7 @@ void perf_default_settings(lc_device device, perf_settings *s)
     s->round_budget_s = cuda ? PERF_CUDA_ROUND_BUDGET_S : PERF_CPU_ROUND_BUDGET_S;
     s->baseline_rounds = 5;
     s->compare_budget_s = cuda ? 60 : 60;
+    s->drift_rounds = PERF_DRIFT_ROUNDS;
 }
 
 static lc_status measure_round_here(const runner_ops *r, const lstm_problem *p, const gate_expected *expected,
@@ -297,6 +298,13 @@ verdict_kind perf_overall(const perf_comparison *c)
     return verdict_worse(c->fwd.kind, c->bwd.kind);
 }
 
+double perf_undecided_drift(const perf_comparison *c)
+{
+    const double f = c->fwd.kind == VERDICT_INCONCLUSIVE ? c->fwd.control_drift : 0;
+    const double b = c->bwd.kind == VERDICT_INCONCLUSIVE ? c->bwd.control_drift : 0;
+    return fabs(b) > fabs(f) ? b : f;
+}
+
 void perf_decide_recorded(const baseline_entry *base, const baseline_entry *cur, int comparisons,
                           verdict_result *fwd, verdict_result *bwd)
 {
@@ -324,18 +332,17 @@ static void undecided_here(verdict_result *v, int here, const lc_error *why)
 }
 
 /* 1 when the round just measured (cur's control samples from index
- * `from` on) has its own control median past the drift guard, the same way
- * as the comparison's drift so far (pooled): the host was in the other
- * state through that round too. */
-static int round_drifted(const baseline_entry *base, const baseline_entry *cur, int from, double pooled)
+ * `from` on) has its own control median past the drift guard against the
+ * base's (base_median), the same way as the comparison's drift so far
+ * (pooled): the host was in the other state through that round too. */
+static int round_drifted(double base_median, const baseline_entry *cur, int from, double pooled)
 {
     const int n = cur->ctl.n - from;
-    if (n < 1 || base->ctl.n < 1 || !(fabs(pooled) > VERDICT_MAX_CONTROL_DRIFT))
+    if (n < 1 || !(base_median > 0) || !(fabs(pooled) > VERDICT_MAX_CONTROL_DRIFT))
         return 0;
-    sample_summary b, r;
-    stats_summarize(base->ctl.samples, base->ctl.n, &b);
+    sample_summary r;
     stats_summarize(cur->ctl.samples + from, n, &r);
-    const double d = b.median > 0 ? r.median / b.median - 1 : 0;
+    const double d = r.median / base_median - 1;
     return fabs(d) > VERDICT_MAX_CONTROL_DRIFT && (d > 0) == (pooled > 0);
 }
 
@@ -343,7 +350,7 @@ static int round_drifted(const baseline_entry *base, const baseline_entry *cur, 
  * within the budget (counted from start), and at least src->min_rounds
  * times: a budget that ended a decision before significance was possible
  * would make every real change INCONCLUSIVE. Against a recorded entry,
- * PERF_DRIFT_ROUNDS rounds in a row past the drift guard end it sooner:
+ * s->drift_rounds rounds in a row past the drift guard end it sooner:
  * more rounds in that state cannot decide (the guard holds every verdict
  * INCONCLUSIVE), and the caller's A/B, both sides measured in the present
  * state, can. */
@@ -352,6 +359,9 @@ static int decide_rounds(const perf_source *src, const perf_settings *s, int com
                          int *rounds, lc_error *err)
 {
     int drifted = 0; /* rounds in a row past the guard */
+    sample_summary fixed_ctl = {0}; /* a recorded base's control, whose median each round's is held to */
+    if (src->fixed_base && s->drift_rounds > 0)
+        stats_summarize(src->fixed_base->ctl.samples, src->fixed_base->ctl.n, &fixed_ctl);
     for (int here = 1;; here++) {
         const int from = cur->ctl.n;
         const int st = src->measure(src->ctx, base, cur, err);
@@ -364,10 +374,10 @@ static int decide_rounds(const perf_source *src, const perf_settings *s, int com
             return st; /* LC_FAILED: a runner whose timed results differ, as the source said */
         (*rounds)++;
         perf_decide_recorded(base, cur, comparisons, fwd, bwd);
-        drifted = src->fixed_base && round_drifted(base, cur, from, fwd->control_drift) ? drifted + 1 : 0;
+        drifted = round_drifted(fixed_ctl.median, cur, from, fwd->control_drift) ? drifted + 1 : 0;
         if ((fwd->kind != VERDICT_INCONCLUSIVE && bwd->kind != VERDICT_INCONCLUSIVE) ||
             (wall_seconds() - start > s->compare_budget_s && here >= src->min_rounds) ||
-            drifted >= PERF_DRIFT_ROUNDS)
+            (s->drift_rounds > 0 && drifted >= s->drift_rounds))
             return 0;
     }
 }

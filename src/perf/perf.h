@@ -20,6 +20,8 @@ typedef struct perf_settings {
     double round_budget_s;          /* per round */
     int baseline_rounds;            /* rounds pooled into a baseline entry (noise from their spread) */
     double compare_budget_s;        /* a comparison measures more rounds while inconclusive, up to this */
+    int drift_rounds;               /* ... or until this many rounds in a row are past the drift guard
+                                       (against a recorded entry; 0: never; PERF_DRIFT_ROUNDS) */
 } perf_settings;
 
 /* The defaults a round starts from (baseline --help quotes these). */
@@ -35,8 +37,10 @@ void perf_default_settings(lc_device device, perf_settings *s);
 /* A comparison with a recorded entry ends after this many rounds in a row
  * whose control is past the drift guard (VERDICT_MAX_CONTROL_DRIFT), the
  * same way: the host is in another state than the entry's, where no
- * verdict can be reached, so its budget goes to the A/B that stands in.
- * One round could be the host's passing moment; three is a state. */
+ * verdict can be reached, so its budget goes to the A/B that stands in
+ * (where none can, baseline compare sets perf_settings.drift_rounds 0 and
+ * waits out its budget for the state to pass). One round could be the
+ * host's passing moment; three is a state. */
 #define PERF_DRIFT_ROUNDS 3
 
 /* Perf measurements on a CPU use one BLAS thread: on a shared 2-core
@@ -107,7 +111,8 @@ typedef struct perf_source {
 } perf_source;
 
 /* Measure and decide with the verdict rule: more measurements while
- * inconclusive, within s->compare_budget_s; a SLOWER is confirmed by fresh
+ * inconclusive, within s->compare_budget_s (and, against a fixed base,
+ * s->drift_rounds rounds past the drift guard); a SLOWER is confirmed by fresh
  * measurements decided on their own. comparisons: the family size m.
  * 0, or the status a measure() ended it with. */
 int perf_compare_source(const perf_source *src, const perf_settings *s, int comparisons, perf_comparison *out,
@@ -120,6 +125,10 @@ lc_status perf_compare(const runner_ops *r, const lstm_problem *p, const gate_ex
 
 /* The worse of the two verdicts (verdict_worse). */
 verdict_kind perf_overall(const perf_comparison *c);
+/* The control drift that keeps c undecided: the larger |drift| of its
+ * INCONCLUSIVE phases (each phase's from its own last decision: a
+ * confirmation's may differ from the first's), 0 where none is. */
+double perf_undecided_drift(const perf_comparison *c);
 
 #ifdef __cplusplus
 }

@@ -82,7 +82,7 @@ void compare_report_end(FILE *f, const comparison_result *r)
                 c.faster_rows);
     if (c.phases[VERDICT_INCONCLUSIVE])
         fprintf(f, "note: INCONCLUSIVE: still undecided after %.0f s of measuring (--max-seconds), or the machine "
-                "could not be measured now (the reason says which)\n", r->budget_s);
+                "could not be measured now, or not against its entry (the reason says which)\n", r->budget_s);
     if (r->incomplete)
         fprintf(f, "out of host memory: rows of this comparison were lost (failed)\n");
     fflush(f);

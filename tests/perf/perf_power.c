@@ -239,8 +239,8 @@ static int host_decided(const perf_comparison *c, double level, double resolutio
                         const char *left_out_why, char *why, size_t n)
 {
     const verdict_kind k = perf_overall(c);
-    if (k == VERDICT_INCONCLUSIVE && fabs(c->fwd.control_drift) > VERDICT_MAX_CONTROL_DRIFT)
-        snprintf(why, n, "the control workload drifted %+.0f%%", 100 * c->fwd.control_drift);
+    if (k == VERDICT_INCONCLUSIVE && fabs(perf_undecided_drift(c)) > VERDICT_MAX_CONTROL_DRIFT)
+        snprintf(why, n, "the control workload drifted %+.0f%%", 100 * perf_undecided_drift(c));
     else if (k == VERDICT_INCONCLUSIVE && left_out)
         snprintf(why, n, "%d A/B blocks left out: %s", left_out, left_out_why);
     else if (level > 0 && k != VERDICT_SLOWER && level < 2 * resolution)

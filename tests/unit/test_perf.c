@@ -135,39 +135,55 @@ int test_verdict_bootstrap_bounded(void)
 }
 
 /* A source of rounds made up: round k's control runs at control[k] x the
- * entry's, the runner's ratio to it unchanged, with a little noise. */
+ * entry's, the runner's ratio to it at `ratio` (2% noise). both: an A/B's
+ * source, which measures the base too (its control at 1). */
 #define SYNTHETIC_ROUNDS 12 /* more than a test needs: a source past it fails the comparison */
 #define SYNTHETIC_SAMPLES 30
 typedef struct synthetic_rounds {
     const double *control;
-    int measured;
+    double ratio;
+    int both, measured;
 } synthetic_rounds;
+
+static int append_synthetic(baseline_entry *e, double control, double ratio_level, uint64_t seed, lc_error *err)
+{
+    double ctl[SYNTHETIC_SAMPLES], ratio[SYNTHETIC_SAMPLES], ms[SYNTHETIC_SAMPLES];
+    samples(ctl, SYNTHETIC_SAMPLES, control, 0.002, seed);
+    samples(ratio, SYNTHETIC_SAMPLES, ratio_level, 0.02, seed + 1000);
+    for (int i = 0; i < SYNTHETIC_SAMPLES; i++)
+        ms[i] = ratio[i] * ctl[i];
+    return baseline_series_append(&e->ctl, ctl, SYNTHETIC_SAMPLES, err) ||
+           baseline_series_append(&e->fwd, ms, SYNTHETIC_SAMPLES, err) ||
+           baseline_series_append(&e->bwd, ms, SYNTHETIC_SAMPLES, err) ||
+           baseline_series_append(&e->fwd_ratio, ratio, SYNTHETIC_SAMPLES, err) ||
+           baseline_series_append(&e->bwd_ratio, ratio, SYNTHETIC_SAMPLES, err);
+}
 
 static int measure_synthetic(void *ctx, baseline_entry *base, baseline_entry *cur, lc_error *err)
 {
-    (void)base;
     synthetic_rounds *sr = ctx;
     if (sr->measured == SYNTHETIC_ROUNDS) {
         lc_error_set(err, "measured past %d rounds: the comparison did not end", SYNTHETIC_ROUNDS);
         return LC_ERROR;
     }
-    double ctl[SYNTHETIC_SAMPLES], ratio[SYNTHETIC_SAMPLES], ms[SYNTHETIC_SAMPLES];
-    samples(ctl, SYNTHETIC_SAMPLES, sr->control[sr->measured], 0.002, 100 + (uint64_t)sr->measured);
-    samples(ratio, SYNTHETIC_SAMPLES, 1.0, 0.02, 200 + (uint64_t)sr->measured);
-    for (int i = 0; i < SYNTHETIC_SAMPLES; i++)
-        ms[i] = ratio[i] * ctl[i];
-    sr->measured++;
-    return baseline_series_append(&cur->ctl, ctl, SYNTHETIC_SAMPLES, err) ||
-           baseline_series_append(&cur->fwd, ms, SYNTHETIC_SAMPLES, err) ||
-           baseline_series_append(&cur->bwd, ms, SYNTHETIC_SAMPLES, err) ||
-           baseline_series_append(&cur->fwd_ratio, ratio, SYNTHETIC_SAMPLES, err) ||
-           baseline_series_append(&cur->bwd_ratio, ratio, SYNTHETIC_SAMPLES, err);
+    const uint64_t seed = 100 + 2 * (uint64_t)sr->measured;
+    if (sr->both && append_synthetic(base, 1.0, 1.0, seed + 1, err))
+        return LC_ERROR;
+    return append_synthetic(cur, sr->control[sr->measured++], sr->ratio, seed, err);
 }
 
-/* The rounds a comparison with an entry (control 1.0, ratio 1.0, noise 2%)
- * measures from a host whose control runs as `control` says, round by
- * round; its verdicts into out. -1 when it failed. */
-static int rounds_against_entry(const double *control, perf_comparison *out)
+/* How a made-up comparison is run: against an entry (control 1, ratio 1,
+ * noise 2%) or as an A/B (both); at least min_rounds rounds, within
+ * budget_s, drift_rounds as in perf_settings. */
+typedef struct synthetic_run {
+    const double *control;
+    double ratio;
+    int both, min_rounds, drift_rounds;
+    double budget_s;
+} synthetic_run;
+
+/* The rounds the comparison measured, its verdicts into out; -1 when it failed. */
+static int synthetic_rounds_measured(const synthetic_run *run, perf_comparison *out)
 {
     double ctl[SYNTHETIC_SAMPLES], ratio[SYNTHETIC_SAMPLES];
     samples(ctl, SYNTHETIC_SAMPLES, 1.0, 0.002, 1);
@@ -175,10 +191,13 @@ static int rounds_against_entry(const double *control, perf_comparison *out)
     const baseline_entry entry = {.ctl = {SYNTHETIC_SAMPLES, ctl}, .fwd = {SYNTHETIC_SAMPLES, ratio},
                                   .bwd = {SYNTHETIC_SAMPLES, ratio}, .fwd_ratio = {SYNTHETIC_SAMPLES, ratio},
                                   .bwd_ratio = {SYNTHETIC_SAMPLES, ratio}, .noise_fwd = 0.02, .noise_bwd = 0.02};
-    synthetic_rounds sr = {control, 0};
-    const perf_source src = {.measure = measure_synthetic, .ctx = &sr, .fixed_base = &entry};
+    synthetic_rounds sr = {run->control, run->ratio, run->both, 0};
+    const perf_source src = {.measure = measure_synthetic, .ctx = &sr, .fixed_base = run->both ? NULL : &entry,
+                             .min_rounds = run->min_rounds};
     perf_settings s;
     perf_default_settings(LC_DEVICE_CPU, &s);
+    s.compare_budget_s = run->budget_s;
+    s.drift_rounds = run->drift_rounds;
     lc_error err = {{0}};
     if (perf_compare_source(&src, &s, 1, out, &err)) {
         fprintf(stderr, "the comparison failed: %s\n", err.msg);
@@ -191,31 +210,48 @@ static int rounds_against_entry(const double *control, perf_comparison *out)
  * faster in every round) cannot be compared with it: the comparison stops
  * after PERF_DRIFT_ROUNDS rounds, INCONCLUSIVE for the drift (the A/B that
  * stands in gets the time), not after its whole budget. A round back in
- * the entry's state starts the count again, and a drift under the guard
- * never stops it. */
+ * the entry's state, or past the guard the other way, starts the count
+ * again; a drift under the guard, an A/B (no entry) and drift_rounds 0
+ * never stop it. */
 int test_perf_drift_ends_measuring(void)
 {
     static const double slow[SYNTHETIC_ROUNDS] = {1.6, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6};
     static const double fast[SYNTHETIC_ROUNDS] = {0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6};
     static const double back[SYNTHETIC_ROUNDS] = {1.6, 1.6, 1.0, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6};
+    static const double flip[SYNTHETIC_ROUNDS] = {1.6, 1.6, 0.6, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6};
     static const double near[SYNTHETIC_ROUNDS] = {1.1, 1.1, 1.1, 1.1, 1.1, 1.1, 1.1, 1.1, 1.1, 1.1, 1.1, 1.1};
+    const int stop = PERF_DRIFT_ROUNDS, all = 8; /* all: the rounds a comparison the drift does not stop takes */
     perf_comparison c;
-    int n = rounds_against_entry(slow, &c);
-    CHECK(n == PERF_DRIFT_ROUNDS, "a control 60%% slower in every round: %d rounds measured, %d expected", n,
-          PERF_DRIFT_ROUNDS);
+    synthetic_run run = {slow, 1.0, 0, 0, PERF_DRIFT_ROUNDS, 60};
+    int n = synthetic_rounds_measured(&run, &c);
+    CHECK(n == stop, "a control 60%% slower in every round: %d rounds measured, %d expected", n, stop);
     CHECK(c.fwd.kind == VERDICT_INCONCLUSIVE && c.bwd.kind == VERDICT_INCONCLUSIVE &&
-          strstr(c.fwd.reason, "another state") && c.fwd.control_drift > VERDICT_MAX_CONTROL_DRIFT,
+          strstr(c.fwd.reason, "another state") && perf_undecided_drift(&c) > VERDICT_MAX_CONTROL_DRIFT,
           "a control 60%% slower: %s, %s (%s)", verdict_name(c.fwd.kind), verdict_name(c.bwd.kind), c.fwd.reason);
-    n = rounds_against_entry(fast, &c);
-    CHECK(n == PERF_DRIFT_ROUNDS && c.fwd.control_drift < -VERDICT_MAX_CONTROL_DRIFT,
-          "a control 40%% faster in every round: %d rounds measured (drift %+.2f)", n, c.fwd.control_drift);
-    n = rounds_against_entry(back, &c);
-    CHECK(n == 3 + PERF_DRIFT_ROUNDS, "a round in the entry's state after two past the guard: %d rounds measured",
-          n);
-    /* 10% is within the guard: the rounds decide (SAME, the ratio unchanged) */
-    n = rounds_against_entry(near, &c);
-    CHECK(n >= 1 && c.fwd.kind == VERDICT_SAME && c.bwd.kind == VERDICT_SAME, "a control 10%% slower: %s after %d rounds (%s)",
-          verdict_name(c.fwd.kind), n, c.fwd.reason);
+    run.control = fast;
+    n = synthetic_rounds_measured(&run, &c);
+    CHECK(n == stop && perf_undecided_drift(&c) < -VERDICT_MAX_CONTROL_DRIFT,
+          "a control 40%% faster in every round: %d rounds measured (drift %+.2f)", n, perf_undecided_drift(&c));
+    run.control = back;
+    n = synthetic_rounds_measured(&run, &c);
+    CHECK(n == 3 + stop, "a round in the entry's state after two past the guard: %d rounds measured", n);
+    run.control = flip;
+    n = synthetic_rounds_measured(&run, &c);
+    CHECK(n == 3 + stop, "a round past the guard the other way after two: %d rounds measured", n);
+    /* the rest measure `all` rounds: the budget is spent at once, min_rounds holds it */
+    run = (synthetic_run){slow, 1.0, 0, all, 0, 0};
+    n = synthetic_rounds_measured(&run, &c);
+    CHECK(n == all, "drift_rounds 0 (no A/B to stand in): %d rounds measured, %d expected", n, all);
+    run = (synthetic_run){slow, 1.0, 1, all, PERF_DRIFT_ROUNDS, 0};
+    n = synthetic_rounds_measured(&run, &c);
+    CHECK(n == all, "an A/B (no recorded entry) whose side B's control is 60%% slower: %d rounds measured", n);
+    /* 10% is within the guard: the minimum effect widens by it (10% from
+     * the noise + 10%), and a ratio 20% up stays undecided round after round */
+    run = (synthetic_run){near, 1.2, 0, all, PERF_DRIFT_ROUNDS, 0};
+    n = synthetic_rounds_measured(&run, &c);
+    CHECK(n == all && c.fwd.kind == VERDICT_INCONCLUSIVE && !strstr(c.fwd.reason, "another state"),
+          "a control 10%% slower, the ratio 20%% up: %s after %d rounds (%s)", verdict_name(c.fwd.kind), n,
+          c.fwd.reason);
     return 0;
 }
 
