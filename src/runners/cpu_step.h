@@ -40,10 +40,13 @@ typedef struct cpu_forward_step {
                                * step adds to h_{t-1} W_hh^T before the cell */
     const float *x;           /* (B, I) the step's input (unread where input is 0) */
     const float *h_in, *c_in; /* (B, H) the state before the step */
-    float *h_out, *c_out;     /* (B, H) after it; a finished sequence's passes through */
+    float *c_out;             /* (B, H) c_t, the state and the tape at once; a finished
+                               * sequence's c passes through */
+    float *out;               /* (B, H) h_t, the output and the next step's h_in at once
+                               * (0 past the end: a finished sequence's h is read back from
+                               * its last step, not carried) */
     float *gates;             /* (B, 4H) the activated gates i, f, g, o (tape; 0 past the end),
                                * written over the input projection where the step read one */
-    float *c_tape, *out;      /* (B, H) c_t, and h_t as the output (0 past the end) */
     const float *packed;      /* the layer's panels (cpu_pack_forward) */
     const float *bias;        /* (4, padded H) b_ih + b_hh per gate, 0 in the padding */
     const int *len;           /* each sequence's length */

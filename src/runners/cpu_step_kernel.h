@@ -131,12 +131,10 @@ static inline __attribute__((always_inline)) void KNAME(cell_forward)(const cpu_
     const int H = st->hidden;
     const size_t row = (size_t)b * H + (size_t)j, grow = (size_t)b * 4 * H + (size_t)j;
     const vec c_in = KNAME(load_n)(st->c_in + row, n);
-    if (st->t >= st->len[b]) { /* finished: the state passes through, the tape is zero */
+    if (st->t >= st->len[b]) { /* finished: c passes through, the gates and h_t are zero */
         for (int q = 0; q < 4; q++)
             KNAME(store_n)(st->gates + grow + (size_t)q * H, v_zero(), n);
-        KNAME(store_n)(st->c_tape + row, c_in, n);
         KNAME(store_n)(st->c_out + row, c_in, n);
-        KNAME(store_n)(st->h_out + row, KNAME(load_n)(st->h_in + row, n), n);
         KNAME(store_n)(st->out + row, v_zero(), n);
         return;
     }
@@ -156,9 +154,7 @@ static inline __attribute__((always_inline)) void KNAME(cell_forward)(const cpu_
     const vec g[4] = {gi, gf, gg, go};
     for (int q = 0; q < 4; q++)
         KNAME(stream_n)(st, st->gates + grow + (size_t)q * H, g[q], n);
-    KNAME(store_n)(st->c_tape + row, c, n);
     KNAME(store_n)(st->c_out + row, c, n);
-    KNAME(store_n)(st->h_out + row, h, n);
     KNAME(store_n)(st->out + row, h, n);
 }
 

@@ -51,10 +51,18 @@ typedef enum gemm_operands { OPERANDS_FP32, OPERANDS_TF32_NEAREST, OPERANDS_TF32
 
 typedef struct cpu_layer {
     float *gates;  /* (T,B,4H): input projection, then pre-activations, then activations */
-    float *c;      /* (T,B,H) cell after each step */
-    float *h_prev; /* (T,B,H) hidden state before each step */
-    float *c_prev; /* (T,B,H) cell state before each step */
-    float *out;    /* (T,B,H) the layer's output (zero past a sequence's end) */
+    /* The states of every step, each written once: h_seq (T+1,B,H) holds
+     * h_0 and then the output of every step, c_seq (T+1,B,H) c_0 and then
+     * the cell after every step. The tapes the backward reads are views of
+     * them: the state before step t is the one after step t-1. Past a
+     * sequence's end its output is zero where its state carries h on, but
+     * the rows there are read only where dgates is zero (the weight
+     * gradients), so hy is taken from each sequence's last step. */
+    float *h_seq, *c_seq;
+    float *h_prev; /* (T,B,H) h before each step: h_seq */
+    float *out;    /* (T,B,H) the layer's output (zero past a sequence's end): h_seq + B*H */
+    float *c_prev; /* (T,B,H) c before each step: c_seq */
+    float *c;      /* (T,B,H) c after each step: c_seq + B*H */
     float *masked; /* (T,B,H) out times the dropout mask after it (dropout model, not the top layer) */
     float *dw_ih, *dw_hh, *db_ih, *db_hh; /* accumulated gradients (no biases under LayerNorm) */
     /* the fused steps' weights in their kernels' layout (runners/cpu_step.h),
@@ -202,7 +210,7 @@ static void cpu_destroy(void *vs)
     if (s->layers) {
         for (int l = 0; l < s->p->shape.num_layers; l++) {
             cpu_layer *ly = &s->layers[l];
-            free(ly->gates); free(ly->c); free(ly->h_prev); free(ly->c_prev); free(ly->out); free(ly->masked);
+            free(ly->gates); free(ly->h_seq); free(ly->c_seq); free(ly->masked);
             free(ly->dw_ih); free(ly->dw_hh); free(ly->db_ih); free(ly->db_hh);
             free(ly->fwd_panels); free(ly->bwd_panels);
             free(ly->i_hat); free(ly->h_hat); free(ly->c_hat);
@@ -292,10 +300,14 @@ static void alloc_layer(cpu_layer *ly, const lstm_problem *p, int l, lstm_host_b
     if (lstm_dropout_mask(p, l))
         ly->masked = lstm_host_floats(hb, T * B * H);
     ly->gates = lstm_host_floats(hb, T * B * 4 * H);
-    ly->c = lstm_host_floats(hb, T * B * H);
-    ly->h_prev = lstm_host_floats(hb, T * B * H);
-    ly->c_prev = lstm_host_floats(hb, T * B * H);
-    ly->out = lstm_host_floats(hb, T * B * H);
+    ly->h_seq = lstm_host_floats(hb, (T + 1) * B * H);
+    ly->c_seq = lstm_host_floats(hb, (T + 1) * B * H);
+    if (ly->h_seq && ly->c_seq) { /* (counting: NULL) */
+        ly->h_prev = ly->h_seq;
+        ly->out = ly->h_seq + B * H;
+        ly->c_prev = ly->c_seq;
+        ly->c = ly->c_seq + B * H;
+    }
     ly->dw_ih = lstm_host_floats(hb, lstm_w_ih_elems(sh, l));
     ly->dw_hh = lstm_host_floats(hb, lstm_w_hh_elems(sh));
     if (!(lstm_layernorm_of(p, l).eps > 0)) {
@@ -634,9 +646,13 @@ static void layer_forward_gemm(cpu_state *s, int l)
     const lstm_layernorm ln = lstm_layernorm_of(p, l);
     const float *b_ih = p->b_ih ? p->b_ih[l] : NULL, *b_hh = p->b_hh ? p->b_hh[l] : NULL;
     float *hs = s->hy + (size_t)l * BH, *cs = s->cy + (size_t)l * BH;
+    /* the state runs in hy, cy (a finished sequence's carried on); the
+     * tapes get h_0 and c_0 here, then each step's output and cell */
     TRACE_OP("copy.initial_state", {
         memcpy(hs, p->h0 + (size_t)l * BH, BH * sizeof(float));
         memcpy(cs, p->c0 + (size_t)l * BH, BH * sizeof(float));
+        memcpy(ly->h_seq, hs, BH * sizeof(float));
+        memcpy(ly->c_seq, cs, BH * sizeof(float));
     });
     input_projection(s, l);
     if (ln.eps > 0)
@@ -644,10 +660,6 @@ static void layer_forward_gemm(cpu_state *s, int l)
                  cpu_ln_rows(ly->gates, ly->i_hat, ly->rstd_i, T * B, 4 * H, ln.i_weight, ln.i_bias, (float)ln.eps));
     for (int t = 0; t < T; t++) {
         float *g = ly->gates + (size_t)t * B * H4;
-        TRACE_OP("copy.state_tape", {
-            memcpy(ly->h_prev + (size_t)t * BH, hs, BH * sizeof(float));
-            memcpy(ly->c_prev + (size_t)t * BH, cs, BH * sizeof(float));
-        });
         step_recurrent(s, l, t, g, hs);
         const uint64_t cell_start = trace_op_begin();
         /* fused cell; finished sequences keep their state */
@@ -708,24 +720,36 @@ static void fused_layer_member(void *arg, lc_team *team, int rank, int size)
     };
     for (int t = 0; t < T; t++) {
         const size_t at = (size_t)t * BH;
-        const int last = t == T - 1;
         st.t = t;
         st.x = In ? in + (size_t)t * B * In : NULL;
         st.h_in = ly->h_prev + at;
         st.c_in = ly->c_prev + at;
-        st.h_out = last ? s->hy + (size_t)l * BH : ly->h_prev + at + BH;
-        st.c_out = last ? s->cy + (size_t)l * BH : ly->c_prev + at + BH;
+        st.c_out = ly->c + at;
         st.gates = ly->gates + at * 4;
-        st.c_tape = ly->c + at;
         st.out = ly->out + at;
         TRACE_OP("step.forward", s->kernels->forward(&st, first, end));
         TRACE_OP("barrier", lc_team_barrier(team));
     }
 }
 
-/* Layer l with the fused step: the state before step t is read from the
- * tape (h_prev[t], c_prev[t]) and step t writes the next one there (the
- * last writes hy, cy). */
+/* Layer l's final state from its tapes: c of the last step (a finished
+ * sequence's was carried on), h of each sequence's own last step (its
+ * output is zero after it). */
+static void final_state(cpu_state *s, int l)
+{
+    const lstm_shape *sh = &s->p->shape;
+    const size_t H = (size_t)sh->hidden_size, BH = (size_t)sh->batch * H;
+    const cpu_layer *ly = &s->layers[l];
+    memcpy(s->cy + (size_t)l * BH, ly->c_seq + (size_t)sh->seq_length * BH, BH * sizeof(float));
+    for (int b = 0; b < sh->batch; b++) { /* h_seq[len]: h_0 where the length is 0 */
+        const int steps = s->len[b] < 0 ? 0 : s->len[b] < sh->seq_length ? s->len[b] : sh->seq_length;
+        memcpy(s->hy + (size_t)l * BH + (size_t)b * H, ly->h_seq + (size_t)steps * BH + (size_t)b * H,
+               H * sizeof(float));
+    }
+}
+
+/* Layer l with the fused step: step t reads the state before it from the
+ * tapes (h_seq[t], c_seq[t]) and writes the next one there. */
 static void layer_forward_fused(cpu_state *s, int l)
 {
     const lstm_problem *p = s->p;
@@ -733,8 +757,8 @@ static void layer_forward_fused(cpu_state *s, int l)
     const size_t BH = (size_t)p->shape.batch * H;
     cpu_layer *ly = &s->layers[l];
     TRACE_OP("copy.initial_state", {
-        memcpy(ly->h_prev, p->h0 + (size_t)l * BH, BH * sizeof(float));
-        memcpy(ly->c_prev, p->c0 + (size_t)l * BH, BH * sizeof(float));
+        memcpy(ly->h_seq, p->h0 + (size_t)l * BH, BH * sizeof(float));
+        memcpy(ly->c_seq, p->c0 + (size_t)l * BH, BH * sizeof(float));
     });
     TRACE_OP("pack.bias", cpu_pack_bias(s->bias, p->b_ih ? p->b_ih[l] : NULL, p->b_hh ? p->b_hh[l] : NULL, H,
                                         s->kernels->lanes, FAULT_ON(FAULT_MISSING_BIAS)));
@@ -749,6 +773,7 @@ static void layer_forward_fused(cpu_state *s, int l)
         TRACE_OP("blas.park_threads", s->park_blas_threads());
     fused_layer fl = {s, l};
     lc_parallel_team(team_for(s, cpu_step_blocks(H, s->kernels->lanes)), fused_layer_member, &fl);
+    TRACE_OP("copy.final_state", final_state(s, l));
 }
 
 static int cpu_forward(void *vs, lc_error *err)
