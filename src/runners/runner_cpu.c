@@ -60,7 +60,8 @@ typedef struct cpu_layer {
      * gradients), so hy is taken from each sequence's last step. */
     float *h_seq, *c_seq;
     float *h_prev; /* (T,B,H) h before each step: h_seq */
-    float *out;    /* (T,B,H) the layer's output (zero past a sequence's end): h_seq + B*H */
+    float *out;    /* (T,B,H) the layer's output (zero past a sequence's end): h_seq + B*H,
+                    * so never changed in place after the step (h_prev[t+1] is it) */
     float *c_prev; /* (T,B,H) c before each step: c_seq */
     float *c;      /* (T,B,H) c after each step: c_seq + B*H */
     float *masked; /* (T,B,H) out times the dropout mask after it (dropout model, not the top layer) */
@@ -594,10 +595,6 @@ static void mask_output(cpu_state *s, int l)
     cpu_layer *ly = &s->layers[l];
     if (mask)
         TRACE_OP("dropout.mask_output", masked_copy(ly->masked, ly->out, mask, n));
-    const float *below = l > 0 ? lstm_dropout_mask(s->p, l - 1) : NULL;
-    if (FAULT_ON(FAULT_DROPOUT_AFTER_LAST) && l == sh->num_layers - 1 && below)
-        for (size_t i = 0; i < n; i++)
-            ly->out[i] *= below[i];
 }
 
 /* Step t's recurrent term into its gates g (B x 4H): the LSTM's GEMM adds
@@ -1131,6 +1128,12 @@ static int cpu_read_results(void *vs, lstm_results *r, lc_error *err)
         return LC_OK;
     }
     copy_outputs(r->y, s->layers[L - 1].out, sh, s->len);
+    /* planted: y masked too, as read (the output is also h_prev's tape:
+     * masked in place, dW_hh would change with it) */
+    const float *below = L > 1 ? lstm_dropout_mask(s->p, L - 2) : NULL;
+    if (FAULT_ON(FAULT_DROPOUT_AFTER_LAST) && below)
+        for (size_t i = 0; i < lstm_seq_elems(sh, sh->hidden_size); i++)
+            r->y[i] *= below[i];
     lstm_copy_to_double(r->hy, s->hy, lstm_state_elems(sh));
     lstm_copy_to_double(r->cy, s->cy, lstm_state_elems(sh));
     if (!s->backward_done)
