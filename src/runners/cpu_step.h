@@ -11,7 +11,8 @@
  * then streams the panels with no copy, and the cell reads no
  * pre-activation back from memory. The backward runs the same way in
  * reverse (cpu_backward_step): dgates_t times [W_ih | W_hh], packed once,
- * with the cell of step t-1 fused after it, which also leaves dgates on a
+ * with the cells of step t-1 after it, row by row (the gradient reaching
+ * h_{t-1} kept in L2 between), which also leave dgates on a
  * tape in the forward panels' layout; then the weight gradients as one
  * GEMM over all steps (cpu_weight_grads) that reads that tape as its
  * panels. The kernels are written once (cpu_step_kernel.h) and built per
@@ -84,14 +85,13 @@ static inline float *cpu_gate_tape_row(const cpu_gate_tape *tape, size_t block, 
     return tape->at + block * tape->block_floats + row * 4 * (size_t)tape->lanes;
 }
 
-/* Step t of a layer's backward, every sequence, with the cell of step t-1
- * fused after it: dgates_t [W_ih | W_hh] gives dx_t and the gradient
- * reaching h_{t-1} (a sequence finished at step t passes dh_in on
- * instead; with input 0, dgates_t W_hh gives the latter alone:
- * input_grad_in_step), and, while that is still in registers, the cell
- * of step t-1 turns it into dgates_{t-1}. Without dgates_in (the first
- * call, t = T) there is no product: the cell of step T-1 reads dh_in
- * itself. */
+/* Step t of a layer's backward, every sequence, with the cells of step
+ * t-1 after it: dgates_t [W_ih | W_hh] gives dx_t and the gradient
+ * reaching h_{t-1} in dh_out (a sequence finished at step t passes dh_in
+ * on instead; with input 0, dgates_t W_hh gives the latter alone:
+ * input_grad_in_step), and, while that is still in L2, the cells of step
+ * t-1 turn it into dgates_{t-1}. Without dgates_in (the first call, t =
+ * T) there is no product: the cells of step T-1 read dh_in itself. */
 typedef struct cpu_backward_step {
     int batch, hidden, input; /* B, H, I */
     const float *dgates_in;   /* (B, 4H) dgates of step t, or NULL */

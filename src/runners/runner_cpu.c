@@ -10,8 +10,8 @@
  * of all T steps in one OpenBLAS GEMM, then per step one recurrent GEMM
  * and a fused pointwise cell. Backward, with the kernels:
  * [W_ih | W_hh] packed once, per step one pass that computes dgates_t
- * [W_ih | W_hh] (dx_t, and dh_{t-1} with the cell of step t-1 fused
- * after it), split over the team like the forward; then the weight
+ * [W_ih | W_hh] (dx_t, and dh_{t-1} with the cells of step t-1 after
+ * it), split over the team like the forward; then the weight
  * gradients as one GEMM over all steps on the kernels (the bias gradient
  * from its packing). Without them, on OpenBLAS: per step a pointwise
  * backward and one recurrent GEMM for dh; the weight gradients and the
