@@ -56,9 +56,8 @@ void cpu_ln_rows_backward(float *d, const float *hat, const float *rstd, int row
         ln_row_backward(d + (size_t)r * n, d + (size_t)r * n, hat + (size_t)r * n, rstd[r], n, w);
 }
 
-void cpu_ln_cell_forward(int H, const lstm_layernorm *ln, float *restrict g, float *restrict c_state,
-                         float *restrict c_tape, float *restrict c_hat, float *rstd_c, float *restrict h_state,
-                         float *restrict h_out)
+void cpu_ln_cell_forward(int H, const lstm_layernorm *ln, float *restrict g, const float *restrict c_in,
+                         float *restrict c_out, float *restrict c_hat, float *rstd_c, float *restrict h_out)
 {
     for (int k = 0; k < H; k++) {
         float gi = sigmoidf_(g[k]), gf = sigmoidf_(g[H + k]);
@@ -67,19 +66,15 @@ void cpu_ln_cell_forward(int H, const lstm_layernorm *ln, float *restrict g, flo
         g[H + k] = gf;
         g[2 * H + k] = gg;
         g[3 * H + k] = go;
-        c_state[k] = gf * c_state[k] + gi * gg;
+        c_out[k] = gf * c_in[k] + gi * gg;
     }
     if (FAULT_ON(FAULT_LN_CELL_SKIPPED)) {
-        memcpy(c_hat, c_state, (size_t)H * sizeof(float));
+        memcpy(c_hat, c_out, (size_t)H * sizeof(float));
         *rstd_c = 1.0f;
     } else
-        cpu_ln_rows(c_state, c_hat, rstd_c, 1, H, ln->c_weight, ln->c_bias, (float)ln->eps);
-    for (int k = 0; k < H; k++) {
-        float h = g[3 * H + k] * tanhf(c_state[k]);
-        c_tape[k] = c_state[k];
-        h_state[k] = h;
-        h_out[k] = h;
-    }
+        cpu_ln_rows(c_out, c_hat, rstd_c, 1, H, ln->c_weight, ln->c_bias, (float)ln->eps);
+    for (int k = 0; k < H; k++)
+        h_out[k] = g[3 * H + k] * tanhf(c_out[k]);
 }
 
 void cpu_ln_cell_backward(int H, const lstm_layernorm *ln, const float *restrict g, const float *restrict ct,

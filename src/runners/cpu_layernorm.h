@@ -32,11 +32,11 @@ void cpu_ln_rows(float *v, float *hat, float *rstd, int rows, int n, const float
 void cpu_ln_rows_backward(float *d, const float *hat, const float *rstd, int rows, int n, const float *w);
 
 /* The LayerNorm cell of one sequence: g (4H) holds LN_i + LN_h of the
- * step and becomes the activated gates; the state c becomes
- * LN_c(f c + i g) (tape: c_tape, c_hat, *rstd_c) and h = o tanh(c). */
-void cpu_ln_cell_forward(int H, const lstm_layernorm *ln, float *restrict g, float *restrict c_state,
-                         float *restrict c_tape, float *restrict c_hat, float *rstd_c, float *restrict h_state,
-                         float *restrict h_out);
+ * step and becomes the activated gates; from the cell before, c_in,
+ * c_out = LN_c(f c_in + i g) (with c_hat, *rstd_c for the backward) and
+ * h_out = o tanh(c_out). */
+void cpu_ln_cell_forward(int H, const lstm_layernorm *ln, float *restrict g, const float *restrict c_in,
+                         float *restrict c_out, float *restrict c_hat, float *rstd_c, float *restrict h_out);
 
 /* Its backward: from the saved gates, c_t (LN_c's output, with c_hat,
  * rstd_c) and c_{t-1}, dh + d_out and dc -> dg (the gradient of

@@ -499,10 +499,11 @@ static inline __attribute__((always_inline)) void KNAME(tile_backward)(const cpu
  * (item by item, a row tile at a time) they read each tape a line or two
  * a row, the rows 4H or H floats apart (8 or 2 KB at the default shape:
  * a page every row or two), which the hardware's prefetch does not
- * follow, and the tapes of step t-1 were written long before (in memory). Row by row, each row's tapes
- * are read in runs of the items' units, which it follows: the backward's
- * steps took about 10% less time at the default shape on a Zen 3
- * (docs/perf.md, "The backward's cells row by row"). */
+ * follow, and the tapes of step t-1 were written long before (in
+ * memory). Row by row, each row's tapes are read in runs of the items'
+ * units, which it follows: the backward's steps took about 10% less time
+ * at the default shape on a Zen 3 (docs/perf.md, "The backward's cells
+ * row by row"). */
 static void KNAME(cells_backward)(const cpu_backward_step *st, int first, int end)
 {
     const int H = st->hidden, j0 = first * 4 * VL, j1 = end * 4 * VL < H ? end * 4 * VL : H;

@@ -56,8 +56,10 @@ typedef struct cpu_layer {
      * the cell after every step. The tapes the backward reads are views of
      * them: the state before step t is the one after step t-1. Past a
      * sequence's end its output is zero where its state carries h on, but
-     * the rows there are read only where dgates is zero (the weight
-     * gradients), so hy is taken from each sequence's last step. */
+     * the rows there are read only where nothing keeps the result (the
+     * next step's sums, which the masked cell drops; the weight gradients,
+     * where dgates is zero), so hy is taken from each sequence's last step
+     * (final_state). */
     float *h_seq, *c_seq;
     float *h_prev; /* (T,B,H) h before each step: h_seq */
     float *out;    /* (T,B,H) the layer's output (zero past a sequence's end): h_seq + B*H,
@@ -151,13 +153,13 @@ static void gemm(const cpu_state *s, const char *op, CBLAS_TRANSPOSE ta, CBLAS_T
 }
 
 /* The fused pointwise cell of one sequence: pre-activations g (4H, gate
- * order i, f, g, o) plus both biases -> activated gates (in place), the new
- * cell c (state and tape) and h (state and output). Separate restrict
- * pointers let the compiler vectorize it, with libmvec's expf/tanhf
- * (this file is built with -ffast-math; the numerics gate checks it). */
+ * order i, f, g, o) plus both biases and the cell before, c_in ->
+ * activated gates (in place), the new cell c_out and h_out (each the tape
+ * and the next step's state at once). Separate restrict pointers let the
+ * compiler vectorize it, with libmvec's expf/tanhf (this file is built
+ * with -ffast-math; the numerics gate checks it). */
 static void cell_forward(int H, float *restrict g, const float *restrict b_ih, const float *restrict b_hh,
-                         float *restrict c_state, float *restrict c_tape, float *restrict h_state,
-                         float *restrict h_out)
+                         const float *restrict c_in, float *restrict c_out, float *restrict h_out)
 {
     const float use_bhh = FAULT_ON(FAULT_MISSING_BIAS) ? 0.0f : 1.0f;
     const float o_scale = FAULT_ON(FAULT_OUTPUT_GATE_1PCT) ? 1.01f : 1.0f;
@@ -169,16 +171,13 @@ static void cell_forward(int H, float *restrict g, const float *restrict b_ih, c
         float pg = g[2 * H + k] + b_ih[2 * H + k] + use_bhh * b_hh[2 * H + k];
         float gg = FAULT_ON(FAULT_WRONG_ACTIVATION) ? sigmoidf_(pg) : tanhf(pg);
         float go = sigmoidf_(g[3 * H + k] + b_ih[3 * H + k] + use_bhh * b_hh[3 * H + k]) * o_scale;
-        float c = gf * c_state[k] + gi * gg;
-        float h = go * tanhf(c);
+        float c = gf * c_in[k] + gi * gg;
         g[k] = gi;
         g[H + k] = gf;
         g[2 * H + k] = gg;
         g[3 * H + k] = go;
-        c_state[k] = c;
-        c_tape[k] = c;
-        h_state[k] = h;
-        h_out[k] = h;
+        c_out[k] = c;
+        h_out[k] = go * tanhf(c);
     }
 }
 
@@ -632,8 +631,26 @@ static void input_projection(cpu_state *s, int l)
          layer_input(s, l), In, p->w_ih[l], In, 0.0f, s->layers[l].gates, 4 * H);
 }
 
+/* Layer l's final state from its tapes: c of the last step (a finished
+ * sequence's was carried on), h of each sequence's own last step (its
+ * output is zero after it). */
+static void final_state(cpu_state *s, int l)
+{
+    const lstm_shape *sh = &s->p->shape;
+    const size_t H = (size_t)sh->hidden_size, BH = (size_t)sh->batch * H;
+    const cpu_layer *ly = &s->layers[l];
+    memcpy(s->cy + (size_t)l * BH, ly->c_seq + (size_t)sh->seq_length * BH, BH * sizeof(float));
+    for (int b = 0; b < sh->batch; b++) { /* h_seq[len]: h_0 where the length is 0 */
+        const int steps = s->len[b] < 0 ? 0 : s->len[b] < sh->seq_length ? s->len[b] : sh->seq_length;
+        memcpy(s->hy + (size_t)l * BH + (size_t)b * H, ly->h_seq + (size_t)steps * BH + (size_t)b * H,
+               H * sizeof(float));
+    }
+}
+
 /* Layer l the BLAS way: the input projection of every step in one GEMM,
- * then per step the recurrent GEMM and the cell. */
+ * then per step the recurrent GEMM and the cell, reading the state before
+ * step t from the tapes (h_seq[t], c_seq[t]) and writing the next one
+ * there, as the fused step does. */
 static void layer_forward_gemm(cpu_state *s, int l)
 {
     const lstm_problem *p = s->p;
@@ -642,14 +659,9 @@ static void layer_forward_gemm(cpu_state *s, int l)
     cpu_layer *ly = &s->layers[l];
     const lstm_layernorm ln = lstm_layernorm_of(p, l);
     const float *b_ih = p->b_ih ? p->b_ih[l] : NULL, *b_hh = p->b_hh ? p->b_hh[l] : NULL;
-    float *hs = s->hy + (size_t)l * BH, *cs = s->cy + (size_t)l * BH;
-    /* the state runs in hy, cy (a finished sequence's carried on); the
-     * tapes get h_0 and c_0 here, then each step's output and cell */
     TRACE_OP("copy.initial_state", {
-        memcpy(hs, p->h0 + (size_t)l * BH, BH * sizeof(float));
-        memcpy(cs, p->c0 + (size_t)l * BH, BH * sizeof(float));
-        memcpy(ly->h_seq, hs, BH * sizeof(float));
-        memcpy(ly->c_seq, cs, BH * sizeof(float));
+        memcpy(ly->h_seq, p->h0 + (size_t)l * BH, BH * sizeof(float));
+        memcpy(ly->c_seq, p->c0 + (size_t)l * BH, BH * sizeof(float));
     });
     input_projection(s, l);
     if (ln.eps > 0)
@@ -657,27 +669,28 @@ static void layer_forward_gemm(cpu_state *s, int l)
                  cpu_ln_rows(ly->gates, ly->i_hat, ly->rstd_i, T * B, 4 * H, ln.i_weight, ln.i_bias, (float)ln.eps));
     for (int t = 0; t < T; t++) {
         float *g = ly->gates + (size_t)t * B * H4;
-        step_recurrent(s, l, t, g, hs);
+        /* (a finished sequence's row of h_prev is zero: its sums are not read) */
+        step_recurrent(s, l, t, g, ly->h_prev + (size_t)t * BH);
         const uint64_t cell_start = trace_op_begin();
-        /* fused cell; finished sequences keep their state */
+        /* fused cell; finished sequences carry c on, their output zero */
         for (int b = 0; b < B; b++) {
-            float *gb = g + (size_t)b * H4, *hb = hs + (size_t)b * H, *cb = cs + (size_t)b * H;
-            float *ct = ly->c + (size_t)t * BH + (size_t)b * H;
-            float *ot = ly->out + (size_t)t * BH + (size_t)b * H;
+            const size_t at = (size_t)t * BH + (size_t)b * H;
+            float *gb = g + (size_t)b * H4, *ct = ly->c + at, *ot = ly->out + at;
+            const float *cp = ly->c_prev + at;
             if (t >= s->len[b]) {
                 memset(gb, 0, H4 * sizeof(float));
-                memcpy(ct, cb, (size_t)H * sizeof(float));
+                memcpy(ct, cp, (size_t)H * sizeof(float));
                 memset(ot, 0, (size_t)H * sizeof(float));
                 continue;
             }
             if (ln.eps > 0)
-                cpu_ln_cell_forward(H, &ln, gb, cb, ct, ly->c_hat + (size_t)t * BH + (size_t)b * H,
-                                    ly->rstd_c + (size_t)t * B + b, hb, ot);
+                cpu_ln_cell_forward(H, &ln, gb, cp, ct, ly->c_hat + at, ly->rstd_c + (size_t)t * B + b, ot);
             else
-                cell_forward(H, gb, b_ih, b_hh, cb, ct, hb, ot);
+                cell_forward(H, gb, b_ih, b_hh, cp, ct, ot);
         }
         trace_op_end(ln.eps > 0 ? "cell.forward_layernorm" : "cell.forward", cell_start);
     }
+    TRACE_OP("copy.final_state", final_state(s, l));
 }
 
 /* A gates' tape above this size is streamed past the caches (cpu_step.h):
@@ -726,22 +739,6 @@ static void fused_layer_member(void *arg, lc_team *team, int rank, int size)
         st.out = ly->out + at;
         TRACE_OP("step.forward", s->kernels->forward(&st, first, end));
         TRACE_OP("barrier", lc_team_barrier(team));
-    }
-}
-
-/* Layer l's final state from its tapes: c of the last step (a finished
- * sequence's was carried on), h of each sequence's own last step (its
- * output is zero after it). */
-static void final_state(cpu_state *s, int l)
-{
-    const lstm_shape *sh = &s->p->shape;
-    const size_t H = (size_t)sh->hidden_size, BH = (size_t)sh->batch * H;
-    const cpu_layer *ly = &s->layers[l];
-    memcpy(s->cy + (size_t)l * BH, ly->c_seq + (size_t)sh->seq_length * BH, BH * sizeof(float));
-    for (int b = 0; b < sh->batch; b++) { /* h_seq[len]: h_0 where the length is 0 */
-        const int steps = s->len[b] < 0 ? 0 : s->len[b] < sh->seq_length ? s->len[b] : sh->seq_length;
-        memcpy(s->hy + (size_t)l * BH + (size_t)b * H, ly->h_seq + (size_t)steps * BH + (size_t)b * H,
-               H * sizeof(float));
     }
 }
 
