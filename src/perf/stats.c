@@ -193,6 +193,17 @@ double stats_mann_whitney(const double *a, int na, const double *b, int nb, doub
     return erfc(z / sqrt(2.0)); /* two-sided */
 }
 
+double stats_sign_test(int below, int above)
+{
+    const int n = below + above, k = below < above ? below : above;
+    if (n < 1)
+        return 1.0;
+    double p = 0; /* the terms in logs: 2^-n underflows past n = 1074 */
+    for (int i = 0; i <= k; i++)
+        p += exp(lgamma(n + 1.0) - lgamma(i + 1.0) - lgamma(n - i + 1.0) - n * log(2.0));
+    return 2 * p < 1 ? 2 * p : 1.0;
+}
+
 double stats_normal_upper_quantile(double p)
 {
     /* bisection on erfc: plenty fast for the few calls a verdict makes */

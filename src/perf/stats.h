@@ -38,6 +38,11 @@ double stats_robust_rel_spread(const sample_summary *s);
  * *a_greater the probability estimate P(a > b) + P(a = b)/2. */
 double stats_mann_whitney(const double *a, int na, const double *b, int nb, double *a_greater);
 
+/* The exact two-sided sign test: p of `below` values under and `above`
+ * over a median of 0 difference (ties dropped before): 2 P(X <= min) for
+ * X ~ Binomial(below + above, 1/2), at most 1; 1 with no values. */
+double stats_sign_test(int below, int above);
+
 /* Upper quantile of the standard normal distribution: z with P(Z > z) = p. */
 double stats_normal_upper_quantile(double p);
 

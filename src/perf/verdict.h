@@ -83,6 +83,16 @@ double verdict_min_effect(double noise);
 void verdict_decide(const double *baseline, int nb, const double *current, int nc, double noise,
                     int comparisons, double control_drift, verdict_result *out);
 
+/* Decide from n paired ratios current / baseline, the two of a pair
+ * measured side by side (cpu_peers: two runners in one round), so that
+ * the host's state in each pair cancels: the same rule, with change =
+ * median(ratio) - 1, its interval the bootstrap of that median, and p the
+ * exact two-sided sign test (how many ratios fall below 1 against above:
+ * robust to a host's heavy tails, and at least 2 / 2^n, so that a verdict
+ * of a difference needs n with 2^(1-n) < alpha / comparisons: 9 pairs for
+ * 2 comparisons, 10 for 4, 11 for 8). No control, so no drift. */
+void verdict_decide_paired(const double *ratio, int n, double noise, int comparisons, verdict_result *out);
+
 /* The final verdict of a phase from a first decision and, when that was
  * SLOWER, an independent confirmation: SLOWER only if both are; otherwise
  * the confirmation stands (its reason says the first was not confirmed). */

@@ -21,9 +21,22 @@
  * row is the better, the policy named; `inherit` measures once, under the
  * environment's.
  *
+ * One process per runner is one draw of the host's state, which on a shared
+ * machine moves a runner by 5-10% from one minute to the next: --rounds N
+ * (N > 1) first measures each runner under both policies to pick its own
+ * (not counted), then every runner N times at each thread count under its
+ * policy, the runners' order reversed every other round, each row the
+ * median of its rounds. Then the first runner of --rnns is judged against
+ * each other by the verdict rule of `ctest -L perf` (perf/verdict.h) over
+ * the rounds' ratios, the two of a ratio measured in the same round
+ * (verdict_decide_paired): SAME, FASTER, SLOWER or INCONCLUSIVE. SAME needs
+ * 5 rounds; FASTER or SLOWER a sign test below 0.01 over the comparisons
+ * printed: 9 rounds at least for 2 comparisons, 10 for 4, 11 for the
+ * default 8. A benchmark: the verdicts do not change the exit code.
+ *
  *   cpu_peers [--rnns cpu,onednn,torch:lstm] [--plugin PATH]... [--threads 1,all]
  *             [--seqLength T --miniBatch B --inputSize I --hiddenSize H --numLayers L]
- *             [--nloops N] [--warmup N] [--omp-wait-policy each|inherit] [--lstmcheck PATH]
+ *             [--nloops N] [--warmup N] [--rounds N] [--omp-wait-policy each|inherit] [--lstmcheck PATH]
  * A benchmark, not a test: its output goes to docs/perf.md with this command.
  * Exit 0: every row measured or skipped with its reason; 1: a runner failed
  * its gate or broke; 2: bad input, or lstmcheck could not be run. */
@@ -39,6 +52,8 @@
 #include "check/isolate.h"
 #include "device/roofline.h"
 #include "model/lstm.h"
+#include "perf/stats.h"
+#include "perf/verdict.h"
 
 char *openblas_get_config(void);
 char *openblas_get_corename(void);
@@ -48,12 +63,13 @@ void openblas_set_num_threads(int);
 #define MAX_RUNNERS 8
 #define MAX_THREAD_COUNTS 8
 #define MAX_PLUGINS 4
+#define MAX_ROUNDS 64
 #define WORD_MAX 32 /* a word of a list: a runner's qualified name (31) and its NUL */
 
 /* What the command line asked for. */
 typedef struct peers_args {
     lstm_shape shape;
-    int nloops, warmup;
+    int nloops, warmup, rounds;
     char runners[MAX_RUNNERS][WORD_MAX];
     int nrunners;
     int threads[MAX_THREAD_COUNTS];
@@ -70,7 +86,11 @@ typedef struct peers_row {
     char name[WORD_MAX];
     char policy[8];   /* the OMP_WAIT_POLICY it was measured under ("-": the environment's) */
     lc_status status; /* LC_OK measured; LC_UNSUPPORTED skipped; else failed or broke */
-    double fwd_ms, bwd_ms;
+    double fwd_ms, bwd_ms; /* the median of its rounds' */
+    double x_limit[2];     /* the median of its rounds' times over the round's limit; NAN: none */
+    double round_ms[2][MAX_ROUNDS]; /* each round's bench medians (the limit: its time): forward, backward */
+    int rounds;       /* measured */
+    double worst;     /* the gate's worst ratio over the rounds */
     char note[600];   /* the gate's worst ratio, or why it was not measured */
 } peers_row;
 
@@ -146,7 +166,7 @@ static int *number_flag(peers_args *a, const char *flag)
     return !strcmp(flag, "--seqLength") ? &a->shape.seq_length : !strcmp(flag, "--miniBatch") ? &a->shape.batch
          : !strcmp(flag, "--inputSize") ? &a->shape.input_size : !strcmp(flag, "--hiddenSize") ? &a->shape.hidden_size
          : !strcmp(flag, "--numLayers") ? &a->shape.num_layers : !strcmp(flag, "--nloops") ? &a->nloops
-         : !strcmp(flag, "--warmup") ? &a->warmup : NULL;
+         : !strcmp(flag, "--warmup") ? &a->warmup : !strcmp(flag, "--rounds") ? &a->rounds : NULL;
 }
 
 static int parse_value(peers_args *a, const char *flag, const char *value)
@@ -155,7 +175,7 @@ static int parse_value(peers_args *a, const char *flag, const char *value)
     if (field) {
         char *end;
         long v = strtol(value, &end, 10);
-        if (*end || !*value || v < (field == &a->warmup ? 0 : 1) || v > 100000)
+        if (*end || !*value || v < (field == &a->warmup ? 0 : 1) || v > (field == &a->rounds ? MAX_ROUNDS : 100000))
             return fprintf(stderr, "cpu_peers: %s needs a whole number in range, not '%s'\n", flag, value), 2;
         *field = (int)v;
     } else if (!strcmp(flag, "--rnns")) {
@@ -188,7 +208,7 @@ static int parse_value(peers_args *a, const char *flag, const char *value)
 static int parse_args(int argc, char **argv, peers_args *a)
 {
     *a = (peers_args){.shape = {.seq_length = 100, .batch = 64, .input_size = 512, .hidden_size = 512, .num_layers = 1},
-                      .nloops = 10, .warmup = 2, .lstmcheck = LSTMCHECK_PROGRAM};
+                      .nloops = 10, .warmup = 2, .rounds = 1, .lstmcheck = LSTMCHECK_PROGRAM};
     parse_runners("cpu,onednn,torch:lstm", a);
     parse_threads("1,all", a);
 #ifdef LSTMCHECK_TORCH_PLUGIN
@@ -254,10 +274,12 @@ static void read_bench_json(const char *text, peers_row *row)
     row->status = LC_ERROR;
     if (!gate) {
         snprintf(row->note, sizeof row->note, "lstmcheck bench: %s", error ? error : "no runner in its JSON");
-    } else if (!strcmp(gate, "pass") && cJSON_IsNumber(fwd) && cJSON_IsNumber(bwd)) {
+    } else if (!strcmp(gate, "pass") && cJSON_IsNumber(fwd) && cJSON_IsNumber(bwd) && fwd->valuedouble > 0 &&
+               bwd->valuedouble > 0 && isfinite(fwd->valuedouble) && isfinite(bwd->valuedouble)) {
         row->status = LC_OK;
         row->fwd_ms = fwd->valuedouble;
         row->bwd_ms = bwd->valuedouble;
+        row->worst = worst;
         snprintf(row->note, sizeof row->note, "gate passed, worst ratio %.3g", worst);
     } else {
         row->status = !strcmp(gate, "skip") ? LC_UNSUPPORTED : !strcmp(gate, "fail") ? LC_FAILED : LC_ERROR;
@@ -302,8 +324,34 @@ static void bench_runner(const peers_args *a, const char *r, const char *policy,
     free(out);
 }
 
-/* runner r at the current thread count: under each policy, the better
- * (fwd + bwd); a failure under either is the row's. */
+/* One round's figures into the row's rounds. */
+static void add_round(peers_row *row, const peers_row *got)
+{
+    if (!row->rounds || got->worst > row->worst)
+        row->worst = got->worst;
+    row->round_ms[0][row->rounds] = got->fwd_ms;
+    row->round_ms[1][row->rounds] = got->bwd_ms;
+    row->rounds++;
+}
+
+/* A bench's figures on stderr, for the record: of round `round`, or
+ * (round < 0) of choosing the runner's policy, not counted. */
+static void report_bench(const char *r, const peers_row *got, int round)
+{
+    char what[32] = "choosing its policy";
+    if (round >= 0)
+        snprintf(what, sizeof what, "round %d", round + 1);
+    fprintf(stderr, "cpu_peers: %s at %d thread(s), %s, OMP_WAIT_POLICY %s: ", r, got->threads, what, got->policy);
+    if (got->status == LC_OK)
+        fprintf(stderr, "%.4g / %.4g ms\n", got->fwd_ms, got->bwd_ms);
+    else
+        fprintf(stderr, "%s\n", got->note);
+}
+
+/* Runner r's wait policy at the current thread count: under each policy,
+ * the better (fwd + bwd) is the row's figure and policy; a failure under
+ * either is the row's. Counted as a round only where it is the only one
+ * (--rounds 1): the better of two draws is no draw like the others. */
 static void measure_runner(const peers_args *a, const char *r, peers_row *row)
 {
     static const char *const policies[] = {"ACTIVE", "PASSIVE"};
@@ -312,12 +360,7 @@ static void measure_runner(const peers_args *a, const char *r, peers_row *row)
         peers_row got = *row;
         bench_runner(a, r, a->inherit_policy ? NULL : policies[i], &got);
         snprintf(got.policy, sizeof got.policy, "%s", a->inherit_policy ? "-" : policies[i]);
-        if (got.status == LC_OK) /* both policies' figures, for the record */
-            fprintf(stderr, "cpu_peers: %s at %d thread(s), OMP_WAIT_POLICY %s: %.4g / %.4g ms\n", r, row->threads,
-                    got.policy, got.fwd_ms, got.bwd_ms);
-        else
-            fprintf(stderr, "cpu_peers: %s at %d thread(s), OMP_WAIT_POLICY %s: %s\n", r, row->threads, got.policy,
-                    got.note);
+        report_bench(r, &got, a->rounds == 1 || a->inherit_policy ? 0 : -1);
         const int broke = got.status != LC_OK && got.status != LC_UNSUPPORTED;
         const int row_broke = row->status != LC_OK && row->status != LC_UNSUPPORTED;
         const int better = got.status == LC_OK &&
@@ -325,13 +368,92 @@ static void measure_runner(const peers_args *a, const char *r, peers_row *row)
         if (i == 0 || broke || (better && !row_broke))
             *row = got;
     }
+    if (row->status == LC_OK && (a->rounds == 1 || a->inherit_policy))
+        add_round(row, row);
+}
+
+/* A round of runner r under the policy measure_runner chose. Anything but
+ * a measurement (a wrong result is not timed; a skip after a measurement
+ * is no lack of support) ends its rounds and fails its row. */
+static void measure_round(const peers_args *a, const char *r, peers_row *row, int round)
+{
+    if (row->status != LC_OK)
+        return;
+    peers_row got = *row;
+    bench_runner(a, r, strcmp(row->policy, "-") ? row->policy : NULL, &got);
+    report_bench(r, &got, round);
+    if (got.status == LC_OK) {
+        add_round(row, &got);
+        return;
+    }
+    row->status = got.status == LC_UNSUPPORTED ? LC_ERROR : got.status;
+    snprintf(row->note, sizeof row->note, "round %d, after %d measured: %s", round + 1, row->rounds, got.note);
+}
+
+/* The median of the rounds' v[k] / over[k] (over NULL: of v itself). */
+static double median_of_rounds(const double *v, const double *over, int rounds)
+{
+    double r[MAX_ROUNDS];
+    for (int k = 0; k < rounds; k++)
+        r[k] = over ? v[k] / over[k] : v[k];
+    return stats_median_select(r, rounds);
+}
+
+/* The row's figures: the medians of its rounds, and of their ratios to
+ * the limit of the same round (limit NULL: none measured). */
+static void finish_row(peers_row *row, const peers_row *limit)
+{
+    row->x_limit[0] = row->x_limit[1] = NAN;
+    if (row->status != LC_OK)
+        return;
+    for (int ph = 0; ph < 2; ph++) {
+        *(ph ? &row->bwd_ms : &row->fwd_ms) = median_of_rounds(row->round_ms[ph], NULL, row->rounds);
+        if (limit)
+            row->x_limit[ph] = median_of_rounds(row->round_ms[ph], limit->round_ms[ph], row->rounds);
+    }
+    if (row->rounds > 1)
+        snprintf(row->note, sizeof row->note, "gate passed in %d rounds, worst ratio %.3g", row->rounds,
+                 row->worst);
+}
+
+/* The limit of each round: the LSTM's GEMM FLOPs at the SGEMM rate
+ * measured before and after it, the higher (rate[k], rate[k + 1]); its
+ * note from the rates and the first and last measurement's GEMM (or why
+ * it failed). */
+static void finish_limit(const peers_args *a, peers_row *limit, const double *rate, char shape[2][64])
+{
+    const int rounds = a->rounds;
+    double flops[2], lo = INFINITY, hi = 0;
+    lstm_gemm_flops(&a->shape, NULL, flops);
+    limit->status = LC_OK;
+    for (int k = 0; k < rounds; k++) {
+        const double peak = rate[k] > rate[k + 1] ? rate[k] : rate[k + 1];
+        if (!(peak > 0))
+            limit->status = LC_ERROR;
+        for (int ph = 0; ph < 2; ph++)
+            limit->round_ms[ph][k] = flops[ph] / (peak * 1e9) * 1e3;
+    }
+    limit->rounds = rounds;
+    finish_row(limit, NULL);
+    limit->x_limit[0] = limit->x_limit[1] = 1;
+    for (int k = 0; k <= rounds; k++)
+        lo = rate[k] < lo ? rate[k] : lo, hi = rate[k] > hi ? rate[k] : hi;
+    if (rounds == 1)
+        snprintf(limit->note, sizeof limit->note, "%.1f GFLOP/s (%s) before, %.1f (%s) after", rate[0], shape[0],
+                 rate[1], shape[1]);
+    else
+        snprintf(limit->note, sizeof limit->note,
+                 "a round's the higher SGEMM rate before and after it: %.1f-%.1f GFLOP/s over %d measurements "
+                 "(the first %s, the last %s)", lo, hi, rounds + 1, shape[0], shape[1]);
 }
 
 /* One thread count: the limit (the SGEMM rate before and after the
- * runners, the higher), then each runner. Rows appended at *nrows. */
+ * runners, the higher), then each runner, --rounds times, the order
+ * reversed every other round (so that no runner always follows the same
+ * one). Rows appended at *nrows. */
 static void measure_at(int threads, const peers_args *a, peers_row *rows, int *nrows)
 {
-    char count[16], before_shape[64], after_shape[64];
+    char count[16], rate_shape[2][64];
     snprintf(count, sizeof count, "%d", threads);
     setenv("OPENBLAS_NUM_THREADS", count, 1); /* for the benches */
     openblas_set_num_threads(threads);        /* for the limit, here */
@@ -344,40 +466,43 @@ static void measure_at(int threads, const peers_args *a, peers_row *rows, int *n
         if (!runs) /* nothing at this count would be what it says */
             snprintf(row->note, sizeof row->note, "OpenBLAS runs %d threads here, not %d", openblas_get_num_threads(),
                      threads);
+        else if (i && !registry_find(a->runners[i - 1]))
+            snprintf(row->note, sizeof row->note, "%s", absent_reason(a->runners[i - 1]));
     }
     if (!runs)
         return;
-    double before = sgemm_peak(&a->shape, before_shape, sizeof before_shape);
-    for (int i = 0; i < a->nrunners; i++) {
+    double rate[MAX_ROUNDS + 1];
+    const int counted = a->rounds == 1 || a->inherit_policy; /* measure_runner's is round 0 */
+    if (counted)
+        rate[0] = sgemm_peak(&a->shape, rate_shape[0], sizeof rate_shape[0]);
+    for (int i = 0; i < a->nrunners; i++)
         if (registry_find(a->runners[i]))
             measure_runner(a, a->runners[i], &limit[1 + i]);
-        else
-            snprintf(limit[1 + i].note, sizeof limit[1 + i].note, "%s", absent_reason(a->runners[i]));
+    for (int round = counted; round < a->rounds; round++) {
+        rate[round] = sgemm_peak(&a->shape, round ? rate_shape[1] : rate_shape[0], sizeof rate_shape[0]);
+        for (int k = 0; k < a->nrunners; k++) {
+            const int i = round % 2 ? a->nrunners - 1 - k : k;
+            if (registry_find(a->runners[i]))
+                measure_round(a, a->runners[i], &limit[1 + i], round);
+        }
     }
-    double after = sgemm_peak(&a->shape, after_shape, sizeof after_shape);
-    double peak = before > after ? before : after;
-    limit->status = peak > 0 ? LC_OK : LC_ERROR;
-    double flops[2];
-    lstm_gemm_flops(&a->shape, NULL, flops);
-    limit->fwd_ms = flops[0] / (peak * 1e9) * 1e3;
-    limit->bwd_ms = flops[1] / (peak * 1e9) * 1e3;
-    snprintf(limit->note, sizeof limit->note, "%.1f GFLOP/s (%s) before, %.1f (%s) after", before, before_shape, after,
-             after_shape);
+    rate[a->rounds] = sgemm_peak(&a->shape, rate_shape[1], sizeof rate_shape[1]);
+    finish_limit(a, limit, rate, rate_shape);
+    for (int i = 0; i < a->nrunners; i++)
+        finish_row(&limit[1 + i], limit->status == LC_OK ? limit : NULL);
 }
 
 /* ---- the table ---- */
 
-static void print_row(const peers_row *r, const peers_row *limit)
+static void print_row(const peers_row *r)
 {
     if (r->status != LC_OK) {
         printf("%-7d  %-12s  %10s  %7s  %11s  %7s  %-7s  %s: %s\n", r->threads, r->name, "-", "-", "-", "-", r->policy,
                r->status == LC_UNSUPPORTED ? "skipped" : "FAILED", r->note);
         return;
     }
-    const int has_limit = limit && limit->status == LC_OK; /* else the times alone */
-    printf("%-7d  %-12s  %10.4g  %6.2fx  %11.4g  %6.2fx  %-7s  %s\n", r->threads, r->name, r->fwd_ms,
-           has_limit ? r->fwd_ms / limit->fwd_ms : NAN, r->bwd_ms, has_limit ? r->bwd_ms / limit->bwd_ms : NAN,
-           r->policy, r->note);
+    printf("%-7d  %-12s  %10.4g  %6.2fx  %11.4g  %6.2fx  %-7s  %s\n", r->threads, r->name, r->fwd_ms, r->x_limit[0],
+           r->bwd_ms, r->x_limit[1], r->policy, r->note); /* x limit NAN where none was measured */
 }
 
 static void print_table(const peers_args *a, const peers_row *rows, int nrows)
@@ -392,14 +517,79 @@ static void print_table(const peers_args *a, const peers_row *rows, int nrows)
             printf("%-12s  %s\n", r->name, r->description);
     }
     printf("\ncpu_peers: s%d-l%d-i%d-h%d-b%d, %.3g GFLOP forward, %.3g backward; medians of %d timed "
-           "iterations after %d warm-up (lstmcheck bench); x limit = median / limit\n",
+           "iterations after %d warm-up (lstmcheck bench)%s; x limit = median / limit\n",
            s->seq_length, s->num_layers, s->input_size, s->hidden_size, s->batch, flops[0] / 1e9, flops[1] / 1e9,
-           a->nloops, a->warmup);
+           a->nloops, a->warmup, a->rounds > 1 ? ", a row the median of its rounds'" : "");
     printf("%-7s  %-12s  %10s  %7s  %11s  %7s  %-7s  %s\n", "threads", "runner", "forward ms", "x limit", "backward ms",
            "x limit", "OpenMP", "note");
     for (int i = 0; i < nrows; i += a->nrunners + 1)
         for (int j = 0; j <= a->nrunners; j++)
-            print_row(&rows[i + j], &rows[i]);
+            print_row(&rows[i + j]);
+}
+
+/* ---- the first runner against each other ---- */
+
+/* Rows of one thread count: the limit, then one per runner. */
+static int pair_measured(const peers_row *at, int peer)
+{
+    return at[1].status == LC_OK && at[1 + peer].status == LC_OK;
+}
+
+/* first against peer at one thread count, forward and backward: the
+ * rounds' ratios (the two measured in the same round) and the verdict
+ * rule over them, peer standing for the baseline. */
+static void print_pair(const peers_row *first, const peers_row *peer, int comparisons)
+{
+    static const char *const phases[] = {"forward", "backward"};
+    char pair[2 * WORD_MAX + 4];
+    snprintf(pair, sizeof pair, "%s / %s", first->name, peer->name);
+    for (int ph = 0; ph < 2; ph++) {
+        double ratio[MAX_ROUNDS];
+        int below = 0;
+        for (int k = 0; k < first->rounds; k++) {
+            ratio[k] = first->round_ms[ph][k] / peer->round_ms[ph][k];
+            below += ratio[k] < 1;
+        }
+        sample_summary s;
+        stats_summarize(ratio, first->rounds, &s);
+        printf("%-7d  %-26s  %-8s  %6.3f  %6.3f-%-6.3f  %3d of %-3d  ", first->threads, pair, phases[ph], s.median,
+               s.min, s.max, below, first->rounds);
+        verdict_result v;
+        verdict_decide_paired(ratio, first->rounds, 0, comparisons, &v);
+        if (v.kind == VERDICT_INCONCLUSIVE && first->rounds < 5)
+            printf("INCONCLUSIVE (%d round%s: a verdict needs 5 or more, --rounds)\n", first->rounds,
+                   first->rounds > 1 ? "s" : "");
+        else if (v.kind == VERDICT_INCONCLUSIVE)
+            printf("INCONCLUSIVE (%s)\n", v.reason);
+        else
+            printf("%s (%+.1f%%, interval %+.1f%%..%+.1f%%, minimum effect %.1f%%)\n", verdict_name(v.kind),
+                   100 * v.change, 100 * v.ci_low, 100 * v.ci_high, 100 * v.delta);
+    }
+}
+
+/* The first runner of --rnns against each other one measured beside it. */
+static void print_pairs(const peers_args *a, const peers_row *rows, int nrows)
+{
+    const int per = a->nrunners + 1;
+    int comparisons = 0;
+    for (int i = 0; i < nrows; i += per)
+        for (int j = 1; j < a->nrunners; j++)
+            comparisons += 2 * pair_measured(&rows[i], j);
+    if (!comparisons) {
+        if (a->nrunners > 1)
+            printf("\nno pairs: %s was measured beside none of the others\n", a->runners[0]);
+        return;
+    }
+    printf("\n%s against each peer measured beside it: each round's ratio of medians, and the verdict of "
+           "`ctest -L perf` (perf/verdict.h) over the %d round%s' ratios, %d comparisons sharing its false-alarm "
+           "rate\n",
+           a->runners[0], a->rounds, a->rounds > 1 ? "s" : "", comparisons);
+    printf("%-7s  %-26s  %-8s  %6s  %-13s  %-10s  %s\n", "threads", "pair", "phase", "ratio", "rounds' range",
+           "below 1", "verdict (change of the first, interval)");
+    for (int i = 0; i < nrows; i += per)
+        for (int j = 1; j < a->nrunners; j++)
+            if (pair_measured(&rows[i], j))
+                print_pair(&rows[i + 1], &rows[i + 1 + j], comparisons);
 }
 
 int main(int argc, char **argv)
@@ -422,6 +612,7 @@ int main(int argc, char **argv)
     for (int t = 0; t < a.nthreads; t++)
         measure_at(a.threads[t], &a, rows, &nrows);
     print_table(&a, rows, nrows);
+    print_pairs(&a, rows, nrows);
     for (int i = 0; i < nrows; i++)
         failed |= rows[i].status != LC_OK && rows[i].status != LC_UNSUPPORTED;
     return failed;

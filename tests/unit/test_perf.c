@@ -68,6 +68,57 @@ int test_verdict_rule(void)
     CHECK(first.kind == VERDICT_SLOWER && strstr(first.reason, "confirmed"), "confirmed: %s", first.reason);
     verdict_decide(base, 3, cur, 3, 0, 1, 0.0, &v);
     CHECK(v.kind == VERDICT_INCONCLUSIVE && strstr(v.reason, "too few"), "3 samples: %s", v.reason);
+    /* twice as slow in 5 samples a side: beyond the minimum effect, but no
+     * rank test of 5 against 5 reaches 0.01 / 8; the reason says so */
+    samples(base, 5, 1.0, 0.005, 14);
+    samples(cur, 5, 2.0, 0.005, 15);
+    verdict_decide(base, 5, cur, 5, 0, 8, 0.0, &v);
+    CHECK(v.kind == VERDICT_INCONCLUSIVE && v.ci_low > v.delta && strstr(v.reason, "measure more") &&
+              !strstr(v.reason, "straddles"),
+          "2x in 5 samples: %s (%s)", verdict_name(v.kind), v.reason);
+    return 0;
+}
+
+/* The paired rule (cpu_peers' rounds): the ratios of two things measured
+ * side by side. The sign test's p is exact; a difference needs enough
+ * pairs for it; a host's state common to both sides of a pair cancels,
+ * where the unpaired rule over the same times cannot decide. */
+int test_verdict_paired(void)
+{
+    CHECK_NEAR(stats_sign_test(0, 8), 2.0 / 256, 1e-15);
+    CHECK_NEAR(stats_sign_test(1, 9), 2.0 * 11 / 1024, 1e-15);
+    CHECK_NEAR(stats_sign_test(5, 5), 1.0, 0);
+    CHECK_NEAR(stats_sign_test(0, 0), 1.0, 0);
+    CHECK(stats_sign_test(0, 2000) >= 0 && stats_sign_test(0, 2000) < 1e-300, "p %g", stats_sign_test(0, 2000));
+    double a[12], b[12], ratio[12];
+    verdict_result v;
+    samples(a, 12, 1.0, 0.003, 21);
+    for (int i = 0; i < 12; i++) { /* the host's state: +-20% a round, on both sides */
+        const double host = 1 + 0.2 * sin(i * 1.7);
+        ratio[i] = (0.9 * a[i] * host) / (a[i] * host * (1 + 0.002 * (i % 3)));
+        a[i] *= 0.9 * host, b[i] = a[i] / ratio[i];
+    }
+    verdict_decide_paired(ratio, 12, 0, 4, &v);
+    CHECK(v.kind == VERDICT_FASTER && !strstr(v.reason, "baseline update"), "10%% faster in 12 pairs: %s (%s)",
+          verdict_name(v.kind), v.reason);
+    verdict_decide(b, 12, a, 12, 0, 4, 0, &v);
+    CHECK(v.kind == VERDICT_INCONCLUSIVE, "the same times unpaired: %s (%s)", verdict_name(v.kind), v.reason);
+    verdict_decide_paired(ratio, 9, 0, 4, &v); /* 2 / 2^9 is not below 0.01 / 4 */
+    CHECK(v.kind == VERDICT_INCONCLUSIVE && strstr(v.reason, "measure more"), "9 pairs: %s (%s)",
+          verdict_name(v.kind), v.reason);
+    for (int i = 0; i < 12; i++)
+        ratio[i] = 1 + 0.004 * sin(i * 2.3);
+    verdict_decide_paired(ratio, 12, 0, 4, &v);
+    CHECK(v.kind == VERDICT_SAME, "level in 12 pairs: %s (%s)", verdict_name(v.kind), v.reason);
+    verdict_decide_paired(ratio, 4, 0, 4, &v);
+    CHECK(v.kind == VERDICT_INCONCLUSIVE && strstr(v.reason, "too few"), "4 pairs: %s", v.reason);
+    ratio[3] = 0;
+    verdict_decide_paired(ratio, 12, 0, 4, &v);
+    CHECK(v.kind == VERDICT_INCONCLUSIVE && strstr(v.reason, "not a positive"), "a ratio of 0: %s", v.reason);
+    double zero[5] = {0, 0, 0, 0, 0}, one[5] = {1, 1, 1, 1, 1};
+    verdict_decide(zero, 5, one, 5, 0, 1, 0, &v); /* a baseline of zero times is nothing measured, not SAME */
+    CHECK(v.kind == VERDICT_INCONCLUSIVE && strstr(v.reason, "not a positive"), "zero baseline: %s (%s)",
+          verdict_name(v.kind), v.reason);
     return 0;
 }
 
