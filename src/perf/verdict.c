@@ -44,6 +44,15 @@ static double median_of(double *v, int n)
     return stats_quantile_sorted(v, n, 0.5);
 }
 
+/* The interval of out's change at level 1 - alpha_each from nboot
+ * bootstrap changes (sorted here). */
+static void percentile_interval(double *boot, int nboot, verdict_result *out)
+{
+    qsort(boot, (size_t)nboot, sizeof *boot, cmp_double);
+    out->ci_low = stats_quantile_sorted(boot, nboot, out->alpha_each / 2);
+    out->ci_high = stats_quantile_sorted(boot, nboot, 1 - out->alpha_each / 2);
+}
+
 /* The rule itself, from out's change, interval, p, delta, alpha_each and
  * control drift: SLOWER, FASTER, SAME or INCONCLUSIVE, and why. */
 static void verdict_classify(verdict_result *out)
@@ -78,7 +87,6 @@ static void verdict_classify(verdict_result *out)
                  100 * out->ci_low, 100 * out->ci_high, 100 * out->delta, out->p);
     }
 }
-
 
 void verdict_decide(const double *base, int nb, const double *cur, int nc, double noise,
                     int comparisons, double control_drift, verdict_result *out)
@@ -138,10 +146,7 @@ void verdict_decide(const double *base, int nb, const double *cur, int nc, doubl
         const double sb = stats_median_select(rb, kb), sc = stats_median_select(rc, kc);
         boot[k] = sb > 0 ? sc / sb - 1 : 0;
     }
-    qsort(boot, (size_t)nboot, sizeof *boot, cmp_double);
-    const double tail = out->alpha_each / 2;
-    out->ci_low = stats_quantile_sorted(boot, nboot, tail);
-    out->ci_high = stats_quantile_sorted(boot, nboot, 1 - tail);
+    percentile_interval(boot, nboot, out);
     free(b); free(c); free(boot); free(rb); free(rc);
 
     verdict_classify(out);
@@ -183,9 +188,7 @@ void verdict_decide_paired(const double *ratio, int n, double noise, int compari
         out->bootstrap_draws += n;
         boot[k] = stats_median_select(r, n) - 1;
     }
-    qsort(boot, VERDICT_BOOTSTRAP, sizeof *boot, cmp_double);
-    out->ci_low = stats_quantile_sorted(boot, VERDICT_BOOTSTRAP, out->alpha_each / 2);
-    out->ci_high = stats_quantile_sorted(boot, VERDICT_BOOTSTRAP, 1 - out->alpha_each / 2);
+    percentile_interval(boot, VERDICT_BOOTSTRAP, out);
     free(r); free(boot);
     verdict_classify(out);
     if (out->kind == VERDICT_FASTER) /* no baseline here to update */

@@ -324,6 +324,14 @@ static void bench_runner(const peers_args *a, const char *r, const char *policy,
     free(out);
 }
 
+/* Whether measure_runner's measurement is a round: only where it is the
+ * only one (--rounds 1) or under one policy (inherit). The better of two
+ * draws is no draw like the others. */
+static int policy_round_counted(const peers_args *a)
+{
+    return a->rounds == 1 || a->inherit_policy;
+}
+
 /* One round's figures into the row's rounds. */
 static void add_round(peers_row *row, const peers_row *got)
 {
@@ -350,8 +358,7 @@ static void report_bench(const char *r, const peers_row *got, int round)
 
 /* Runner r's wait policy at the current thread count: under each policy,
  * the better (fwd + bwd) is the row's figure and policy; a failure under
- * either is the row's. Counted as a round only where it is the only one
- * (--rounds 1): the better of two draws is no draw like the others. */
+ * either is the row's. Its first round where policy_round_counted. */
 static void measure_runner(const peers_args *a, const char *r, peers_row *row)
 {
     static const char *const policies[] = {"ACTIVE", "PASSIVE"};
@@ -360,7 +367,7 @@ static void measure_runner(const peers_args *a, const char *r, peers_row *row)
         peers_row got = *row;
         bench_runner(a, r, a->inherit_policy ? NULL : policies[i], &got);
         snprintf(got.policy, sizeof got.policy, "%s", a->inherit_policy ? "-" : policies[i]);
-        report_bench(r, &got, a->rounds == 1 || a->inherit_policy ? 0 : -1);
+        report_bench(r, &got, policy_round_counted(a) ? 0 : -1);
         const int broke = got.status != LC_OK && got.status != LC_UNSUPPORTED;
         const int row_broke = row->status != LC_OK && row->status != LC_UNSUPPORTED;
         const int better = got.status == LC_OK &&
@@ -368,7 +375,7 @@ static void measure_runner(const peers_args *a, const char *r, peers_row *row)
         if (i == 0 || broke || (better && !row_broke))
             *row = got;
     }
-    if (row->status == LC_OK && (a->rounds == 1 || a->inherit_policy))
+    if (row->status == LC_OK && policy_round_counted(a))
         add_round(row, row);
 }
 
@@ -472,7 +479,7 @@ static void measure_at(int threads, const peers_args *a, peers_row *rows, int *n
     if (!runs)
         return;
     double rate[MAX_ROUNDS + 1];
-    const int counted = a->rounds == 1 || a->inherit_policy; /* measure_runner's is round 0 */
+    const int counted = policy_round_counted(a); /* measure_runner's is round 0 */
     if (counted)
         rate[0] = sgemm_peak(&a->shape, rate_shape[0], sizeof rate_shape[0]);
     for (int i = 0; i < a->nrunners; i++)
