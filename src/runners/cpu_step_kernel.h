@@ -169,27 +169,50 @@ typedef struct KNAME(next_panel) {
     size_t line0, lines;
 } KNAME(next_panel);
 
+/* How many of a kernel's first k ask for a line of `next` (one each) */
+static inline int KNAME(asking_k)(KNAME(next_panel) next, int K)
+{
+    if (!next.at || next.line0 >= next.lines || K <= 0)
+        return 0;
+    return next.lines - next.line0 < (size_t)K ? (int)(next.lines - next.line0) : K;
+}
+
+/* acc[r][q] += a[r*a_row] * panel[q] for one k */
+static inline __attribute__((always_inline)) void KNAME(dot_k)(vec acc[MR][4], int rows, const float *a, size_t a_row,
+                                                              const float *panel)
+{
+    const vec b0 = v_load(panel), b1 = v_load(panel + VL), b2 = v_load(panel + 2 * VL), b3 = v_load(panel + 3 * VL);
+#pragma GCC unroll 8
+    for (int r = 0; r < rows; r++) {
+        const vec ar = v_set1(a[(size_t)r * a_row]);
+        acc[r][0] = v_fmadd(ar, b0, acc[r][0]);
+        acc[r][1] = v_fmadd(ar, b1, acc[r][1]);
+        acc[r][2] = v_fmadd(ar, b2, acc[r][2]);
+        acc[r][3] = v_fmadd(ar, b3, acc[r][3]);
+    }
+}
+
 /* acc[r][q] += sum_k a[r*a_row + k*a_k] * panel[k][q] over k < K: the
  * tile's share of one operand; returns the panel past it. One of a_row
- * and a_k is the constant 1 where it is inlined. */
+ * and a_k is the constant 1 where it is inlined. The k that ask for a
+ * line of the next panel (in a step, a block's or an item's first tiles
+ * only) run in a loop of their own: with a test for the line at every k,
+ * the loop of 12 FMAs a k spent 8 scalar instructions on it where it
+ * needs 4, and the steps of both phases took some 8% longer on the Zen 3
+ * (docs/perf.md, "The k loop without its test"). Unrolled, GCC keeps an
+ * accumulator on the stack. The sums are in the same order either way. */
 static inline __attribute__((always_inline)) const float *
 KNAME(tile_dot)(vec acc[MR][4], int rows, const float *a, size_t a_row, size_t a_k, int K, const float *panel,
                 KNAME(next_panel) next)
 {
-    for (int k = 0; k < K; k++, panel += 4 * VL, a += a_k) {
-        if (next.at && next.line0 + (size_t)k < next.lines)
-            ask_cache(next.at + (next.line0 + (size_t)k) * CPU_LINE_FLOATS, _MM_HINT_T1);
-        const vec b0 = v_load(panel), b1 = v_load(panel + VL), b2 = v_load(panel + 2 * VL),
-                  b3 = v_load(panel + 3 * VL);
-#pragma GCC unroll 8
-        for (int r = 0; r < rows; r++) {
-            const vec ar = v_set1(a[(size_t)r * a_row]);
-            acc[r][0] = v_fmadd(ar, b0, acc[r][0]);
-            acc[r][1] = v_fmadd(ar, b1, acc[r][1]);
-            acc[r][2] = v_fmadd(ar, b2, acc[r][2]);
-            acc[r][3] = v_fmadd(ar, b3, acc[r][3]);
-        }
+    const int asking = KNAME(asking_k)(next, K);
+    int k = 0;
+    for (; k < asking; k++, panel += 4 * VL, a += a_k) {
+        ask_cache(next.at + (next.line0 + (size_t)k) * CPU_LINE_FLOATS, _MM_HINT_T1);
+        KNAME(dot_k)(acc, rows, a, a_row, panel);
     }
+    for (; k < K; k++, panel += 4 * VL, a += a_k)
+        KNAME(dot_k)(acc, rows, a, a_row, panel);
     return panel;
 }
 
@@ -306,23 +329,33 @@ static inline __attribute__((always_inline)) void KNAME(tile_forward)(const cpu_
  * terms in the same order as in tile_forward, and the cell is the same:
  * the same bits. */
 
+/* acc[r][v] += a[r*a_row] * panel[v] for one k, v < 2 */
+static inline __attribute__((always_inline)) void KNAME(dot_half_k)(vec acc[FMR][2], int rows, const float *a,
+                                                                   size_t a_row, const float *panel)
+{
+    const vec b0 = v_load(panel), b1 = v_load(panel + VL);
+#pragma GCC unroll 8
+    for (int r = 0; r < rows; r++) {
+        const vec ar = v_set1(a[(size_t)r * a_row]);
+        acc[r][0] = v_fmadd(ar, b0, acc[r][0]);
+        acc[r][1] = v_fmadd(ar, b1, acc[r][1]);
+    }
+}
+
 /* acc[r][v] += sum_k a[r*a_row + k] * panel[k][v] over k < K, v < 2;
- * returns the panel past it */
+ * returns the panel past it (the k that ask ahead first, as tile_dot) */
 static inline __attribute__((always_inline)) const float *
 KNAME(tile_dot_half)(vec acc[FMR][2], int rows, const float *a, size_t a_row, int K, const float *panel,
                      KNAME(next_panel) next)
 {
-    for (int k = 0; k < K; k++, panel += 2 * VL, a++) {
-        if (next.at && next.line0 + (size_t)k < next.lines)
-            ask_cache(next.at + (next.line0 + (size_t)k) * CPU_LINE_FLOATS, _MM_HINT_T1);
-        const vec b0 = v_load(panel), b1 = v_load(panel + VL);
-#pragma GCC unroll 8
-        for (int r = 0; r < rows; r++) {
-            const vec ar = v_set1(a[(size_t)r * a_row]);
-            acc[r][0] = v_fmadd(ar, b0, acc[r][0]);
-            acc[r][1] = v_fmadd(ar, b1, acc[r][1]);
-        }
+    const int asking = KNAME(asking_k)(next, K);
+    int k = 0;
+    for (; k < asking; k++, panel += 2 * VL, a++) {
+        ask_cache(next.at + (next.line0 + (size_t)k) * CPU_LINE_FLOATS, _MM_HINT_T1);
+        KNAME(dot_half_k)(acc, rows, a, a_row, panel);
     }
+    for (; k < K; k++, panel += 2 * VL, a++)
+        KNAME(dot_half_k)(acc, rows, a, a_row, panel);
     return panel;
 }
 
