@@ -45,45 +45,63 @@
 /* floats in a cache line */
 #define CPU_LINE_FLOATS 16
 
+/* The most rows whose cells run at once (cells_forward). One row's cell is
+ * one chain of some 60 dependent operations (two transcendentals deep), too
+ * long for the core's window to overlap the next row's: the chains of two
+ * rows written side by side (each operation over the rows) took the
+ * forward's cells about a fifth less time on a Zen 3, for the same
+ * operations in the same order per element (docs/perf.md, "Where the
+ * step's time goes"). More rows spill registers and gained less. */
+#ifndef CELL_ROWS
+#define CELL_ROWS 2
+#endif
+
+/* Each operation below over the R <= CELL_ROWS rows of its arrays, in place */
+#define EACH_ROW(i, R) _Pragma("GCC unroll 8") for (int i = 0; i < (R); i++)
+
 /* e^x, |relative error| ~ 2 ulp: e^x = 2^n e^r, |r| <= ln2/2, e^r by its
  * Taylor-like minimax polynomial of degree 7 (Cephes' coefficients); ln2
  * split in two so that r is exact. Inputs are clamped so that 2^n stays
  * normal: sigmoid and tanh need no more range. */
-static inline vec KNAME(v_exp)(vec x)
+static inline __attribute__((always_inline)) void KNAME(v_exp)(vec x[], int R)
 {
-    x = v_min(v_set1(88.3f), v_max(v_set1(-87.3f), x)); /* in this order a NaN passes (x86's min/max) */
-    const vec n = v_floor(v_fmadd(x, v_set1(1.44269504088896341f), v_set1(0.5f)));
-    vec r = v_fnmadd(n, v_set1(0.693359375f), x);
-    r = v_fnmadd(n, v_set1(-2.12194440e-4f), r);
-    vec p = v_set1(1.9875691500e-4f);
-    p = v_fmadd(p, r, v_set1(1.3981999507e-3f));
-    p = v_fmadd(p, r, v_set1(8.3334519073e-3f));
-    p = v_fmadd(p, r, v_set1(4.1665795894e-2f));
-    p = v_fmadd(p, r, v_set1(1.6666665459e-1f));
-    p = v_fmadd(p, r, v_set1(5.0000001201e-1f));
-    p = v_add(v_fmadd(p, v_mul(r, r), r), v_set1(1.0f));
-    return v_mul(p, v_pow2(n));
+    vec n[CELL_ROWS], r[CELL_ROWS], p[CELL_ROWS];
+    EACH_ROW(i, R) x[i] = v_min(v_set1(88.3f), v_max(v_set1(-87.3f), x[i])); /* in this order a NaN passes (x86's min/max) */
+    EACH_ROW(i, R) n[i] = v_floor(v_fmadd(x[i], v_set1(1.44269504088896341f), v_set1(0.5f)));
+    EACH_ROW(i, R) r[i] = v_fnmadd(n[i], v_set1(0.693359375f), x[i]);
+    EACH_ROW(i, R) r[i] = v_fnmadd(n[i], v_set1(-2.12194440e-4f), r[i]);
+    EACH_ROW(i, R) p[i] = v_fmadd(v_set1(1.9875691500e-4f), r[i], v_set1(1.3981999507e-3f));
+    EACH_ROW(i, R) p[i] = v_fmadd(p[i], r[i], v_set1(8.3334519073e-3f));
+    EACH_ROW(i, R) p[i] = v_fmadd(p[i], r[i], v_set1(4.1665795894e-2f));
+    EACH_ROW(i, R) p[i] = v_fmadd(p[i], r[i], v_set1(1.6666665459e-1f));
+    EACH_ROW(i, R) p[i] = v_fmadd(p[i], r[i], v_set1(5.0000001201e-1f));
+    EACH_ROW(i, R) p[i] = v_add(v_fmadd(p[i], v_mul(r[i], r[i]), r[i]), v_set1(1.0f));
+    EACH_ROW(i, R) x[i] = v_mul(p[i], v_pow2(n[i]));
 }
 
-static inline vec KNAME(v_sigmoid)(vec x)
+static inline __attribute__((always_inline)) void KNAME(v_sigmoid)(vec x[], int R)
 {
-    return v_recip(v_add(v_set1(1.0f), KNAME(v_exp)(v_sub(v_set1(0.0f), x))));
+    EACH_ROW(i, R) x[i] = v_sub(v_set1(0.0f), x[i]);
+    KNAME(v_exp)(x, R);
+    EACH_ROW(i, R) x[i] = v_recip(v_add(v_set1(1.0f), x[i]));
 }
 
 /* tanh: near 0 an odd polynomial (Cephes' tanhf), where 1 - 2/(e^2|x| + 1)
  * would lose its relative accuracy to cancellation; that form beyond. */
-static inline vec KNAME(v_tanh)(vec x)
+static inline __attribute__((always_inline)) void KNAME(v_tanh)(vec x[], int R)
 {
-    const vec a = v_abs(x), z = v_mul(x, x);
-    vec p = v_set1(-5.70498872745e-3f);
-    p = v_fmadd(p, z, v_set1(2.06390887954e-2f));
-    p = v_fmadd(p, z, v_set1(-5.37397155531e-2f));
-    p = v_fmadd(p, z, v_set1(1.33314422036e-1f));
-    p = v_fmadd(p, z, v_set1(-3.33332819422e-1f));
-    const vec small = v_fmadd(v_mul(p, z), x, x);
-    const vec e = KNAME(v_exp)(v_add(a, a));
-    const vec large = v_copysign(v_fnmadd(v_set1(2.0f), v_recip(v_add(e, v_set1(1.0f))), v_set1(1.0f)), x);
-    return v_select_lt(a, v_set1(0.625f), small, large);
+    vec a[CELL_ROWS], z[CELL_ROWS], p[CELL_ROWS], e[CELL_ROWS];
+    EACH_ROW(i, R) a[i] = v_abs(x[i]);
+    EACH_ROW(i, R) z[i] = v_mul(x[i], x[i]);
+    EACH_ROW(i, R) p[i] = v_fmadd(v_set1(-5.70498872745e-3f), z[i], v_set1(2.06390887954e-2f));
+    EACH_ROW(i, R) p[i] = v_fmadd(p[i], z[i], v_set1(-5.37397155531e-2f));
+    EACH_ROW(i, R) p[i] = v_fmadd(p[i], z[i], v_set1(1.33314422036e-1f));
+    EACH_ROW(i, R) p[i] = v_fmadd(p[i], z[i], v_set1(-3.33332819422e-1f));
+    EACH_ROW(i, R) p[i] = v_fmadd(v_mul(p[i], z[i]), x[i], x[i]); /* near 0 */
+    EACH_ROW(i, R) e[i] = v_add(a[i], a[i]);
+    KNAME(v_exp)(e, R);
+    EACH_ROW(i, R) e[i] = v_copysign(v_fnmadd(v_set1(2.0f), v_recip(v_add(e[i], v_set1(1.0f))), v_set1(1.0f)), x[i]);
+    EACH_ROW(i, R) x[i] = v_select_lt(a[i], v_set1(0.625f), p[i], e[i]);
 }
 
 /* n <= VL floats: a full vector straight from memory, a tail through a
@@ -124,38 +142,61 @@ static inline void KNAME(stream_n)(const cpu_forward_step *st, float *p, vec v, 
         KNAME(store_n)(p, v, n);
 }
 
-/* The cell of row b, units j .. j+n-1, from its pre-activations pre[q]
- * (gates i, f, g, o; biases not yet added). */
-static inline __attribute__((always_inline)) void KNAME(cell_forward)(const cpu_forward_step *st, const vec pre[4], int b, int j, int n, int padded)
+/* The cells of rows b0 .. b0+R-1 (R <= CELL_ROWS), units j .. j+n-1, from
+ * their pre-activations pre[r][q] (gates i, f, g, o; biases not yet
+ * added): each operation over the R rows (CELL_ROWS, above). */
+static inline __attribute__((always_inline)) void KNAME(cells_forward)(const cpu_forward_step *st, vec pre[][4], int b0,
+                                                                      int R, int j, int n, int padded)
 {
     const int H = st->hidden;
-    const size_t row = (size_t)b * H + (size_t)j, grow = (size_t)b * 4 * H + (size_t)j;
-    const vec c_in = KNAME(load_n)(st->c_in + row, n);
-    if (st->t >= st->len[b]) { /* finished: c passes through, the gates and h_t are zero */
+    vec gate[4][CELL_ROWS], c[CELL_ROWS], h[CELL_ROWS];
+    for (int q = 0; q < 4; q++)
+        EACH_ROW(i, R) gate[q][i] = v_add(pre[i][q], v_load(st->bias + (size_t)q * padded + j));
+    if (st->faults.i_f_swapped)
+        EACH_ROW(i, R) {
+            const vec swap = gate[0][i];
+            gate[0][i] = gate[1][i];
+            gate[1][i] = swap;
+        }
+    KNAME(v_sigmoid)(gate[0], R);
+    KNAME(v_sigmoid)(gate[1], R);
+    if (st->faults.g_sigmoid)
+        KNAME(v_sigmoid)(gate[2], R);
+    else
+        KNAME(v_tanh)(gate[2], R);
+    KNAME(v_sigmoid)(gate[3], R);
+    EACH_ROW(i, R) gate[3][i] = v_mul(gate[3][i], v_set1(st->faults.o_scale));
+    EACH_ROW(i, R) {
+        const vec c_in = KNAME(load_n)(st->c_in + (size_t)(b0 + i) * H + (size_t)j, n);
+        h[i] = c[i] = v_fmadd(gate[1][i], c_in, v_mul(gate[0][i], gate[2][i]));
+    }
+    KNAME(v_tanh)(h, R);
+    for (int i = 0; i < R; i++) {
+        const int b = b0 + i;
+        const size_t row = (size_t)b * H + (size_t)j, grow = (size_t)b * 4 * H + (size_t)j;
+        if (st->t >= st->len[b]) { /* finished: c passes through, the gates and h_t are zero */
+            for (int q = 0; q < 4; q++)
+                KNAME(store_n)(st->gates + grow + (size_t)q * H, v_zero(), n);
+            KNAME(store_n)(st->c_out + row, KNAME(load_n)(st->c_in + row, n), n);
+            KNAME(store_n)(st->out + row, v_zero(), n);
+            continue;
+        }
         for (int q = 0; q < 4; q++)
-            KNAME(store_n)(st->gates + grow + (size_t)q * H, v_zero(), n);
-        KNAME(store_n)(st->c_out + row, c_in, n);
-        KNAME(store_n)(st->out + row, v_zero(), n);
-        return;
+            KNAME(stream_n)(st, st->gates + grow + (size_t)q * H, gate[q][i], n);
+        KNAME(store_n)(st->c_out + row, c[i], n);
+        KNAME(store_n)(st->out + row, v_mul(gate[3][i], h[i]), n);
     }
-    vec p[4];
-    for (int q = 0; q < 4; q++)
-        p[q] = v_add(pre[q], v_load(st->bias + (size_t)q * padded + j));
-    if (st->faults.i_f_swapped) {
-        const vec swap = p[0];
-        p[0] = p[1];
-        p[1] = swap;
-    }
-    const vec gi = KNAME(v_sigmoid)(p[0]), gf = KNAME(v_sigmoid)(p[1]);
-    const vec gg = st->faults.g_sigmoid ? KNAME(v_sigmoid)(p[2]) : KNAME(v_tanh)(p[2]);
-    const vec go = v_mul(KNAME(v_sigmoid)(p[3]), v_set1(st->faults.o_scale));
-    const vec c = v_fmadd(gf, c_in, v_mul(gi, gg));
-    const vec h = v_mul(go, KNAME(v_tanh)(c));
-    const vec g[4] = {gi, gf, gg, go};
-    for (int q = 0; q < 4; q++)
-        KNAME(stream_n)(st, st->gates + grow + (size_t)q * H, g[q], n);
-    KNAME(store_n)(st->c_out + row, c, n);
-    KNAME(store_n)(st->out + row, h, n);
+}
+
+/* The cells of a tile's rows b0 .. b0+rows-1, CELL_ROWS at a time */
+static inline __attribute__((always_inline)) void KNAME(tile_cells_forward)(const cpu_forward_step *st, vec pre[][4],
+                                                                           int b0, int rows, int j, int n, int padded)
+{
+    int r = 0;
+    for (; r + CELL_ROWS <= rows; r += CELL_ROWS)
+        KNAME(cells_forward)(st, pre + r, b0 + r, CELL_ROWS, j, n, padded);
+    for (; r < rows; r++)
+        KNAME(cells_forward)(st, pre + r, b0 + r, 1, j, n, padded);
 }
 
 /* The operand a kernel reads next (a step's next panel, the weight
@@ -292,11 +333,10 @@ static inline __attribute__((always_inline)) void KNAME(tile_forward)(const cpu_
         ahead.line0 += (size_t)I;
     }
     KNAME(tile_dot_blocked)(acc, rows, st->h_in + (size_t)r0 * H, (size_t)H, 1, H, panel, ahead);
-    for (int r = 0; r < rows; r++) {
-        if (!I)
+    if (!I)
+        for (int r = 0; r < rows; r++)
             KNAME(add_projection)(st, acc[r], r0 + r, j, n);
-        KNAME(cell_forward)(st, acc[r], r0 + r, j, n, blocks * VL);
-    }
+    KNAME(tile_cells_forward)(st, acc, r0, rows, j, n, blocks * VL);
 }
 
 /* TILE(r0, rows) over a batch of B rows: tiles of TM rows, then the last
@@ -411,12 +451,13 @@ static inline __attribute__((always_inline)) void KNAME(tile_forward_halves)(con
     panel = KNAME(tile_part)(st, i_f, r0, rows, panel, ahead);
     ahead.line0 += (size_t)(I + H);
     KNAME(tile_part)(st, g_o, r0, rows, panel, ahead);
+    vec pre[FMR][4];
     for (int r = 0; r < rows; r++) {
-        vec pre[4] = {i_f[r][0], i_f[r][1], g_o[r][0], g_o[r][1]};
+        pre[r][0] = i_f[r][0], pre[r][1] = i_f[r][1], pre[r][2] = g_o[r][0], pre[r][3] = g_o[r][1];
         if (!I)
-            KNAME(add_projection)(st, pre, r0 + r, j, n);
-        KNAME(cell_forward)(st, pre, r0 + r, j, n, blocks * VL);
+            KNAME(add_projection)(st, pre[r], r0 + r, j, n);
     }
+    KNAME(tile_cells_forward)(st, pre, r0, rows, j, n, blocks * VL);
 }
 #define FORWARD_TILE_ROWS FMR
 #define FORWARD_TILE(r0, rows) KNAME(tile_forward_halves)(st, block, next, r0, rows)
@@ -485,7 +526,8 @@ static inline __attribute__((always_inline)) void KNAME(cell_backward)(const cpu
         const vec gi = KNAME(load_n)(g, n), gf = KNAME(load_n)(g + H, n), gg = KNAME(load_n)(g + 2 * (size_t)H, n),
                   go = KNAME(load_n)(g + 3 * (size_t)H, n), one = v_set1(1.0f);
         const vec dht = v_add(dh, KNAME(load_n)(st->d_out + row, n));
-        const vec tc = KNAME(v_tanh)(KNAME(load_n)(st->c + row, n));
+        vec tc = KNAME(load_n)(st->c + row, n);
+        KNAME(v_tanh)(&tc, 1);
         const vec dct = v_fmadd(v_mul(dht, go), v_fnmadd(tc, tc, one), KNAME(load_n)(st->dc + row, n));
         d[0] = v_mul(v_mul(dct, gg), v_fnmadd(gi, gi, gi));
         d[1] = v_mul(v_mul(dct, KNAME(load_n)(st->c_prev + row, n)), v_fnmadd(gf, gf, gf));
