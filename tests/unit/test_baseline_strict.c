@@ -6,6 +6,7 @@
  * baseline_store. */
 #include "unit.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -112,11 +113,44 @@ static void test_machine(machine_key *k)
     machine_key_make_slug(k);
 }
 
+/* Each scratch file in a directory of its own, removed with what is in it
+ * when the process that made it exits (not a forked child that exits):
+ * the runs of this test left one behind in /tmp each. */
+enum { SCRATCH_DIRS = 32 };
+static char scratch_dirs[SCRATCH_DIRS][32];
+static int scratch_count;
+static pid_t scratch_owner;
+
+static void remove_scratch_dirs(void)
+{
+    if (getpid() != scratch_owner)
+        return;
+    for (int i = 0; i < scratch_count; i++) {
+        DIR *d = opendir(scratch_dirs[i]);
+        for (struct dirent *e; d && (e = readdir(d));) {
+            char path[4096];
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+                snprintf(path, sizeof path, "%s/%s", scratch_dirs[i], e->d_name), unlink(path);
+        }
+        if (d)
+            closedir(d);
+        rmdir(scratch_dirs[i]);
+    }
+    scratch_count = 0;
+}
+
 static char *scratch_file(char *path, size_t n, const char *name)
 {
-    char dir[] = "/tmp/lstmcheck_strict_XXXXXX";
+    if (scratch_count == SCRATCH_DIRS)
+        return NULL;
+    char *dir = scratch_dirs[scratch_count];
+    snprintf(dir, sizeof scratch_dirs[0], "/tmp/lstmcheck_strict_XXXXXX");
     if (!mkdtemp(dir))
         return NULL;
+    if (scratch_count++ == 0 && !scratch_owner) {
+        scratch_owner = getpid();
+        atexit(remove_scratch_dirs);
+    }
     snprintf(path, n, "%s/%s", dir, name);
     return path;
 }
