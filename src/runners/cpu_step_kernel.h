@@ -45,13 +45,16 @@
 /* floats in a cache line */
 #define CPU_LINE_FLOATS 16
 
-/* The most rows whose cells run at once (cells_forward). One row's cell is
- * one chain of some 60 dependent operations (two transcendentals deep), too
- * long for the core's window to overlap the next row's: the chains of two
- * rows written side by side (each operation over the rows) took the
- * forward's cells about a fifth less time on a Zen 3, for the same
- * operations in the same order per element (docs/perf.md, "Where the
- * step's time goes"). More rows spill registers and gained less. */
+/* The most rows whose cells run at once (cells_forward). In one row's cell
+ * the four gates' chains meet at c, then tanh(c): some 60 dependent
+ * operations from a sum to h, too many for the core's window to overlap
+ * with the next row's. Two rows' chains written side by side (each
+ * operation over the rows) took the forward's cells about a fifth less
+ * time on a Zen 3. Each element goes through the same operations in the
+ * same order: the same bits for finite inputs (a NaN may change sign:
+ * which one an x86 FMA passes on follows the operand order GCC picks).
+ * More rows spill registers and gained less (docs/perf.md, "Where the
+ * step's time goes"). */
 #ifndef CELL_ROWS
 #define CELL_ROWS 2
 #endif
@@ -142,9 +145,20 @@ static inline void KNAME(stream_n)(const cpu_forward_step *st, float *p, vec v, 
         KNAME(store_n)(p, v, n);
 }
 
-/* The cells of rows b0 .. b0+R-1 (R <= CELL_ROWS), units j .. j+n-1, from
- * their pre-activations pre[r][q] (gates i, f, g, o; biases not yet
- * added): each operation over the R rows (CELL_ROWS, above). */
+/* Row b, units j .. j+n-1, of a finished sequence: c passes through, the
+ * gates and h_t are zero. */
+static inline void KNAME(cell_finished)(const cpu_forward_step *st, int b, int j, int n)
+{
+    const size_t H = (size_t)st->hidden, row = (size_t)b * H + (size_t)j, grow = (size_t)b * 4 * H + (size_t)j;
+    for (int q = 0; q < 4; q++)
+        KNAME(store_n)(st->gates + grow + (size_t)q * H, v_zero(), n);
+    KNAME(store_n)(st->c_out + row, KNAME(load_n)(st->c_in + row, n), n);
+    KNAME(store_n)(st->out + row, v_zero(), n);
+}
+
+/* The cells of rows b0 .. b0+R-1 (R <= CELL_ROWS, none finished), units
+ * j .. j+n-1, from their pre-activations pre[r][q] (gates i, f, g, o;
+ * biases not yet added): each operation over the R rows (CELL_ROWS). */
 static inline __attribute__((always_inline)) void KNAME(cells_forward)(const cpu_forward_step *st, vec pre[][4], int b0,
                                                                       int R, int j, int n, int padded)
 {
@@ -172,15 +186,7 @@ static inline __attribute__((always_inline)) void KNAME(cells_forward)(const cpu
     }
     KNAME(v_tanh)(h, R);
     for (int i = 0; i < R; i++) {
-        const int b = b0 + i;
-        const size_t row = (size_t)b * H + (size_t)j, grow = (size_t)b * 4 * H + (size_t)j;
-        if (st->t >= st->len[b]) { /* finished: c passes through, the gates and h_t are zero */
-            for (int q = 0; q < 4; q++)
-                KNAME(store_n)(st->gates + grow + (size_t)q * H, v_zero(), n);
-            KNAME(store_n)(st->c_out + row, KNAME(load_n)(st->c_in + row, n), n);
-            KNAME(store_n)(st->out + row, v_zero(), n);
-            continue;
-        }
+        const size_t row = (size_t)(b0 + i) * H + (size_t)j, grow = (size_t)(b0 + i) * 4 * H + (size_t)j;
         for (int q = 0; q < 4; q++)
             KNAME(stream_n)(st, st->gates + grow + (size_t)q * H, gate[q][i], n);
         KNAME(store_n)(st->c_out + row, c[i], n);
@@ -188,15 +194,27 @@ static inline __attribute__((always_inline)) void KNAME(cells_forward)(const cpu
     }
 }
 
-/* The cells of a tile's rows b0 .. b0+rows-1, CELL_ROWS at a time */
+/* The cells of a tile's rows b0 .. b0+rows-1: CELL_ROWS running rows at a
+ * time where they follow each other, else one; a finished row's costs
+ * only its stores. */
 static inline __attribute__((always_inline)) void KNAME(tile_cells_forward)(const cpu_forward_step *st, vec pre[][4],
                                                                            int b0, int rows, int j, int n, int padded)
 {
-    int r = 0;
-    for (; r + CELL_ROWS <= rows; r += CELL_ROWS)
-        KNAME(cells_forward)(st, pre + r, b0 + r, CELL_ROWS, j, n, padded);
-    for (; r < rows; r++)
-        KNAME(cells_forward)(st, pre + r, b0 + r, 1, j, n, padded);
+    for (int r = 0; r < rows;) {
+        int running = 0;
+        while (running < CELL_ROWS && r + running < rows && st->t < st->len[b0 + r + running])
+            running++;
+        if (running == CELL_ROWS) {
+            KNAME(cells_forward)(st, pre + r, b0 + r, CELL_ROWS, j, n, padded);
+            r += CELL_ROWS;
+        } else if (running) {
+            KNAME(cells_forward)(st, pre + r, b0 + r, 1, j, n, padded);
+            r++;
+        } else {
+            KNAME(cell_finished)(st, b0 + r, j, n);
+            r++;
+        }
+    }
 }
 
 /* The operand a kernel reads next (a step's next panel, the weight
