@@ -62,7 +62,7 @@ int isolate_runner(const runner_ops *r)
 {
     if (r->device == LC_DEVICE_CUDA)
         return isolate_gpu_work();
-    return registry_origin(r) && !isolation_off();
+    return (registry_origin(r) || (runner_roles(r) & ROLE_OWN_PROCESS)) && !isolation_off();
 }
 
 typedef struct gate_job {

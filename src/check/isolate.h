@@ -34,8 +34,9 @@ typedef proc_parent_fn isolate_parent_fn;
 int isolate_run(isolate_child_fn child, isolate_parent_fn parent, void *arg, lc_error *err);
 
 /* 1 when r should run in a child of this process: a GPU runner while CUDA
- * is not yet used by this process itself, or a plugin's CPU runner; and
- * LSTMCHECK_ISOLATE is not 0.
+ * is not yet used by this process itself, a plugin's CPU runner, or one the
+ * roster gives a process of its own (ROLE_OWN_PROCESS: onednn, whose OpenMP
+ * threads would hang a child forked after it); and LSTMCHECK_ISOLATE is not 0.
  * LSTMCHECK_ISOLATE=0 keeps everything CUDA in this process, the device
  * probe too: for tools that do not follow a fork without exec (nsys
  * without --trace-fork-before-exec=true, a debugger). */

@@ -1,11 +1,18 @@
-/* The machine's limit for an LSTM (see roofline.h): OpenBLAS here, cuBLAS
- * in kernels/roofline_cuda.cu. */
+/* The machine's limit for an LSTM (see roofline.h): OpenBLAS and oneDNN
+ * here, cuBLAS in kernels/roofline_cuda.cu. */
 #include "device/roofline.h"
 
+#include "base/files.h"
+#include "base/proc.h"
+#include "device/openmp.h"
 #include "device/timer.h"
 
 #include <cblas.h>
 #include <stdlib.h>
+
+#ifdef LSTMCHECK_WITH_ONEDNN
+#include <oneapi/dnnl/dnnl.h>
+#endif
 
 int openblas_get_num_threads(void);
 
@@ -44,7 +51,7 @@ int roofline_shapes(lc_device device, const lstm_shape *s, int shapes[][3])
     return n;
 }
 
-/* ---- the CPU half: OpenBLAS ---- */
+/* ---- the CPU halves: OpenBLAS, and oneDNN's dnnl_sgemm ---- */
 
 typedef struct cpu_gemm {
     int m, n, k;
@@ -82,7 +89,7 @@ static lc_status cpu_gemm_open(int m, int n, int k, void **gemm, lc_error *err)
     return LC_OK;
 }
 
-static lc_status cpu_gemm_time(void *gemm, int calls, double *seconds, lc_error *err)
+static lc_status openblas_gemm_time(void *gemm, int calls, double *seconds, lc_error *err)
 {
     (void)err;
     const cpu_gemm *g = gemm;
@@ -94,17 +101,49 @@ static lc_status cpu_gemm_time(void *gemm, int calls, double *seconds, lc_error 
     return LC_OK;
 }
 
-/* ---- the sampling, one for every device ---- */
+#ifdef LSTMCHECK_WITH_ONEDNN
+static lc_status onednn_gemm_time(void *gemm, int calls, double *seconds, lc_error *err)
+{
+    const cpu_gemm *g = gemm;
+    openmp_match_blas_threads();
+    const double t0 = wall_seconds();
+    for (int i = 0; i < calls; i++) {
+        const dnnl_status_t st = dnnl_sgemm('N', 'N', g->m, g->n, g->k, 1.0f, g->a, g->k, g->b, g->n, 0.0f, g->c,
+                                            g->n);
+        if (st != dnnl_success) {
+            lc_error_set(err, "oneDNN's dnnl_sgemm %dx%dx%d: status %d", g->m, g->n, g->k, (int)st);
+            return LC_ERROR;
+        }
+    }
+    *seconds = wall_seconds() - t0;
+    return LC_OK;
+}
+#endif
+
+/* ---- the sampling, one for every device and library ---- */
 
 typedef struct gemm_half {
+    const char *library;
+    int openmp; /* runs on OpenMP's threads: timed in a child (roofline.h) */
     lc_status (*open)(int m, int n, int k, void **gemm, lc_error *err);
     lc_status (*time)(void *gemm, int calls, double *seconds, lc_error *err);
     void (*close)(void *gemm);
 } gemm_half;
 
-static const gemm_half halves[LC_DEVICE_COUNT] = {
-    [LC_DEVICE_CPU] = {cpu_gemm_open, cpu_gemm_time, cpu_gemm_close},
-    [LC_DEVICE_CUDA] = {roofline_cuda_gemm_open, roofline_cuda_gemm_time, roofline_cuda_gemm_close},
+static const gemm_half openblas_half = {"OpenBLAS", 0, cpu_gemm_open, openblas_gemm_time, cpu_gemm_close};
+#ifdef LSTMCHECK_WITH_ONEDNN
+static const gemm_half onednn_half = {"oneDNN", 1, cpu_gemm_open, onednn_gemm_time, cpu_gemm_close};
+#define ONEDNN_HALF &onednn_half,
+#else
+#define ONEDNN_HALF
+#endif
+static const gemm_half cublas_half = {"cuBLAS", 0, roofline_cuda_gemm_open, roofline_cuda_gemm_time,
+                                      roofline_cuda_gemm_close};
+
+/* each device's libraries, NULL-terminated */
+static const gemm_half *const halves[LC_DEVICE_COUNT][ROOFLINE_MAX_LIBRARIES + 1] = {
+    [LC_DEVICE_CPU] = {&openblas_half, ONEDNN_HALF NULL},
+    [LC_DEVICE_CUDA] = {&cublas_half, NULL},
 };
 
 /* The sustained rate of one (m x k)(k x n) SGEMM, GFLOP/s: one call to warm
@@ -128,23 +167,98 @@ static lc_status gemm_rate(const gemm_half *h, int m, int n, int k, double *gflo
     return rc;
 }
 
+/* One library's best over the shapes, into best (its library named). */
+typedef struct library_job {
+    const gemm_half *h;
+    int n;
+    const int (*shapes)[3];
+    roofline_limit best;
+    lc_status rc;
+    lc_error err;
+} library_job;
+
+static void library_best(library_job *j)
+{
+    j->best = (roofline_limit){.library = j->h->library};
+    j->rc = LC_OK;
+    for (int i = 0; i < j->n && !j->rc; i++) {
+        double g = 0;
+        const int *s = j->shapes[i];
+        j->rc = gemm_rate(j->h, s[0], s[1], s[2], &g, &j->err);
+        if (!j->rc && g > j->best.gflops)
+            j->best = (roofline_limit){
+                .gflops = g, .library = j->h->library, .m = s[0], .n = s[1], .k = s[2], .which = i};
+    }
+}
+
+static int library_child(void *arg, int fd)
+{
+    library_job *j = arg;
+    library_best(j);
+    return fd_write_all(fd, j, sizeof *j);
+}
+
+static int library_parent(void *arg, int fd, lc_error *err)
+{
+    library_job *j = arg, got;
+    if (fd_read_all(fd, &got, sizeof got)) {
+        lc_error_set(err, "%s's measuring process sent no rate", j->h->library);
+        return 1;
+    }
+    j->best = got.best;
+    j->rc = got.rc;
+    j->err = got.err;
+    j->err.msg[sizeof j->err.msg - 1] = '\0';
+    return 0;
+}
+
+/* library_best, in a child when the library runs on OpenMP and this
+ * process has no OpenMP threads yet (device/openmp.h). */
+static lc_status library_measure(library_job *j, lc_error *err)
+{
+    if (!j->h->openmp || openmp_threads_started()) {
+        library_best(j);
+    } else {
+        proc_outcome how;
+        lc_error why = {{0}};
+        if (proc_fork(PROC_CHILD_WORK, library_child, library_parent, j, &how, &why)) {
+            char text[160];
+            lc_error_set(err, "%s's measuring process %s%s%s", j->h->library,
+                         how.started ? proc_outcome_text(&how, text, sizeof text) : "did not start",
+                         why.msg[0] ? ": " : "", why.msg);
+            return LC_ERROR;
+        }
+    }
+    if (j->rc)
+        lc_error_set(err, "%s", j->err.msg);
+    return j->rc;
+}
+
 lc_status roofline_measure(lc_device device, const lstm_shape *s, roofline_limit *out, lc_error *err)
 {
     int shapes[ROOFLINE_MAX_SHAPES][3];
     const int n = roofline_shapes(device, s, shapes);
     *out = (roofline_limit){.threads = device == LC_DEVICE_CPU ? openblas_get_num_threads() : 0};
-    for (int i = 0; i < n; i++) {
-        double g = 0;
-        const lc_status rc = gemm_rate(&halves[device], shapes[i][0], shapes[i][1], shapes[i][2], &g, err);
+    roofline_limit best = {0};
+    for (int l = 0; halves[device][l]; l++) {
+        library_job j = {.h = halves[device][l], .n = n, .shapes = (const int(*)[3])shapes};
+        const lc_status rc = library_measure(&j, err);
         if (rc)
             return rc;
-        if (g > out->gflops)
-            *out = (roofline_limit){g, shapes[i][0], shapes[i][1], shapes[i][2], i, out->threads};
+        out->tried[out->libraries++] = (roofline_library){j.h->library, j.best.gflops};
+        if (j.best.gflops > best.gflops)
+            best = j.best;
     }
-    if (out->gflops <= 0) {
+    if (best.gflops <= 0) {
         lc_error_set(err, "no SGEMM could be timed");
         return LC_ERROR;
     }
+    out->gflops = best.gflops;
+    out->library = best.library;
+    out->m = best.m;
+    out->n = best.n;
+    out->k = best.k;
+    out->which = best.which;
     return LC_OK;
 }
 

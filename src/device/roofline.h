@@ -1,10 +1,14 @@
 /* The machine's limit for an LSTM, as bench's roofline columns and
  * tests/perf/cpu_peers give it: the best sustained FP32 GEMM rate this
- * device reaches now (OpenBLAS on a CPU, strict-FP32 cuBLAS on a GPU), over
- * square GEMMs and the LSTM's own GEMM shapes. A runner's time over the time
- * its GEMM FLOPs (lstm_gemm_flops) take at that rate is its multiple of the
- * limit: near 1 is as fast as the BLAS goes; below 1 a runner fuses or
- * blocks better than the BLAS does on these shapes (or uses TF32). */
+ * device reaches now with the GEMM libraries lstmcheck has, over square
+ * GEMMs and the LSTM's own GEMM shapes: OpenBLAS and oneDNN's dnnl_sgemm
+ * (when the onednn runner is built) on a CPU, strict-FP32 cuBLAS on a GPU.
+ * Both CPU libraries, since either may fall short of the core: OpenBLAS
+ * 0.3.21 runs its Prescott kernels (SSE3) on CPUs it does not know, 4.7x
+ * below oneDNN on an AVX-512 Xeon (docs/perf.md). A runner's time over the
+ * time its GEMM FLOPs (lstm_gemm_flops) take at that rate is its multiple
+ * of the limit: near 1 is as fast as the best BLAS goes; below 1 a runner
+ * fuses or blocks better than the BLAS does on these shapes (or uses TF32). */
 #ifndef LSTMCHECK_ROOFLINE_H
 #define LSTMCHECK_ROOFLINE_H
 
@@ -15,11 +19,22 @@
 extern "C" {
 #endif
 
+#define ROOFLINE_MAX_LIBRARIES 2
+
+/* One library's best rate over the GEMMs tried. */
+typedef struct roofline_library {
+    const char *name; /* "OpenBLAS", "oneDNN", "cuBLAS" (static) */
+    double gflops;
+} roofline_library;
+
 typedef struct roofline_limit {
-    double gflops; /* the best rate seen, GFLOP/s */
-    int m, n, k;   /* the (m x k)(k x n) GEMM that reached it */
-    int which;     /* its place among roofline_shapes (roofline_shape_name) */
-    int threads;   /* a CPU's OpenBLAS threads (as the runners have); 0 on a GPU */
+    double gflops;       /* the best rate seen, GFLOP/s */
+    const char *library; /* whose GEMM reached it (static) */
+    int m, n, k;         /* the (m x k)(k x n) GEMM that reached it */
+    int which;           /* its place among roofline_shapes (roofline_shape_name) */
+    int threads;         /* a CPU's OpenBLAS threads (as the runners have; oneDNN's follow); 0 on a GPU */
+    int libraries;       /* how many were measured, each one's best in tried */
+    roofline_library tried[ROOFLINE_MAX_LIBRARIES];
 } roofline_limit;
 
 /* The GEMM shapes tried on a device for shape s (squares, then the input
@@ -32,12 +47,16 @@ int roofline_shapes(lc_device device, const lstm_shape *s, int shapes[][3]);
 const char *roofline_shape_name(int which);
 
 /* Measure the limit now: LC_OK, or LC_ERROR with err (out of memory, a
- * CUDA error); LC_UNSUPPORTED without the device. Each GEMM's rate, on every
- * device alike: one call to warm up, then the best of a few samples of as
- * many calls as take about 10 ms; a GEMM that takes longer than 0.25 s in
- * one call is timed by that call. On a GPU this makes
- * CUDA calls in this process: a process that forks GPU runners afterwards
- * measures it in a child (check/isolate.h). */
+ * CUDA error, a library's measuring process that failed); LC_UNSUPPORTED
+ * without the device. Each GEMM's rate, on every device and library alike:
+ * one call to warm up, then the best of a few samples of as many calls as
+ * take about 10 ms; a GEMM that takes longer than 0.25 s in one call is
+ * timed by that call. oneDNN runs on OpenMP, whose threads would stay
+ * here (spinning under OMP_WAIT_POLICY=ACTIVE, and hanging any child
+ * forked later that uses OpenMP: device/openmp.h): its GEMMs are timed in
+ * a child process, unless this process has OpenMP threads already. On a
+ * GPU this makes CUDA calls in this process: a process that forks GPU
+ * runners afterwards measures it in a child (check/isolate.h). */
 lc_status roofline_measure(lc_device device, const lstm_shape *s, roofline_limit *out, lc_error *err);
 
 /* A phase's rate, GFLOP/s, for flops done in ms milliseconds (0 when ms is not positive). */

@@ -50,11 +50,15 @@ void report_limit_lines(FILE *f, const report_limit limits[LC_DEVICE_COUNT], con
             continue;
         fprintf(f, "%s SGEMM limit: ", lc_device_name((lc_device)d));
         if (limit_measured(l))
-            fprintf(f, "%.4g GFLOP/s (%dx%dx%d, %s", x->gflops, x->m, x->n, x->k, roofline_shape_name(x->which));
+            fprintf(f, "%.4g GFLOP/s (%s%s%dx%dx%d, %s", x->gflops, x->library ? x->library : "",
+                    x->library ? " " : "", x->m, x->n, x->k, roofline_shape_name(x->which));
         else
             fprintf(f, "not measured (%s", l->why[0] ? l->why : "unknown why");
         if (limit_measured(l) && x->threads)
             fprintf(f, ", %d thread%s", x->threads, x->threads == 1 ? "" : "s");
+        for (int i = 0; limit_measured(l) && i < x->libraries; i++)
+            if (x->tried[i].name != x->library)
+                fprintf(f, "; %s's best %.4g", x->tried[i].name, x->tried[i].gflops);
         fprintf(f, "); the LSTM's GEMMs: %.4g GFLOP forward, %.4g backward; x_limit = median / their time at the "
                    "limit\n", gemm_flops[0] / 1e9, gemm_flops[1] / 1e9);
     }
@@ -270,8 +274,21 @@ static void json_roofline(json_writer *w, const bench_entry *x)
     json_object_end(w);
 }
 
-/* The limits, per device asked: {"cpu": {"what", "gflops", "gemm": [m, n, k],
- * "threads"}} or {"cuda": {"error": why}}. */
+/* Each library's best rate: {"OpenBLAS": 44.7, "oneDNN": 224.4} (none without a measurement). */
+static void json_limit_tried(json_writer *w, const roofline_limit *x)
+{
+    if (!x->libraries)
+        return;
+    json_key(w, "libraries");
+    json_object_begin(w);
+    for (int i = 0; i < x->libraries; i++)
+        json_member_double(w, x->tried[i].name, x->tried[i].gflops);
+    json_object_end(w);
+}
+
+/* The limits, per device asked: {"cpu": {"what", "gflops", "library",
+ * "gemm": [m, n, k], "gemm_is", "threads", "libraries"}} or {"cuda":
+ * {"error": why}}. */
 static void json_limits(json_writer *w, const report_limit limits[LC_DEVICE_COUNT])
 {
     json_key(w, "limit");
@@ -285,6 +302,8 @@ static void json_limits(json_writer *w, const report_limit limits[LC_DEVICE_COUN
         if (limit_measured(l)) {
             json_member_string(w, "what", "best sustained FP32 GEMM rate, measured before the runners");
             json_member_double(w, "gflops", l->limit.gflops);
+            if (l->limit.library)
+                json_member_string(w, "library", l->limit.library);
             json_key(w, "gemm");
             json_array_begin(w);
             json_int(w, l->limit.m);
@@ -293,6 +312,7 @@ static void json_limits(json_writer *w, const report_limit limits[LC_DEVICE_COUN
             json_array_end(w);
             json_member_string(w, "gemm_is", roofline_shape_name(l->limit.which));
             json_member_int(w, "threads", l->limit.threads);
+            json_limit_tried(w, &l->limit);
         } else {
             json_member_string(w, "error", l->why[0] ? l->why : "unknown why");
         }

@@ -73,6 +73,10 @@ enum {
     ROLE_LSTM_GROUP = 1u << 0, /* in its device's default group */
     ROLE_VL_GROUP = 1u << 1,   /* in its device's variable-length group */
     ROLE_PERF = 1u << 2,       /* in the perf matrix */
+    /* runs in a child process of its own, as a plugin's runner does (unless
+     * LSTMCHECK_ISOLATE=0): its library starts OpenMP threads, after which
+     * any child forked that uses OpenMP would hang (device/openmp.h) */
+    ROLE_OWN_PROCESS = 1u << 3,
 };
 unsigned runner_roles(const runner_ops *r);
 

@@ -22,18 +22,16 @@
  * table stays in the roster and available() says why it is absent. */
 #include "runners/runner.h"
 #include "device/machine.h"
+#include "device/openmp.h"
 #include "device/trace.h"
 
 #ifdef LSTMCHECK_WITH_ONEDNN
-#include <dlfcn.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int openblas_get_num_threads(void);
 
 /* At most two stacks of layers (layer 0 alone, then the others) */
 #define MAX_STACKS 2
@@ -88,23 +86,6 @@ static int dnnl_failed(dnnl_status_t st, const char *what, lc_error *err)
         if (st_ != dnnl_success)                                                                                  \
             return dnnl_failed(st_, what, err);                                                                   \
     } while (0)
-
-/* OpenMP's thread count for the calls to come: OpenBLAS's. Looked up in the
- * process (the OpenMP runtime oneDNN was linked with), not linked here:
- * the fuzz build's clang would bring another runtime. */
-static void match_blas_threads(void)
-{
-    static void (*set_threads)(int);
-    static int looked;
-    if (!looked) {
-        void *self = dlopen(NULL, RTLD_LAZY);
-        if (self)
-            *(void **)&set_threads = dlsym(self, "omp_set_num_threads");
-        looked = 1;
-    }
-    if (set_threads)
-        set_threads(openblas_get_num_threads());
-}
 
 void onednn_describe_version(char *buf, size_t n)
 {
@@ -445,7 +426,7 @@ static int onednn_build(onednn_state *s, lc_error *err)
     DNNL_TRY(dnnl_engine_create(&s->engine, dnnl_cpu, 0), "CPU engine");
     DNNL_TRY(dnnl_stream_create(&s->stream, s->engine, dnnl_stream_default_flags), "stream");
     plan_stacks(s);
-    match_blas_threads();
+    openmp_match_blas_threads();
     for (int i = 0; i < s->nstacks; i++) {
         stack_mds m;
         int rc = stack_mds_init(&s->p->shape, &s->stacks[i], &m, err);
@@ -510,7 +491,7 @@ static int onednn_create(const runner_ops *self, const lstm_problem *p, void **o
 static int onednn_forward(void *vs, lc_error *err)
 {
     onednn_state *s = vs;
-    match_blas_threads();
+    openmp_match_blas_threads();
     for (int i = 0; i < s->nstacks; i++) {
         const onednn_pass *f = &s->stacks[i].fwd;
         const uint64_t op_start = trace_op_begin();
@@ -526,7 +507,7 @@ static int onednn_forward(void *vs, lc_error *err)
 static int onednn_backward(void *vs, lc_error *err)
 {
     onednn_state *s = vs;
-    match_blas_threads();
+    openmp_match_blas_threads();
     for (int i = s->nstacks - 1; i >= 0; i--) {
         const onednn_pass *b = &s->stacks[i].bwd;
         const uint64_t op_start = trace_op_begin();

@@ -96,8 +96,9 @@ typedef struct peers_row {
 
 /* ---- the machine's limit ---- */
 
-/* The limit's rate now (device/roofline.h, as bench measures it), its GEMM
- * into shape; 0 when it could not be measured (why into shape). */
+/* The limit's rate now (device/roofline.h, as bench measures it), its
+ * library and GEMM into shape; 0 when it could not be measured (why into
+ * shape). */
 static double sgemm_peak(const lstm_shape *s, char *shape, size_t n)
 {
     roofline_limit l;
@@ -106,7 +107,7 @@ static double sgemm_peak(const lstm_shape *s, char *shape, size_t n)
         snprintf(shape, n, "%s", err.msg);
         return 0;
     }
-    snprintf(shape, n, "%dx%dx%d", l.m, l.n, l.k);
+    snprintf(shape, n, "%s's %dx%dx%d", l.library, l.m, l.n, l.k);
     return l.gflops;
 }
 

@@ -11,6 +11,10 @@
 #   markup          a message of HTML, markdown, CR, ESC, a C1 CSI, invalid
 #                   UTF-8 (forward; available): printed escaped, no control
 #                   byte anywhere; --markdown shows it as text, not markup
+#   openmp          a runner on OpenMP after onednn (OpenMP too) in one
+#                   command: onednn runs in a child of its own, so neither
+#                   hangs (libgomp is not fork-safe: src/device/openmp.h);
+#                   exit 77 where the onednn runner is not built
 #   hostile.sh CASE LSTMCHECK PLUGINS_DIR WORK_DIR
 set -uo pipefail
 case_name=$1 lstmcheck=$2 plugins=$3 work=$4
@@ -89,6 +93,26 @@ markup)
              "$("$lstmcheck" list --plugin "$mu" 2>&1)" "$(cat "$work/markup/r.md")"; do
     if LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' <<<"$out"; then
       echo "FAIL control bytes:"; cat -v <<<"$out" | head -5; fails=$((fails + 1))
+    fi
+  done
+  ;;
+openmp)
+  o=$plugins/libopenmp.so
+  if ! "$lstmcheck" list | grep -q '^onednn .* yes$'; then
+    echo "SKIP: openmp: the onednn runner is not built here, so no OpenMP runs before the plugin"
+    exit 77
+  fi
+  # without its own process, onednn's threads made the plugin's child hang in create() until the deadline
+  expect check 0 "PASS onednn" "PASS openmp:lstm" "PASS cpu" -- \
+    "$lstmcheck" check --plugin "$o" --rnns onednn openmp:lstm cpu "${small[@]}" --child-timeout 60
+  rc=0
+  out=$("$lstmcheck" bench --plugin "$o" --rnns onednn openmp:lstm "${small[@]}" --nloops 2 --warmup 1 \
+    --no-progress --child-timeout 60 2>&1) || rc=$?
+  for runner in onednn openmp:lstm; do
+    if [ $rc = 0 ] && grep -qE "^ +$runner +[0-9]" <<<"$out"; then
+      echo "PASS bench: $runner timed"
+    else
+      echo "FAIL bench (exit $rc): no timed row of $runner:"; echo "$out"; fails=$((fails + 1))
     fi
   done
   ;;

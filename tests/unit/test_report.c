@@ -220,7 +220,9 @@ int test_report_json_golden(void)
                             .device = LC_DEVICE_CUDA,
                             .limit = {[LC_DEVICE_CPU] = {.asked = 1, .status = LC_ERROR, .why = "no \"SGEMM\""},
                                       [LC_DEVICE_CUDA] = {.asked = 1, .status = LC_OK,
-                                                          .limit = {.gflops = 50000, .m = 4096, .n = 4096, .k = 4096, .which = 2}}}};
+                                                          .limit = {.gflops = 50000, .library = "cuBLAS", .m = 4096,
+                                                                    .n = 4096, .k = 4096, .which = 2, .libraries = 1,
+                                                                    .tried = {{"cuBLAS", 50000}}}}}};
     fixed_roofline(e, &run);
     captured oss, pep, full;
     CHECK(!capture_begin(&oss) && !capture_begin(&pep) && !capture_begin(&full), "open_memstream");

@@ -2,16 +2,21 @@
  * on this CPU, and the multiple of it that bench prints. */
 #include "unit.h"
 
+#include "base/proc.h"
+#include "device/openmp.h"
 #include "device/roofline.h"
 #include "model/lstm.h"
 #include "report/report.h"
+#include "runners/runner.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 int openblas_get_num_threads(void);
+void openblas_set_num_threads(int threads);
 
 int test_roofline_flops_and_limit(void)
 {
@@ -67,6 +72,82 @@ int test_roofline_flops_and_limit(void)
     const int said = strstr(text, "cuda SGEMM limit: not measured (no CUDA device)") != NULL &&
                      strstr(text, "cpu SGEMM limit: ") == text && strstr(text, "1 GFLOP forward, 2 backward") != NULL;
     CHECK(said, "%s", text);
+    free(text);
+    return 0;
+}
+
+/* The threads of this process, from /proc/self/task; -1 where it cannot be read. */
+static int threads_here(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static int no_work(void *arg, int fd)
+{
+    (void)arg;
+    (void)fd;
+    return 0;
+}
+
+/* The CPU's limit is the best of its libraries, each one's best kept, and
+ * oneDNN's (OpenMP) is timed elsewhere: no OpenMP thread is left in this
+ * process, where it would spin or hang a later child (device/openmp.h). */
+int test_roofline_libraries(void)
+{
+    lc_error err = {{0}};
+    const int blas_threads = openblas_get_num_threads();
+    openblas_set_num_threads(2); /* an OpenMP pool of 2 would add a thread here */
+    /* OpenBLAS stops its threads when this process forks (and starts them
+     * at its next call): counted after a fork, as the limit's last step is */
+    proc_outcome how;
+    CHECK(proc_fork(PROC_CHILD_WORK, no_work, NULL, NULL, &how, &err) == 0, "a child: %s", err.msg);
+    const int before = threads_here();
+    const lstm_shape small = {.seq_length = 10, .batch = 16, .input_size = 64, .hidden_size = 32, .num_layers = 1};
+    roofline_limit l;
+    const lc_status rc = roofline_measure(LC_DEVICE_CPU, &small, &l, &err);
+    const int after = threads_here();
+    openblas_set_num_threads(blas_threads);
+    CHECK(rc == LC_OK, "%s", err.msg);
+    CHECK(before > 0 && after == before && !openmp_threads_started(), "threads here: %d before, %d after", before,
+          after);
+
+    const runner_ops *onednn = registry_find("onednn");
+    lstmcheck_error why = {{0}};
+    const int want = 1 + (onednn && onednn->available(&why) == 0);
+    CHECK(l.libraries == want && !strcmp(l.tried[0].name, "OpenBLAS") &&
+              (want == 1 || !strcmp(l.tried[1].name, "oneDNN")),
+          "%d libraries measured, %d expected", l.libraries, want);
+    double best = 0;
+    for (int i = 0; i < l.libraries; i++) {
+        CHECK(l.tried[i].gflops > 0, "%s: %g GFLOP/s", l.tried[i].name, l.tried[i].gflops);
+        if (l.tried[i].gflops > best)
+            best = l.tried[i].gflops;
+    }
+    int named = 0;
+    for (int i = 0; i < l.libraries; i++)
+        named |= l.tried[i].name == l.library && l.tried[i].gflops == l.gflops;
+    CHECK(l.gflops == best && named, "the limit %g (%s) is not the best library's %g", l.gflops,
+          l.library ? l.library : "none", best);
+
+    /* bench's line names the library that reached it and the others' best */
+    report_limit limits[LC_DEVICE_COUNT] = {[LC_DEVICE_CPU] = {.asked = 1, .status = LC_OK, .limit = l}};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    CHECK(f, "open_memstream");
+    report_limit_lines(f, limits, (const double[2]){1e9, 2e9});
+    fclose(f);
+    char said[64];
+    snprintf(said, sizeof said, "GFLOP/s (%s ", l.library);
+    const int ok = strstr(text, said) && (want == 1 || strstr(text, "'s best "));
+    CHECK(ok, "%s", text);
     free(text);
     return 0;
 }

@@ -43,7 +43,11 @@
  *                    process on: the gate passes, the timing hangs
  *   PLANT_PRINTS     prints a line on stdout while loading and in create,
  *                    forward and backward, and at exit (an atexit handler
- *                    it registers while loading, its destructor) */
+ *                    it registers while loading, its destructor)
+ *   PLANT_OPENMP     create() runs an OpenMP parallel region of two threads,
+ *                    as a runner on an OpenMP library does: in a child
+ *                    forked after its parent started OpenMP threads (an
+ *                    in-process onednn), libgomp hangs there */
 #include "cpu_lstm.h"
 
 #include <signal.h>
@@ -194,6 +198,15 @@ static int lstm_create(const lstmcheck_runner *self, const lstmcheck_problem *p,
     scribbled = p;
 #endif
     PRINT("create");
+#ifdef PLANT_OPENMP
+    int threads = 0;
+#pragma omp parallel num_threads(2) reduction(+ : threads)
+    threads += 1;
+    if (threads < 1) {
+        strcpy(err->msg, "OpenMP ran no thread");
+        return LSTMCHECK_ERROR;
+    }
+#endif
     return cpu_lstm_runner.create(self, p, state, err);
 }
 
