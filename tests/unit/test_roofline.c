@@ -18,6 +18,19 @@
 int openblas_get_num_threads(void);
 void openblas_set_num_threads(int threads);
 
+/* bench's lines of these limits, for 1 GFLOP forward and 2 backward (malloc'd; NULL without memory) */
+static char *limit_lines(const report_limit limits[LC_DEVICE_COUNT])
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    report_limit_lines(f, limits, (const double[2]){1e9, 2e9});
+    fclose(f);
+    return text;
+}
+
 int test_roofline_flops_and_limit(void)
 {
     /* per row and layer: 2 * 4H * (I_l + H); the backward twice that */
@@ -63,12 +76,8 @@ int test_roofline_flops_and_limit(void)
     report_limit limits[LC_DEVICE_COUNT] = {[LC_DEVICE_CUDA] = {.asked = 1, .status = LC_UNSUPPORTED,
                                                                .why = "no CUDA device"}};
     limits[LC_DEVICE_CPU] = (report_limit){.asked = 1, .status = LC_OK, .limit = l};
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    CHECK(f, "open_memstream");
-    report_limit_lines(f, limits, (const double[2]){1e9, 2e9});
-    fclose(f);
+    char *text = limit_lines(limits);
+    CHECK(text, "open_memstream");
     const int said = strstr(text, "cuda SGEMM limit: not measured (no CUDA device)") != NULL &&
                      strstr(text, "cpu SGEMM limit: ") == text && strstr(text, "1 GFLOP forward, 2 backward") != NULL;
     CHECK(said, "%s", text);
@@ -138,12 +147,8 @@ int test_roofline_libraries(void)
 
     /* bench's line names the library that reached it and the others' best */
     report_limit limits[LC_DEVICE_COUNT] = {[LC_DEVICE_CPU] = {.asked = 1, .status = LC_OK, .limit = l}};
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    CHECK(f, "open_memstream");
-    report_limit_lines(f, limits, (const double[2]){1e9, 2e9});
-    fclose(f);
+    char *text = limit_lines(limits);
+    CHECK(text, "open_memstream");
     char said[64];
     snprintf(said, sizeof said, "GFLOP/s (%s ", l.library);
     const int ok = strstr(text, said) && (want == 1 || strstr(text, "'s best "));
