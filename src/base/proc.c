@@ -339,9 +339,15 @@ static void kill_adopted(int was_subreaper)
 int proc_fork(proc_child_kind kind, proc_child_fn child, proc_parent_fn parent, void *arg, proc_outcome *out,
               lc_error *err)
 {
+    return proc_fork_within(kind, child, parent, arg, g_child_timeout, out, err);
+}
+
+int proc_fork_within(proc_child_kind kind, proc_child_fn child, proc_parent_fn parent, void *arg, double timeout_s,
+                     proc_outcome *out, lc_error *err)
+{
     memset(out, 0, sizeof *out);
     out->exit_status = -1;
-    out->timeout_s = g_child_timeout;
+    out->timeout_s = timeout_s > 0 ? timeout_s : 0;
     int fds[2], keep;
     phase_page *page;
     if (open_channels(kind, fds, &keep, &page, err))

@@ -58,6 +58,11 @@ typedef struct proc_outcome {
  * the child ended and err what parent said, or why there was no child. */
 int proc_fork(proc_child_kind kind, proc_child_fn child, proc_parent_fn parent, void *arg, proc_outcome *out,
               lc_error *err);
+/* proc_fork with a timeout of the child's own (seconds; 0: none) in place
+ * of the child timeout: for lstmcheck's own work that must not wait on a
+ * library without end, whatever --child-timeout says. */
+int proc_fork_within(proc_child_kind kind, proc_child_fn child, proc_parent_fn parent, void *arg, double timeout_s,
+                     proc_outcome *out, lc_error *err);
 
 /* How a child ended, as words that follow a subject: "ended with status
  * 1", "was killed by signal 11 (Segmentation fault)", "timed out after 2 s

@@ -8,6 +8,8 @@
 #include "device/timer.h"
 
 #include <cblas.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #ifdef LSTMCHECK_WITH_ONEDNN
@@ -194,7 +196,11 @@ static void library_best(library_job *j)
 static int library_child(void *arg, int fd)
 {
     library_job *j = arg;
+    char phase[PROC_PHASE_MAX];
+    snprintf(phase, sizeof phase, "%s's SGEMM", j->h->library);
+    proc_foreign_begin(phase); /* the deadline's phase */
     library_best(j);
+    proc_foreign_end();
     return fd_write_all(fd, j, sizeof *j);
 }
 
@@ -202,7 +208,7 @@ static int library_parent(void *arg, int fd, lc_error *err)
 {
     library_job *j = arg, got;
     if (fd_read_all(fd, &got, sizeof got)) {
-        lc_error_set(err, "%s's measuring process sent no rate", j->h->library);
+        lc_error_set(err, "no rate came back");
         return 1;
     }
     j->best = got.best;
@@ -212,27 +218,33 @@ static int library_parent(void *arg, int fd, lc_error *err)
     return 0;
 }
 
-/* library_best, in a child when the library runs on OpenMP and this
- * process has no OpenMP threads yet (device/openmp.h). */
-static lc_status library_measure(library_job *j, lc_error *err)
+/* library_best, in a child with a deadline (timeout_s) when the library
+ * runs on OpenMP and this process has started no OpenMP threads
+ * (device/openmp.h); what went wrong into j->err. */
+static lc_status library_measure(library_job *j, double timeout_s)
 {
     if (!j->h->openmp || openmp_threads_started()) {
         library_best(j);
-    } else {
-        proc_outcome how;
-        lc_error why = {{0}};
-        if (proc_fork(PROC_CHILD_WORK, library_child, library_parent, j, &how, &why)) {
-            char text[160];
-            lc_error_set(err, "%s's measuring process %s%s%s", j->h->library,
-                         how.started ? proc_outcome_text(&how, text, sizeof text) : "did not start",
-                         why.msg[0] ? ": " : "", why.msg);
-            return LC_ERROR;
-        }
+        return j->rc;
     }
-    if (j->rc)
-        lc_error_set(err, "%s", j->err.msg);
-    return j->rc;
+    proc_outcome how;
+    lc_error why = {{0}};
+    if (proc_fork_within(PROC_CHILD_WORK, library_child, library_parent, j, timeout_s, &how, &why) == 0)
+        return j->rc;
+    char text[160];
+    if (!how.started)
+        lc_error_set(&j->err, "%s", why.msg);
+    else if (how.exit_status != 0)
+        lc_error_set(&j->err, "its measuring process %s", proc_outcome_text(&how, text, sizeof text));
+    else
+        lc_error_set(&j->err, "its measuring process: %s", why.msg);
+    return LC_ERROR;
 }
+
+/* A child's deadline: generous against what the libraries before it took
+ * on the same GEMMs, bounded where its OpenMP hangs (roofline.h). */
+#define ROOFLINE_CHILD_BASE_S 10.0
+#define ROOFLINE_CHILD_FACTOR 4.0
 
 lc_status roofline_measure(lc_device device, const lstm_shape *s, roofline_limit *out, lc_error *err)
 {
@@ -240,18 +252,30 @@ lc_status roofline_measure(lc_device device, const lstm_shape *s, roofline_limit
     const int n = roofline_shapes(device, s, shapes);
     *out = (roofline_limit){.threads = device == LC_DEVICE_CPU ? openblas_get_num_threads() : 0};
     roofline_limit best = {0};
+    const char *first_why = NULL;
+    lc_status first_rc = LC_OK;
+    const double t0 = wall_seconds();
     for (int l = 0; halves[device][l]; l++) {
         library_job j = {.h = halves[device][l], .n = n, .shapes = (const int(*)[3])shapes};
-        const lc_status rc = library_measure(&j, err);
-        if (rc)
-            return rc;
-        out->tried[out->libraries++] = (roofline_library){j.h->library, j.best.gflops};
+        const double deadline = ceil(ROOFLINE_CHILD_BASE_S + ROOFLINE_CHILD_FACTOR * (wall_seconds() - t0));
+        roofline_library *tried = &out->tried[out->libraries++];
+        *tried = (roofline_library){.name = j.h->library};
+        const lc_status rc = library_measure(&j, deadline);
+        if (rc != LC_OK) {
+            snprintf(tried->why, sizeof tried->why, "%s", j.err.msg[0] ? j.err.msg : "unknown why");
+            if (!first_why) {
+                first_why = tried->why;
+                first_rc = rc;
+            }
+            continue;
+        }
+        tried->gflops = j.best.gflops;
         if (j.best.gflops > best.gflops)
             best = j.best;
     }
     if (best.gflops <= 0) {
-        lc_error_set(err, "no SGEMM could be timed");
-        return LC_ERROR;
+        lc_error_set(err, "%s", first_why ? first_why : "no SGEMM could be timed");
+        return first_why ? first_rc : LC_ERROR;
     }
     out->gflops = best.gflops;
     out->library = best.library;

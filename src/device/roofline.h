@@ -21,10 +21,11 @@ extern "C" {
 
 #define ROOFLINE_MAX_LIBRARIES 2
 
-/* One library's best rate over the GEMMs tried. */
+/* One library's best rate over the GEMMs tried, or why it has none. */
 typedef struct roofline_library {
     const char *name; /* "OpenBLAS", "oneDNN", "cuBLAS" (static) */
-    double gflops;
+    double gflops;    /* 0: not measured, why says why */
+    char why[200];
 } roofline_library;
 
 typedef struct roofline_limit {
@@ -33,7 +34,7 @@ typedef struct roofline_limit {
     int m, n, k;         /* the (m x k)(k x n) GEMM that reached it */
     int which;           /* its place among roofline_shapes (roofline_shape_name) */
     int threads;         /* a CPU's OpenBLAS threads (as the runners have; oneDNN's follow); 0 on a GPU */
-    int libraries;       /* how many were measured, each one's best in tried */
+    int libraries;       /* how many were tried, each one's best (or why none) in tried */
     roofline_library tried[ROOFLINE_MAX_LIBRARIES];
 } roofline_limit;
 
@@ -46,17 +47,21 @@ int roofline_shapes(lc_device device, const lstm_shape *s, int shapes[][3]);
  * input projection", ... */
 const char *roofline_shape_name(int which);
 
-/* Measure the limit now: LC_OK, or LC_ERROR with err (out of memory, a
- * CUDA error, a library's measuring process that failed); LC_UNSUPPORTED
- * without the device. Each GEMM's rate, on every device and library alike:
- * one call to warm up, then the best of a few samples of as many calls as
- * take about 10 ms; a GEMM that takes longer than 0.25 s in one call is
- * timed by that call. oneDNN runs on OpenMP, whose threads would stay
- * here (spinning under OMP_WAIT_POLICY=ACTIVE, and hanging any child
- * forked later that uses OpenMP: device/openmp.h): its GEMMs are timed in
- * a child process, unless this process has OpenMP threads already. On a
- * GPU this makes CUDA calls in this process: a process that forks GPU
- * runners afterwards measures it in a child (check/isolate.h). */
+/* Measure the limit now: LC_OK when some library was measured (one that
+ * could not be says why in tried); LC_ERROR with err when none was (out of
+ * memory, a CUDA error); LC_UNSUPPORTED without the device. Each GEMM's
+ * rate, on every device and library alike: one call to warm up, then the
+ * best of a few samples of as many calls as take about 10 ms; a GEMM that
+ * takes longer than 0.25 s in one call is timed by that call. oneDNN runs
+ * on OpenMP, whose threads would stay here (spinning under
+ * OMP_WAIT_POLICY=ACTIVE, and hanging any child forked later that uses
+ * OpenMP: device/openmp.h): its GEMMs are timed in a child process, unless
+ * this process has started OpenMP threads through lstmcheck. That child
+ * hangs where something else started them here (a plugin's loading code):
+ * it has a deadline of its own, 10 s plus 4 times what the libraries
+ * before it took, and the limit is then the others'. On a GPU this makes
+ * CUDA calls in this process: a process that forks GPU runners afterwards
+ * measures it in a child (check/isolate.h). */
 lc_status roofline_measure(lc_device device, const lstm_shape *s, roofline_limit *out, lc_error *err);
 
 /* A phase's rate, GFLOP/s, for flops done in ms milliseconds (0 when ms is not positive). */

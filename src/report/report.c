@@ -56,9 +56,13 @@ void report_limit_lines(FILE *f, const report_limit limits[LC_DEVICE_COUNT], con
             fprintf(f, "not measured (%s", l->why[0] ? l->why : "unknown why");
         if (limit_measured(l) && x->threads)
             fprintf(f, ", %d thread%s", x->threads, x->threads == 1 ? "" : "s");
-        for (int i = 0; limit_measured(l) && i < x->libraries; i++)
-            if (x->tried[i].name != x->library)
-                fprintf(f, "; %s's best %.4g", x->tried[i].name, x->tried[i].gflops);
+        for (int i = 0; limit_measured(l) && i < x->libraries; i++) {
+            const roofline_library *t = &x->tried[i];
+            if (t->gflops <= 0)
+                fprintf(f, "; %s not measured: %s", t->name, t->why);
+            else if (t->name != x->library)
+                fprintf(f, "; %s's best %.4g", t->name, t->gflops);
+        }
         fprintf(f, "); the LSTM's GEMMs: %.4g GFLOP forward, %.4g backward; x_limit = median / their time at the "
                    "limit\n", gemm_flops[0] / 1e9, gemm_flops[1] / 1e9);
     }
@@ -274,16 +278,29 @@ static void json_roofline(json_writer *w, const bench_entry *x)
     json_object_end(w);
 }
 
-/* Each library's best rate: {"OpenBLAS": 44.7, "oneDNN": 224.4} (none without a measurement). */
+/* Each library's best rate, "libraries": {"OpenBLAS": 44.7, "oneDNN": 224.4},
+ * and why one has none, "not_measured": {"oneDNN": "..."} (only when one has none). */
 static void json_limit_tried(json_writer *w, const roofline_limit *x)
 {
-    if (!x->libraries)
-        return;
-    json_key(w, "libraries");
-    json_object_begin(w);
-    for (int i = 0; i < x->libraries; i++)
-        json_member_double(w, x->tried[i].name, x->tried[i].gflops);
-    json_object_end(w);
+    for (int unmeasured = 0; unmeasured < 2; unmeasured++) {
+        int any = 0;
+        for (int i = 0; i < x->libraries; i++)
+            any |= (x->tried[i].gflops <= 0) == unmeasured;
+        if (!any && unmeasured)
+            continue;
+        json_key(w, unmeasured ? "not_measured" : "libraries");
+        json_object_begin(w);
+        for (int i = 0; i < x->libraries; i++) {
+            const roofline_library *t = &x->tried[i];
+            if ((t->gflops <= 0) != unmeasured)
+                continue;
+            if (unmeasured)
+                json_member_string(w, t->name, t->why);
+            else
+                json_member_double(w, t->name, t->gflops);
+        }
+        json_object_end(w);
+    }
 }
 
 /* The limits, per device asked: {"cpu": {"what", "gflops", "library",

@@ -2,7 +2,8 @@
  * and one table: oneDNN's LSTM (onednn), PyTorch's own nn.LSTM (torch:lstm,
  * the plugin of tests/torch, C++: no Python in the timed region) and the
  * machine's limit, the time the LSTM's FLOPs take at the best sustained
- * OpenBLAS SGEMM rate measured beside them. Forward and backward, at each
+ * SGEMM rate (OpenBLAS's or oneDNN's: device/roofline.h) measured beside
+ * them. Forward and backward, at each
  * thread count asked (default: one, and every core).
  *
  * Every row is measured the way users measure: `lstmcheck bench --print-json

@@ -15,6 +15,11 @@
 #                   command: onednn runs in a child of its own, so neither
 #                   hangs (libgomp is not fork-safe: src/device/openmp.h);
 #                   exit 77 where the onednn runner is not built
+#   openmp_load     a plugin whose loading starts OpenMP threads in
+#                   lstmcheck's process: the limit's oneDNN half, forked
+#                   after them, hangs until its own deadline, and bench
+#                   goes on with OpenBLAS's limit and says why (exit 77
+#                   where oneDNN is not built: no such half)
 #   hostile.sh CASE LSTMCHECK PLUGINS_DIR WORK_DIR
 set -uo pipefail
 case_name=$1 lstmcheck=$2 plugins=$3 work=$4
@@ -98,7 +103,8 @@ markup)
   ;;
 openmp)
   o=$plugins/libopenmp.so
-  if ! "$lstmcheck" list | grep -q '^onednn .* yes$'; then
+  listed=$("$lstmcheck" list) # not piped into grep -q: under pipefail, list's SIGPIPE would read as absent
+  if ! grep -q '^onednn .* yes$' <<<"$listed"; then
     echo "SKIP: openmp: the onednn runner is not built here, so no OpenMP runs before the plugin"
     exit 77
   fi
@@ -115,6 +121,21 @@ openmp)
       echo "FAIL bench (exit $rc): no timed row of $runner:"; echo "$out"; fails=$((fails + 1))
     fi
   done
+  ;;
+openmp_load)
+  o=$plugins/libopenmp_load.so
+  listed=$("$lstmcheck" list)
+  if ! grep -q '^onednn .* yes$' <<<"$listed"; then
+    echo "SKIP: openmp_load: oneDNN is not built here, so the limit forks no OpenMP child"
+    exit 77
+  fi
+  start=$SECONDS
+  expect bench 0 "cpu SGEMM limit: " "GFLOP/s (OpenBLAS " \
+    "; oneDNN not measured: its measuring process timed out after " "s in oneDNN's SGEMM and was killed" -- \
+    "$lstmcheck" bench --plugin "$o" --rnns cpu openmp_load:lstm "${small[@]}" --nloops 2 --warmup 1 --no-progress
+  # the deadline is 10 s and 4 times OpenBLAS's half: a few seconds at this shape
+  took=$((SECONDS - start))
+  [ $took -lt 60 ] && echo "PASS took ${took} s" || { echo "FAIL took ${took} s"; fails=$((fails + 1)); }
   ;;
 *)
   echo "unknown case $case_name"

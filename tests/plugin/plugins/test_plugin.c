@@ -47,7 +47,11 @@
  *   PLANT_OPENMP     create() runs an OpenMP parallel region of two threads,
  *                    as a runner on an OpenMP library does: in a child
  *                    forked after its parent started OpenMP threads (an
- *                    in-process onednn), libgomp hangs there */
+ *                    in-process onednn), libgomp hangs there
+ *   PLANT_OPENMP_LOAD its initialization code runs such a region: OpenMP
+ *                    threads in lstmcheck's own process, which lstmcheck
+ *                    did not start (a child forked after it that runs
+ *                    OpenMP, as the limit's oneDNN half, hangs) */
 #include "cpu_lstm.h"
 
 #include <signal.h>
@@ -138,6 +142,15 @@ static int calls_here;
 __attribute__((constructor)) static void hang_while_loading(void)
 {
     hang();
+}
+#endif
+#ifdef PLANT_OPENMP_LOAD
+__attribute__((constructor)) static void openmp_while_loading(void)
+{
+    int threads = 0;
+#pragma omp parallel num_threads(2) reduction(+ : threads)
+    threads += 1;
+    (void)threads;
 }
 #endif
 #ifdef PLANT_PRINTS
