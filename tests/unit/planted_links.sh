@@ -91,14 +91,16 @@ written "$dir/b/$name"
 "$lstmcheck" baseline show --baseline-dir "$dir/b" >/dev/null || fail "the updated baseline does not read"
 echo "baseline update: ok"
 
-# baseline compare --markdown --plot (exit 0, or 3 when undecided: the reports are written either way)
+# baseline compare --markdown --plot (exit 0, 3 when undecided, or 1: the reports are written
+# either way; a control that drifted between update and compare sends it to an A/B
+# against a plain build of this commit, which a sanitizer build of it is SLOWER than)
 mkdir "$dir/r"
 ln -s "$victim" "$dir/r/m.md"
 ln -s "$victim" "$dir/r/p.svg"
 rc=0
 run_planted "$dir/r/m.md $dir/r/p.svg" "$lstmcheck" baseline compare "${tiny[@]}" --nloops 5 --no-progress \
   --baseline-dir "$dir/b" --markdown "$dir/r/m.md" --plot "$dir/r/p.svg" >"$dir/log" 2>&1 || rc=$?
-[ "$rc" = 0 ] || [ "$rc" = 3 ] || { cat "$dir/log"; fail "baseline compare exited $rc"; }
+[ "$rc" = 0 ] || [ "$rc" = 3 ] || [ "$rc" = 1 ] || { cat "$dir/log"; fail "baseline compare exited $rc"; }
 written "$dir/r/m.md"
 written "$dir/r/p.svg"
 grep -q "<svg" "$dir/r/p.svg" || fail "p.svg holds no SVG"
