@@ -282,25 +282,24 @@ static void json_roofline(json_writer *w, const bench_entry *x)
  * and why one has none, "not_measured": {"oneDNN": "..."} (only when one has none). */
 static void json_limit_tried(json_writer *w, const roofline_limit *x)
 {
-    for (int unmeasured = 0; unmeasured < 2; unmeasured++) {
-        int any = 0;
-        for (int i = 0; i < x->libraries; i++)
-            any |= (x->tried[i].gflops <= 0) == unmeasured;
-        if (!any && unmeasured)
-            continue;
-        json_key(w, unmeasured ? "not_measured" : "libraries");
-        json_object_begin(w);
-        for (int i = 0; i < x->libraries; i++) {
-            const roofline_library *t = &x->tried[i];
-            if ((t->gflops <= 0) != unmeasured)
-                continue;
-            if (unmeasured)
-                json_member_string(w, t->name, t->why);
-            else
-                json_member_double(w, t->name, t->gflops);
-        }
-        json_object_end(w);
+    int unmeasured = 0;
+    json_key(w, "libraries");
+    json_object_begin(w);
+    for (int i = 0; i < x->libraries; i++) {
+        if (x->tried[i].gflops > 0)
+            json_member_double(w, x->tried[i].name, x->tried[i].gflops);
+        else
+            unmeasured++;
     }
+    json_object_end(w);
+    if (!unmeasured)
+        return;
+    json_key(w, "not_measured");
+    json_object_begin(w);
+    for (int i = 0; i < x->libraries; i++)
+        if (x->tried[i].gflops <= 0)
+            json_member_string(w, x->tried[i].name, x->tried[i].why);
+    json_object_end(w);
 }
 
 /* The limits, per device asked: {"cpu": {"what", "gflops", "library",
